@@ -1,0 +1,36 @@
+import { type DestinationStream, type Logger, pino } from "pino";
+
+export type { Logger } from "pino";
+
+export interface LoggerOptions {
+  /** pino level name: fatal, error, warn, info, debug, trace or silent. Default "info". */
+  level?: string;
+  /** Where JSON lines go. Default stdout. */
+  destination?: DestinationStream;
+}
+
+/**
+ * Paths redacted wherever they appear in a log object. Secrets are never
+ * logged on purpose; this is the safety net if one is passed by mistake.
+ */
+export const REDACTED_PATHS = [
+  "token",
+  "signature",
+  "privateKey",
+  "secretKey",
+  "*.token",
+  "*.signature",
+  "*.privateKey",
+  "*.secretKey",
+  "req.headers.authorization",
+];
+
+/** JSON-lines logger. */
+export function createLogger(opts: LoggerOptions = {}): Logger {
+  const options = {
+    level: opts.level ?? "info",
+    base: null,
+    redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+  };
+  return opts.destination === undefined ? pino(options) : pino(options, opts.destination);
+}

@@ -1,0 +1,32 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+// Replies that mean "the server cannot take this now", not "this command is wrong".
+const TRANSIENT_REPLY = /^(OOM|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY|NOREPLICAS)\b/;
+
+/**
+ * Turns a failed Redis call into the error a client may see: UNAVAILABLE for
+ * an unreachable, slow or overloaded Redis, INTERNAL for anything else. The
+ * Redis error stays as `cause` for the log and never reaches the client.
+ */
+export function redisFailure(err: unknown): ConnectError {
+  // ioredis reports an error reply of the server as a ReplyError.
+  if (err instanceof Error && err.name === "ReplyError" && !TRANSIENT_REPLY.test(err.message)) {
+    return new ConnectError("Internal error", Code.Internal, undefined, undefined, err);
+  }
+  return new ConnectError(
+    "Token store unavailable, try again",
+    Code.Unavailable,
+    undefined,
+    undefined,
+    err,
+  );
+}
+
+/** Runs a Redis operation, turning its failures into `redisFailure`. */
+export async function callRedis<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw redisFailure(err);
+  }
+}

@@ -1,0 +1,115 @@
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Redis } from "ioredis";
+import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
+import { Health } from "../gen/health/v1/health_pb.js";
+import { TokenService } from "../gen/perps/token/v1/token_pb.js";
+import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
+import type { Logger } from "../log/logger.js";
+import { createTokenService } from "../token/token-service.js";
+import { createTokenStore } from "../token/token-store.js";
+import { createUserKeyService } from "../user-key/user-key-service.js";
+import { createUserKeyStore } from "../user-key/user-key-store.js";
+import { createDualProtocolServer } from "./dual-protocol-server.js";
+import { errorInterceptor } from "./error-interceptor.js";
+import { createGrpcHealth } from "./grpc-health.js";
+import { createHealthEndpoints } from "./health-endpoints.js";
+import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
+import { createReadinessProbe } from "./readiness.js";
+import { requestLogInterceptor } from "./request-log-interceptor.js";
+
+export interface AppOptions {
+  redis: Redis;
+  logger: Logger;
+  /** Bind address of both listeners. */
+  host: string;
+  /** Public listener port; 0 picks a free one. */
+  httpPort: number;
+  /** Internal listener port; 0 picks a free one. */
+  grpcPort: number;
+  /** Longest token lifetime in seconds. */
+  tokenMaxLifetimeSeconds: number;
+  /** Server time in Unix milliseconds. Default `Date.now`. */
+  now?: () => number;
+}
+
+export interface App {
+  /** Starts both listeners; resolves with their bound ports. */
+  start(): Promise<{ httpPort: number; grpcPort: number }>;
+  /** Stops accepting, finishes in-flight calls (up to `graceMs`), closes connections. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Largest request message accepted on any protocol. */
+const READ_MAX_BYTES = 64 * 1024;
+
+function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
+  res.writeHead(404, { "content-type": "application/json" });
+  res.end(JSON.stringify({ code: 5, message: "Not found", details: [] }));
+}
+
+/**
+ * The service: the public listener serves TokenService and health checks;
+ * the internal listener also serves UserKeyService and grpc.health.v1.
+ */
+export function createApp(opts: AppOptions): App {
+  const ready = createReadinessProbe({ redis: opts.redis });
+  const tokenService = createTokenService({
+    store: createTokenStore({ redis: opts.redis }),
+    verifier: createEd25519Verifier(),
+    maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
+    ...(opts.now === undefined ? {} : { now: opts.now }),
+  });
+  const userKeyService = createUserKeyService({
+    store: createUserKeyStore({ redis: opts.redis }),
+  });
+  const grpcHealth = createGrpcHealth({
+    ready,
+    services: [TokenService.typeName, UserKeyService.typeName],
+  });
+  // Outermost first: the log sees the error the client gets.
+  const interceptors: Interceptor[] = [requestLogInterceptor(opts.logger), errorInterceptor()];
+  const health = createHealthEndpoints(ready);
+
+  function listener(routes: (router: ConnectRouter) => void) {
+    const connect = connectNodeAdapter({
+      routes,
+      interceptors,
+      readMaxBytes: READ_MAX_BYTES,
+      fallback: notFound,
+    });
+    return (req: NodeServerRequest, res: NodeServerResponse) => {
+      if (!health(req, res)) {
+        connect(req, res);
+      }
+    };
+  }
+
+  const publicServer = createDualProtocolServer({
+    host: opts.host,
+    port: opts.httpPort,
+    handler: listener((router) => router.service(TokenService, tokenService)),
+  });
+  const internalServer = createDualProtocolServer({
+    host: opts.host,
+    port: opts.grpcPort,
+    handler: listener((router) => {
+      router.service(TokenService, tokenService);
+      router.service(UserKeyService, userKeyService);
+      router.service(Health, grpcHealth);
+    }),
+  });
+
+  return {
+    async start() {
+      const [httpPort, grpcPort] = await Promise.all([
+        publicServer.listen(),
+        internalServer.listen(),
+      ]);
+      return { httpPort, grpcPort };
+    },
+    async stop(graceMs) {
+      await Promise.all([publicServer.close(graceMs), internalServer.close(graceMs)]);
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { Redis } from "ioredis";
+
+export interface ReadinessOptions {
+  redis: Redis;
+  /** A PING not answered within this time counts as not ready. Default 500 ms. */
+  timeoutMs?: number;
+}
+
+/** True while Redis answers PING: the service can do its work. */
+export type ReadinessProbe = () => Promise<boolean>;
+
+export function createReadinessProbe(opts: ReadinessOptions): ReadinessProbe {
+  const timeoutMs = opts.timeoutMs ?? 500;
+  return async () => {
+    if (opts.redis.status !== "ready") {
+      return false;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([opts.redis.ping().then((r) => r === "PONG"), timeout]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

@@ -1,0 +1,50 @@
+import { createHash, randomBytes } from "node:crypto";
+import { crc32 } from "node:zlib";
+
+/** Prefix of every bearer token, so that secret scanners can recognise a leaked one. */
+export const TOKEN_PREFIX = "pt_";
+const SECRET_BYTES = 32;
+const ID_BYTES = 16;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const CHECKSUM_LENGTH = 6;
+// pt_ + 43 base64url characters (256 bits) + 6 base62 characters of CRC32.
+const TOKEN_SHAPE = /^pt_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$/;
+
+function base62(value: number, width: number): string {
+  let out = "";
+  let rest = value;
+  for (let i = 0; i < width; i++) {
+    out = BASE62.charAt(rest % 62) + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out;
+}
+
+function checksum(body: string): string {
+  return base62(crc32(body), CHECKSUM_LENGTH);
+}
+
+/** A new bearer token: prefix, 256 bits from the CSPRNG (base64url) and a CRC32 checksum. */
+export function generateToken(): string {
+  const body = TOKEN_PREFIX + randomBytes(SECRET_BYTES).toString("base64url");
+  return body + checksum(body);
+}
+
+/** True when `token` has our prefix, shape and a matching checksum (an offline check only). */
+export function isWellFormedToken(token: string): boolean {
+  if (!TOKEN_SHAPE.test(token)) {
+    return false;
+  }
+  const body = token.slice(0, -CHECKSUM_LENGTH);
+  return checksum(body) === token.slice(-CHECKSUM_LENGTH);
+}
+
+/** What is stored instead of the token: its SHA-256, hex. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** A new token id: 128 random bits, base64url (22 characters), opaque. */
+export function generateTokenId(): string {
+  return randomBytes(ID_BYTES).toString("base64url");
+}
