@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../src/gen/health/v1/health_pb.js";
+import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
+import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
+import { newUser, signedCreate, signedDelete } from "../support/signing.js";
+import { startTestRedis, type TestRedis } from "../support/test-redis.js";
+import { startTestService, type TestService } from "../support/test-service.js";
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`condition not met within ${timeoutMs} ms`);
+}
+
+describe("health, readiness and a Redis outage", () => {
+  let redis: TestRedis;
+  let service: TestService;
+  let health: ReturnType<typeof createGrpcClient<typeof Health.method>>;
+  let keys: ReturnType<typeof createGrpcClient<typeof UserKeyService.method>>;
+  let grpcTokens: ReturnType<typeof createGrpcClient<typeof TokenService.method>>;
+  const tokens = () =>
+    createClient(
+      TokenService,
+      createConnectTransport({ baseUrl: service.publicUrl, httpVersion: "1.1" }),
+    );
+
+  before(async () => {
+    redis = await startTestRedis();
+    service = await startTestService({ redisUrl: redis.url });
+    health = createGrpcClient(Health, service.internalAddress);
+    keys = createGrpcClient(UserKeyService, service.internalAddress);
+    grpcTokens = createGrpcClient(TokenService, service.internalAddress);
+  });
+
+  after(async () => {
+    health.close();
+    keys.close();
+    grpcTokens.close();
+    await service.stop();
+    await redis.dispose();
+  });
+
+  it("reports live and ready over HTTP and grpc.health.v1", async () => {
+    for (const base of [service.publicUrl, service.internalUrl]) {
+      assert.equal((await fetch(`${base}/healthz`)).status, 200);
+      assert.equal((await fetch(`${base}/readyz`)).status, 200);
+    }
+    for (const name of ["", "perps.token.v1.TokenService", "perps.token.v1.UserKeyService"]) {
+      const res = await health.check({ service: name });
+      assert.equal(res.status, ServingStatus.SERVING);
+    }
+    await assert.rejects(health.check({ service: "nope.Service" }), (err) =>
+      isGrpcError(err, GrpcStatus.NOT_FOUND),
+    );
+  });
+
+  it("answers UNAVAILABLE within about a second while Redis is down, then recovers without a restart", async () => {
+    const user = await newUser();
+    await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
+    const kept = await tokens().createToken(await signedCreate(user, { name: "kept" }));
+
+    await redis.stop();
+    // Connect (public) and gRPC (internal) both fail fast with UNAVAILABLE, never INTERNAL.
+    const started = Date.now();
+    const err = await tokens()
+      .createToken(await signedCreate(user))
+      .then(
+        () => assert.fail("expected UNAVAILABLE"),
+        (e: unknown) => ConnectError.from(e),
+      );
+    assert.equal(err.code, Code.Unavailable);
+    assert.ok(!/ECONNREFUSED|redis|stream/i.test(err.rawMessage), err.rawMessage);
+    await assert.rejects(grpcTokens.createToken(await signedCreate(user)), (e) =>
+      isGrpcError(e, GrpcStatus.UNAVAILABLE),
+    );
+    await assert.rejects(keys.putUserKey({ userId: user.userId, publicKey: user.publicKey }), (e) =>
+      isGrpcError(e, GrpcStatus.UNAVAILABLE),
+    );
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < 3000, `three failing calls took ${elapsed} ms`);
+
+    assert.equal((await fetch(`${service.publicUrl}/healthz`)).status, 200);
+    assert.equal((await fetch(`${service.publicUrl}/readyz`)).status, 503);
+    assert.equal((await health.check({ service: "" })).status, ServingStatus.NOT_SERVING);
+    assert.ok(service.logs.some((l) => l.includes('"code":"Unavailable"')));
+
+    await redis.restart();
+    await waitFor(async () => (await fetch(`${service.publicUrl}/readyz`)).status === 200, 5000);
+    assert.equal((await health.check({ service: "" })).status, ServingStatus.SERVING);
+    // Nothing persisted was lost (AOF), and the service works again.
+    await tokens().deleteToken(await signedDelete(user, kept.id));
+    await tokens().createToken(await signedCreate(user, { name: "after" }));
+  });
+});

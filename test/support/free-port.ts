@@ -1,0 +1,14 @@
+import { createServer } from "node:net";
+
+/** A TCP port that was free a moment ago on 127.0.0.1 (for processes that cannot take port 0). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

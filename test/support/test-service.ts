@@ -1,0 +1,64 @@
+import { Writable } from "node:stream";
+import type { Redis } from "ioredis";
+import { createLogger } from "../../src/log/logger.js";
+import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
+import { createApp } from "../../src/server/app.js";
+
+export interface TestService {
+  /** Base URL of the public listener. */
+  readonly publicUrl: string;
+  /** Base URL of the internal listener. */
+  readonly internalUrl: string;
+  /** host:port of the internal listener, for @grpc/grpc-js. */
+  readonly internalAddress: string;
+  /** host:port of the public listener, for @grpc/grpc-js. */
+  readonly publicAddress: string;
+  /** The service's own Redis client. */
+  readonly redis: Redis;
+  /** Every log line the service wrote, as text. */
+  readonly logs: string[];
+  stop(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  redisUrl: string;
+  tokenMaxLifetimeSeconds?: number;
+}
+
+/** The whole service on free ports, logging into memory. */
+export async function startTestService(opts: TestServiceOptions): Promise<TestService> {
+  const logs: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      logs.push(chunk.toString());
+      callback();
+    },
+  });
+  const logger = createLogger({ level: "info", destination });
+  const redis = createRedisClient({ location: { url: opts.redisUrl } });
+  redis.on("error", () => {
+    // Outage tests stop Redis on purpose; the client reconnects by itself.
+  });
+  await waitForRedisReady(redis, 5000);
+  const app = createApp({
+    redis,
+    logger,
+    host: "127.0.0.1",
+    httpPort: 0,
+    grpcPort: 0,
+    tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
+  });
+  const { httpPort, grpcPort } = await app.start();
+  return {
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    internalUrl: `http://127.0.0.1:${grpcPort}`,
+    publicAddress: `127.0.0.1:${httpPort}`,
+    internalAddress: `127.0.0.1:${grpcPort}`,
+    redis,
+    logs,
+    async stop() {
+      await app.stop(1000);
+      redis.disconnect();
+    },
+  };
+}

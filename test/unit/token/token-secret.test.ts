@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { describe, it } from "node:test";
+import {
+  generateToken,
+  generateTokenId,
+  hashToken,
+  isWellFormedToken,
+} from "../../../src/token/token-secret.js";
+
+describe("token secrets", () => {
+  it("tokens have the prefix, 256 random bits and a valid checksum, and differ", () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const token = generateToken();
+      assert.match(token, /^pt_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$/);
+      assert.equal(isWellFormedToken(token), true);
+      seen.add(token);
+    }
+    assert.equal(seen.size, 200);
+  });
+
+  it("a changed character or checksum is detected", () => {
+    const token = generateToken();
+    const flipped = token.slice(0, 10) + (token[10] === "a" ? "b" : "a") + token.slice(11);
+    assert.equal(isWellFormedToken(flipped), false);
+    const badSum = token.slice(0, -1) + (token.endsWith("0") ? "1" : "0");
+    assert.equal(isWellFormedToken(badSum), false);
+    assert.equal(isWellFormedToken(`xx_${token.slice(3)}`), false);
+    assert.equal(isWellFormedToken(token.slice(0, -1)), false);
+    assert.equal(isWellFormedToken(""), false);
+  });
+
+  it("ids are 128 random bits, URL-safe", () => {
+    const ids = new Set(Array.from({ length: 100 }, generateTokenId));
+    assert.equal(ids.size, 100);
+    for (const id of ids) {
+      assert.match(id, /^[A-Za-z0-9_-]{22}$/);
+    }
+  });
+
+  it("hashToken is the hex SHA-256", () => {
+    assert.equal(hashToken("pt_x"), createHash("sha256").update("pt_x").digest("hex"));
+  });
+});

@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { isValidUserId, userKeyOf } from "../../../src/token/user-id.js";
+
+describe("isValidUserId", () => {
+  const valid = [
+    "00000000-0000-0000-0000-000000000000",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF",
+    "0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab",
+    "0B3C4D5E-1F2A-4B4C-BD9E-0123456789AB",
+    ...[1, 2, 3, 4, 5, 6, 7, 8].map((v) => `0b3c4d5e-1f2a-${v}b4c-ad9e-0123456789ab`),
+    ...["8", "9", "a", "b", "A", "B"].map((v) => `0b3c4d5e-1f2a-4b4c-${v}d9e-0123456789ab`),
+  ];
+  const invalid = [
+    "",
+    "0b3c4d5e-1f2a-0b4c-8d9e-0123456789ab",
+    "0b3c4d5e-1f2a-9b4c-8d9e-0123456789ab",
+    "0b3c4d5e-1f2a-fb4c-8d9e-0123456789ab",
+    "0b3c4d5e-1f2a-4b4c-7d9e-0123456789ab",
+    "0b3c4d5e-1f2a-4b4c-cd9e-0123456789ab",
+    "0b3c4d5e1f2a4b4c8d9e0123456789ab",
+    "{0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab}",
+    "0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab ",
+    "0b3c4d5e-1f2a-4b4c-8d9e-0123456789ag",
+    "00000000-0000-0000-0000-00000000000",
+    "ffffffff-ffff-ffff-ffff-fffffffffffe",
+    "urn:uuid:0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab",
+  ];
+  for (const id of valid) {
+    it(`accepts ${id}`, () => assert.equal(isValidUserId(id), true));
+  }
+  for (const id of invalid) {
+    it(`refuses ${JSON.stringify(id)}`, () => assert.equal(isValidUserId(id), false));
+  }
+  it("stores users under the lowercase form", () => {
+    assert.equal(
+      userKeyOf("0B3C4D5E-1F2A-4B4C-BD9E-0123456789AB"),
+      "0b3c4d5e-1f2a-4b4c-bd9e-0123456789ab",
+    );
+  });
+});
