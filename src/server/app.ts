@@ -1,7 +1,14 @@
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  type ConnectRouter,
+  createConnectRouter,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Redis } from "ioredis";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
+import { statusJson } from "../gateway/rest-error.js";
+import { createRestGateway } from "../gateway/rest-gateway.js";
 import { Health } from "../gen/health/v1/health_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
@@ -45,11 +52,12 @@ const READ_MAX_BYTES = 64 * 1024;
 
 function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
   res.writeHead(404, { "content-type": "application/json" });
-  res.end(JSON.stringify({ code: 5, message: "Not found", details: [] }));
+  res.end(statusJson(Code.NotFound, "no such resource"));
 }
 
 /**
- * The service: the public listener serves TokenService and health checks;
+ * The service: the public listener serves TokenService (Connect, gRPC,
+ * gRPC-Web and the REST mapping) and health checks;
  * the internal listener also serves UserKeyService and grpc.health.v1.
  */
 export function createApp(opts: AppOptions): App {
@@ -71,13 +79,24 @@ export function createApp(opts: AppOptions): App {
   const interceptors: Interceptor[] = [requestLogInterceptor(opts.logger), errorInterceptor()];
   const health = createHealthEndpoints(ready);
 
-  function listener(routes: (router: ConnectRouter) => void) {
-    const connect = connectNodeAdapter({
-      routes,
-      interceptors,
-      readMaxBytes: READ_MAX_BYTES,
-      fallback: notFound,
-    });
+  /**
+   * A listener's handler: health endpoints, then Connect/gRPC/gRPC-Web, then
+   * (with `rest`) the REST mapping of the google.api.http rules.
+   */
+  function listener(routes: (router: ConnectRouter) => void, rest: boolean) {
+    const routerOptions = { interceptors, readMaxBytes: READ_MAX_BYTES };
+    let fallback = notFound;
+    if (rest) {
+      // The gateway calls the same handlers, built with the same interceptors.
+      const router = createConnectRouter(routerOptions);
+      routes(router);
+      fallback = createRestGateway({
+        router,
+        maxBodyBytes: READ_MAX_BYTES,
+        onInternalError: (err) => opts.logger.error({ err: String(err) }, "REST gateway failure"),
+      }).handle;
+    }
+    const connect = connectNodeAdapter({ ...routerOptions, routes, fallback });
     return (req: NodeServerRequest, res: NodeServerResponse) => {
       if (!health(req, res)) {
         connect(req, res);
@@ -88,7 +107,7 @@ export function createApp(opts: AppOptions): App {
   const publicServer = createDualProtocolServer({
     host: opts.host,
     port: opts.httpPort,
-    handler: listener((router) => router.service(TokenService, tokenService)),
+    handler: listener((router) => router.service(TokenService, tokenService), true),
   });
   const internalServer = createDualProtocolServer({
     host: opts.host,
@@ -97,7 +116,7 @@ export function createApp(opts: AppOptions): App {
       router.service(TokenService, tokenService);
       router.service(UserKeyService, userKeyService);
       router.service(Health, grpcHealth);
-    }),
+    }, false),
   });
 
   return {

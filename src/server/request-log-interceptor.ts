@@ -1,4 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { restCallKey } from "../gateway/rest-call.js";
 import type { Logger } from "../log/logger.js";
 
 function protocolOf(contentType: string | null): string {
@@ -24,7 +25,9 @@ export function requestLogInterceptor(logger: Logger): Interceptor {
     const started = performance.now();
     const entry = {
       method: `${req.service.typeName}/${req.method.name}`,
-      protocol: protocolOf(req.header.get("content-type")),
+      protocol: req.contextValues.get(restCallKey)
+        ? "rest"
+        : protocolOf(req.header.get("content-type")),
     };
     try {
       const res = await next(req);

@@ -1,0 +1,39 @@
+import { Code } from "@connectrpc/connect";
+import { httpStatusFromCode } from "./http-status.js";
+
+/**
+ * An error the gateway answers as a google.rpc.Status JSON body. The HTTP
+ * status is the mapped gRPC code unless the HTTP layer needs its own
+ * (404 unknown path, 405, 413, 415).
+ */
+export class RestError extends Error {
+  override readonly name = "RestError";
+  readonly code: Code;
+  readonly httpStatus: number;
+  /** Extra response headers, e.g. `allow` on a 405. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    code: Code,
+    message: string,
+    opts: { httpStatus?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.httpStatus = opts.httpStatus ?? httpStatusFromCode(code);
+    this.headers = opts.headers ?? {};
+  }
+}
+
+/** Shorthand for the most common gateway error: a malformed REST request. */
+export function invalidArgument(message: string): RestError {
+  return new RestError(Code.InvalidArgument, message);
+}
+
+/**
+ * The google.rpc.Status JSON body. Details are always empty: the gateway does
+ * not transcode error details (they would need a type registry for Any).
+ */
+export function statusJson(code: Code, message: string): string {
+  return JSON.stringify({ code, message, details: [] });
+}
