@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import { Redis } from "ioredis";
 import {
   Health,
   HealthCheckResponse_ServingStatus as ServingStatus,
@@ -103,5 +105,82 @@ describe("health, readiness and a Redis outage", () => {
     // Nothing persisted was lost (AOF), and the service works again.
     await tokens().deleteToken(await signedDelete(user, kept.id));
     await tokens().createToken(await signedCreate(user, { name: "after" }));
+  });
+
+  it("answers UNAVAILABLE within about a second while Redis is too slow", async () => {
+    const user = await newUser();
+    await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
+    const blocker = new Redis(redis.url);
+    try {
+      // A script that spins for 2 s blocks the server; the service's commands time out after 1 s.
+      const sleeping = blocker.eval(
+        "local t0 = redis.call('TIME') repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 2000000 return 1",
+        0,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const started = Date.now();
+      const err = await tokens()
+        .createToken(await signedCreate(user))
+        .then(
+          () => assert.fail("expected UNAVAILABLE"),
+          (e: unknown) => ConnectError.from(e),
+        );
+      const elapsed = Date.now() - started;
+      assert.equal(err.code, Code.Unavailable);
+      assert.ok(elapsed >= 900 && elapsed < 1900, `answered after ${elapsed} ms`);
+      await sleeping;
+    } finally {
+      blocker.disconnect();
+    }
+    // Once Redis answers again, so does the service.
+    await tokens().createToken(await signedCreate(user));
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("finishes a request in flight, then stops", async () => {
+    const redis = await startTestRedis();
+    const service = await startTestService({ redisUrl: redis.url });
+    try {
+      const user = await newUser();
+      const keys = createGrpcClient(UserKeyService, service.internalAddress);
+      await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
+      keys.close();
+      const req = await signedCreate(user, { name: "in flight" });
+      const body = JSON.stringify({
+        signature: req.signature,
+        timestamp: Number(req.timestamp),
+        userId: req.userId,
+        name: req.name,
+      });
+      // Send half the body, stop the service, then send the rest.
+      const url = new URL("/user/tokens", service.publicUrl);
+      const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const r = request(
+          url,
+          { method: "POST", headers: { "content-type": "application/json" } },
+          (res) => {
+            let text = "";
+            res.on("data", (c: Buffer) => {
+              text += c.toString();
+            });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        r.on("error", reject);
+        r.write(body.slice(0, 40));
+        setTimeout(() => r.end(body.slice(40)), 300);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const stopped = service.stop();
+      const res = await response;
+      assert.equal(res.status, 201, res.text);
+      assert.match(res.text, /"token":"pt_/);
+      await stopped;
+      // No longer accepting.
+      await assert.rejects(fetch(`${service.publicUrl}/healthz`));
+    } finally {
+      await redis.dispose();
+    }
   });
 });
