@@ -57,6 +57,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       headersTimeout: opts.headersTimeoutMs ?? 10_000,
       requestTimeout: opts.requestTimeoutMs ?? 30_000,
       keepAliveTimeout: opts.keepAliveTimeoutMs ?? 5000,
+      // Node checks the two timeouts above only this often (default 30 s),
+      // which would let slow clients hold connections far longer.
+      connectionsCheckingInterval: Math.min(1000, opts.headersTimeoutMs ?? 10_000),
     },
     opts.handler,
   );
@@ -103,6 +106,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         return; // Too short to tell yet.
       }
       socket.off("data", onData);
+      socket.setTimeout(0); // The chosen protocol's server applies its own timeouts.
       socket.pause();
       socket.unshift(head);
       if (head.subarray(0, H2_PREFACE_START.length).equals(H2_PREFACE_START)) {
@@ -116,11 +120,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     };
     socket.on("data", onData);
     // A connection that never sends a byte must not be held forever.
-    socket.setTimeout(opts.headersTimeoutMs ?? 10_000, () => {
-      if (head.length === 0) {
-        socket.destroy();
-      }
-    });
+    socket.setTimeout(opts.headersTimeoutMs ?? 10_000, () => socket.destroy());
   });
 
   let port = 0;
@@ -134,6 +134,10 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         tcp.listen(opts.port, opts.host, () => {
           tcp.off("error", reject);
           port = (tcp.address() as AddressInfo).port;
+          // The HTTP/1 server never listens itself (it is handed sockets), but
+          // its connection tracking, which enforces headersTimeout and
+          // requestTimeout and finds idle connections, starts on 'listening'.
+          h1.emit("listening");
           resolve(port);
         });
       });
@@ -157,6 +161,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       for (const socket of sockets) {
         socket.destroy();
       }
+      h1.close(); // Stops its connection-checking timer.
       await stopped;
     },
   };
