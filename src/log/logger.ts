@@ -22,7 +22,12 @@ export const REDACTED_PATHS = [
   "*.signature",
   "*.privateKey",
   "*.secretKey",
-  "req.headers.authorization",
+  "authorization",
+  "cookie",
+  "*.authorization",
+  "*.cookie",
+  "*.headers.authorization",
+  "*.headers.cookie",
 ];
 
 /** JSON-lines logger. */

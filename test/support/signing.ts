@@ -14,8 +14,13 @@ export async function newUser(userId: string = randomUUID()): Promise<TestUser> 
   return { userId, secretKey, publicKey: Buffer.from(publicKey).toString("hex") };
 }
 
+/** Every signature this test process made, so that logs can be checked for all of them. */
+export const issuedSignatures = new Set<string>();
+
 export async function signBytes(secretKey: Uint8Array, message: Uint8Array): Promise<string> {
-  return Buffer.from(await ed.signAsync(message, secretKey)).toString("hex");
+  const signature = Buffer.from(await ed.signAsync(message, secretKey)).toString("hex");
+  issuedSignatures.add(signature);
+  return signature;
 }
 
 export async function signText(secretKey: Uint8Array, message: string): Promise<string> {

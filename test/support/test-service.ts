@@ -3,6 +3,29 @@ import type { Redis } from "ioredis";
 import { createLogger } from "../../src/log/logger.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { createApp } from "../../src/server/app.js";
+import { issuedSignatures } from "./signing.js";
+
+const TOKEN_SHAPE = /pt_[A-Za-z0-9_-]{43}/;
+const SIGNATURE_SHAPE = /[0-9a-fA-F]{128}/;
+
+/**
+ * Secret hygiene, checked over every log line of every service a test starts:
+ * no bearer token, no signature-shaped value, and none of the signatures this
+ * process made.
+ */
+export function assertNoSecretsInLogs(logs: readonly string[]): void {
+  for (const line of logs) {
+    if (TOKEN_SHAPE.test(line) || SIGNATURE_SHAPE.test(line)) {
+      throw new Error(`a secret reached the log: ${line}`);
+    }
+  }
+  const all = logs.join("\n");
+  for (const signature of issuedSignatures) {
+    if (all.includes(signature)) {
+      throw new Error("an issued signature reached the log");
+    }
+  }
+}
 
 export interface TestService {
   /** Base URL of the public listener. */
@@ -23,6 +46,9 @@ export interface TestService {
 export interface TestServiceOptions {
   redisUrl: string;
   tokenMaxLifetimeSeconds?: number;
+  tokenMaxActivePerUser?: number;
+  /** Default here 100000: most suites sign many calls per user within a minute. */
+  tokenRateLimitPerMinute?: number;
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -47,6 +73,10 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     httpPort: 0,
     grpcPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
+    tokenRateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
+    ...(opts.tokenMaxActivePerUser === undefined
+      ? {}
+      : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),
   });
   const { httpPort, grpcPort } = await app.start();
   return {
@@ -59,6 +89,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     async stop() {
       await app.stop(1000);
       redis.disconnect();
+      assertNoSecretsInLogs(logs);
     },
   };
 }
