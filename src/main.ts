@@ -65,6 +65,8 @@ async function main(): Promise<void> {
     httpPort: config.httpPort,
     grpcPort: config.grpcPort,
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
+    tokenMaxActivePerUser: config.tokenMaxActivePerUser,
+    tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
   });
   const ports = await app.start();
   logger.info({ host: config.host, ...ports }, "listening");

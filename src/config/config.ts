@@ -10,6 +10,10 @@ export interface Config {
   redisUrl: string | undefined;
   /** TOKEN_MAX_LIFETIME_SECONDS: longest token lifetime. Default 31536000 (365 days). */
   tokenMaxLifetimeSeconds: number;
+  /** TOKEN_MAX_ACTIVE_PER_USER: most live tokens per user, session ones included. Default 1000. */
+  tokenMaxActivePerUser: number;
+  /** TOKEN_RATE_LIMIT_PER_MINUTE: signed create/delete calls per user per minute. Default 60. */
+  tokenRateLimitPerMinute: number;
   /** LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: string;
 }
@@ -64,6 +68,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       1,
       MAX_LIFETIME_LIMIT,
     ),
+    tokenMaxActivePerUser: integer(env, "TOKEN_MAX_ACTIVE_PER_USER", 1000, 1, 1_000_000),
+    tokenRateLimitPerMinute: integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
     logLevel,
   };
 }

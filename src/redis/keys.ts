@@ -10,4 +10,17 @@ export const redisKeys = {
   token: (userKey: string, tokenId: string) => `{u:${userKey}}:t:${tokenId}`,
   /** ZSET of the names of the user's live named tokens, scored by expiry (ms); makes names unique. */
   names: (userKey: string) => `{u:${userKey}}:names`,
+  /**
+   * ZSET counting the user's live tokens (session ones included), scored by
+   * expiry: members are a prefix of the token's hash, so it counts tokens
+   * without enumerating their ids.
+   */
+  live: (userKey: string) => `{u:${userKey}}:live`,
+  /** ZSET of the SHA-256 of signed messages accepted recently, scored by when they may be forgotten. */
+  replay: (userKey: string) => `{u:${userKey}}:replay`,
+  /** HASH token bucket of create/delete calls: `t` tokens left, `ts` last refill (ms). */
+  rate: (userKey: string) => `{u:${userKey}}:rate`,
 } as const;
+
+/** How much of a token's SHA-256 (hex) names it in the `live` set: 96 bits. */
+export const LIVE_MEMBER_LENGTH = 24;

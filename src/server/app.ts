@@ -36,6 +36,10 @@ export interface AppOptions {
   grpcPort: number;
   /** Longest token lifetime in seconds. */
   tokenMaxLifetimeSeconds: number;
+  /** Most live tokens per user. Default 1000. */
+  tokenMaxActivePerUser?: number;
+  /** Signed create/delete calls per user per minute. Default 60. */
+  tokenRateLimitPerMinute?: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
 }
@@ -63,7 +67,15 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
 export function createApp(opts: AppOptions): App {
   const ready = createReadinessProbe({ redis: opts.redis });
   const tokenService = createTokenService({
-    store: createTokenStore({ redis: opts.redis }),
+    store: createTokenStore({
+      redis: opts.redis,
+      ...(opts.tokenMaxActivePerUser === undefined
+        ? {}
+        : { maxActivePerUser: opts.tokenMaxActivePerUser }),
+      ...(opts.tokenRateLimitPerMinute === undefined
+        ? {}
+        : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
+    }),
     verifier: createEd25519Verifier(),
     maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
     ...(opts.now === undefined ? {} : { now: opts.now }),

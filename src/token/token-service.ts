@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
 import {
   CreateTokenResponseSchema,
@@ -9,8 +10,15 @@ import {
 import { expiresAtMs, utcDate } from "./expiry-date.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
 import { createTokenMessage, deleteTokenMessage } from "./signed-message.js";
+import {
+  invalidSignature,
+  nameTaken,
+  refusalError,
+  tokenNotFound,
+  tooManyTokens,
+} from "./token-errors.js";
 import { generateToken, generateTokenId, hashToken } from "./token-secret.js";
-import type { TokenStore } from "./token-store.js";
+import type { SignedCall, TokenStore } from "./token-store.js";
 import { userKeyOf } from "./user-id.js";
 
 export interface TokenServiceOptions {
@@ -22,26 +30,31 @@ export interface TokenServiceOptions {
   now?: () => number;
 }
 
-// One answer for an unknown user, a user without keys and a wrong signature,
-// so that the service does not reveal which users exist.
-const invalidSignature = () => new ConnectError("Invalid signature", Code.Unauthenticated);
-
 /**
  * TokenService: checks each request in the contract's order (shape, time
- * window, signature, business rules) and stores tokens through the store.
+ * window, signature, then replay, rate and business rules in the store) and
+ * stores tokens through the store.
  */
 export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeof TokenService> {
   const { store, verifier } = opts;
   const now = opts.now ?? Date.now;
 
-  /** The registered key that made `signature` over `message`, if any. */
-  async function signingKey(userKey: string, message: Uint8Array, signature: Uint8Array) {
+  /** Finds the registered key that made `signature` over `message`; the call's identity. */
+  async function verifiedCall(
+    userId: string,
+    message: Uint8Array,
+    signature: Uint8Array,
+  ): Promise<SignedCall> {
+    const userKey = userKeyOf(userId);
     const keys = await store.userKeys(userKey);
-    const key = keys.find((k) => verifier.verify(k, message, signature));
-    if (key === undefined) {
+    const signingKey = keys.find((k) => verifier.verify(k, message, signature));
+    if (signingKey === undefined) {
       throw invalidSignature();
     }
-    return key;
+    // Replays are recognised by the message, not the signature bytes, which
+    // can have more than one accepted encoding.
+    const messageHash = createHash("sha256").update(message).digest("hex");
+    return { userKey, signingKey, messageHash };
   }
 
   return {
@@ -49,46 +62,50 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       const checked = checkCreateRequest(req, { maxLifetimeSeconds: opts.maxLifetimeSeconds });
       const nowMs = now();
       checkTimeWindow(checked.timestamp, nowMs);
-      const userKey = userKeyOf(checked.userId);
-      const key = await signingKey(userKey, createTokenMessage(checked), checked.signature);
+      const call = await verifiedCall(
+        checked.userId,
+        createTokenMessage(checked),
+        checked.signature,
+      );
 
       const token = generateToken();
       const id = generateTokenId();
       const expiresAt = expiresAtMs(nowMs, checked.lifetimeSeconds);
       const outcome = await store.create({
-        userKey,
+        ...call,
         tokenId: id,
         tokenHash: hashToken(token),
         name: checked.name,
         expiresAtMs: expiresAt,
-        signingKey: key,
       });
-      switch (outcome) {
+      switch (outcome.kind) {
         case "created":
           return create(CreateTokenResponseSchema, { expiresAt: utcDate(expiresAt), id, token });
         case "name-taken":
-          throw new ConnectError(
-            "name: a live token of this user already has this name",
-            Code.AlreadyExists,
-          );
-        case "key-revoked":
-          throw invalidSignature();
+          throw nameTaken();
+        case "too-many-tokens":
+          throw tooManyTokens(outcome.retryAfterMs, store.maxActivePerUser);
+        default:
+          throw refusalError(outcome);
       }
     },
 
     async deleteToken(req) {
       const checked = checkDeleteRequest(req);
       checkTimeWindow(checked.timestamp, now());
-      const userKey = userKeyOf(checked.userId);
-      const key = await signingKey(userKey, deleteTokenMessage(checked), checked.signature);
-      const outcome = await store.delete({ userKey, tokenId: checked.tokenId, signingKey: key });
-      switch (outcome) {
+      const call = await verifiedCall(
+        checked.userId,
+        deleteTokenMessage(checked),
+        checked.signature,
+      );
+      const outcome = await store.delete({ ...call, tokenId: checked.tokenId });
+      switch (outcome.kind) {
         case "deleted":
           return create(DeleteTokenResponseSchema);
         case "not-found":
-          throw new ConnectError("tokenId: no such token", Code.NotFound);
-        case "key-revoked":
-          throw invalidSignature();
+          throw tokenNotFound();
+        default:
+          throw refusalError(outcome);
       }
     },
   };

@@ -1,127 +1,163 @@
 import type { Redis, Result } from "ioredis";
-import { redisKeys } from "../redis/keys.js";
+import { LIVE_MEMBER_LENGTH, redisKeys } from "../redis/keys.js";
 import { callRedis } from "../redis/redis-failure.js";
+import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA } from "./token-scripts.js";
 
-// Checks and writes in one atomic step: the signing key is still registered
-// (a key deleted after it was read verifies nothing), the name is free among
-// live tokens (expired names are pruned first), then the token is written.
-// Returns 1 created, 0 name taken, -1 signing key no longer registered.
-const CREATE_TOKEN_LUA = `
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return -1 end
-if ARGV[3] == '1' then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  if redis.call('ZSCORE', KEYS[3], ARGV[4]) then return 0 end
-  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
-  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-  redis.call('PEXPIREAT', KEYS[3], last[2])
-end
-redis.call('HSET', KEYS[2], 'h', ARGV[2], 'n', ARGV[4])
-redis.call('PEXPIREAT', KEYS[2], ARGV[5])
-return 1
-`;
-
-// Deletes a token and frees its name in one atomic step.
-// Returns 1 deleted, 0 no such live token of this user, -1 signing key no longer registered.
-const DELETE_TOKEN_LUA = `
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return -1 end
-local name = redis.call('HGET', KEYS[2], 'n')
-if not name then return 0 end
-redis.call('DEL', KEYS[2])
-if name ~= '' then redis.call('ZREM', KEYS[3], name) end
-return 1
-`;
+type ScriptReply = [status: number, retryAfterMs: number];
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    perpsCreateToken(
-      keysKey: string,
-      tokenKey: string,
-      namesKey: string,
-      signingKey: string,
-      tokenHash: string,
-      named: "0" | "1",
-      name: string,
-      expiresAtMs: string,
-    ): Result<number, Context>;
-    perpsDeleteToken(
-      keysKey: string,
-      tokenKey: string,
-      namesKey: string,
-      signingKey: string,
-    ): Result<number, Context>;
+    perpsCreateToken(...keysAndArgs: string[]): Result<ScriptReply, Context>;
+    perpsDeleteToken(...keysAndArgs: string[]): Result<ScriptReply, Context>;
   }
 }
 
-export interface NewToken {
+/** What every signed call carries to the store. */
+export interface SignedCall {
   /** Lowercase user id. */
   userKey: string;
+  /** The public key whose signature was verified; it must still be registered. */
+  signingKey: string;
+  /** SHA-256 (hex) of the signed message, remembered to refuse replays. */
+  messageHash: string;
+}
+
+export interface NewToken extends SignedCall {
   tokenId: string;
   /** SHA-256 (hex) of the bearer token; the token itself is never stored. */
   tokenHash: string;
   /** Undefined for a session token. */
   name: string | undefined;
   expiresAtMs: number;
-  /** The public key whose signature was verified; it must still be registered. */
-  signingKey: string;
 }
 
-export type CreateTokenOutcome = "created" | "name-taken" | "key-revoked";
-export type DeleteTokenOutcome = "deleted" | "not-found" | "key-revoked";
+/** Refusals shared by create and delete. */
+export type CallRefusal =
+  | { kind: "key-revoked" }
+  | { kind: "replayed" }
+  | { kind: "rate-limited"; retryAfterMs: number };
+
+export type CreateTokenOutcome =
+  | { kind: "created" }
+  | { kind: "name-taken" }
+  | { kind: "too-many-tokens"; retryAfterMs: number }
+  | CallRefusal;
+
+export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | CallRefusal;
 
 export interface TokenStore {
+  /** Most live tokens one user may have. */
+  readonly maxActivePerUser: number;
   /** The public keys registered for a user (lowercase id). */
   userKeys(userKey: string): Promise<string[]>;
-  /** Stores a token, one round trip. */
+  /** Stores a token: one round trip, atomic with every check. */
   create(token: NewToken): Promise<CreateTokenOutcome>;
-  /** Deletes a live token of the user, one round trip. */
-  delete(req: {
-    userKey: string;
-    tokenId: string;
-    signingKey: string;
-  }): Promise<DeleteTokenOutcome>;
+  /** Deletes a live token of the user: one round trip, atomic with every check. */
+  delete(call: SignedCall & { tokenId: string }): Promise<DeleteTokenOutcome>;
 }
 
 export interface TokenStoreOptions {
   redis: Redis;
+  /** Most live tokens per user, session tokens included. Default 1000. */
+  maxActivePerUser?: number;
+  /** Create and delete calls per user per minute (token bucket, bursts up to it). Default 60. */
+  rateLimitPerMinute?: number;
+  /**
+   * How long an accepted signed message is remembered. Default 300000 ms:
+   * the whole ±2-minute window (240 s) plus a minute for clock skew.
+   */
+  replayWindowMs?: number;
 }
 
-/** Tokens in Redis: one hash per token expiring with it, and a per-user name index. */
+function refusal(status: number, retryAfterMs: number): CallRefusal {
+  switch (status) {
+    case -1:
+      return { kind: "key-revoked" };
+    case -2:
+      return { kind: "replayed" };
+    case -3:
+      return { kind: "rate-limited", retryAfterMs };
+    default:
+      throw new Error(`unexpected token script status ${status}`);
+  }
+}
+
+/**
+ * Tokens in Redis: one hash per token expiring with it, a per-user name
+ * index, a count of live tokens, remembered messages and a rate bucket, all
+ * in the user's slot.
+ */
 export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const { redis } = opts;
-  redis.defineCommand("perpsCreateToken", { numberOfKeys: 3, lua: CREATE_TOKEN_LUA });
-  redis.defineCommand("perpsDeleteToken", { numberOfKeys: 3, lua: DELETE_TOKEN_LUA });
+  const maxActivePerUser = opts.maxActivePerUser ?? 1000;
+  const maxActive = String(maxActivePerUser);
+  const rateCapacity = String(opts.rateLimitPerMinute ?? 60);
+  const ratePeriodMs = "60000";
+  const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
+  redis.defineCommand("perpsCreateToken", { numberOfKeys: 6, lua: CREATE_TOKEN_LUA });
+  redis.defineCommand("perpsDeleteToken", { numberOfKeys: 6, lua: DELETE_TOKEN_LUA });
+
+  const commonKeys = (userKey: string, tokenId: string) => [
+    redisKeys.userKeys(userKey),
+    redisKeys.token(userKey, tokenId),
+    redisKeys.names(userKey),
+    redisKeys.live(userKey),
+    redisKeys.replay(userKey),
+    redisKeys.rate(userKey),
+  ];
+  const commonArgs = (call: SignedCall) => [
+    call.signingKey,
+    call.messageHash,
+    replayWindowMs,
+    rateCapacity,
+    ratePeriodMs,
+  ];
 
   return {
+    maxActivePerUser,
     userKeys: (userKey) => callRedis(() => redis.smembers(redisKeys.userKeys(userKey))),
 
     async create(token) {
-      const result = await callRedis(() =>
+      const [status, retryAfterMs] = await callRedis(() =>
         redis.perpsCreateToken(
-          redisKeys.userKeys(token.userKey),
-          redisKeys.token(token.userKey, token.tokenId),
-          redisKeys.names(token.userKey),
-          token.signingKey,
+          ...commonKeys(token.userKey, token.tokenId),
+          ...commonArgs(token),
           token.tokenHash,
+          token.tokenHash.slice(0, LIVE_MEMBER_LENGTH),
           token.name === undefined ? "0" : "1",
           token.name ?? "",
           String(token.expiresAtMs),
+          maxActive,
         ),
       );
-      return result === 1 ? "created" : result === 0 ? "name-taken" : "key-revoked";
+      switch (status) {
+        case 1:
+          return { kind: "created" };
+        case 0:
+          return { kind: "name-taken" };
+        case -4:
+          return { kind: "too-many-tokens", retryAfterMs };
+        default:
+          return refusal(status, retryAfterMs);
+      }
     },
 
-    async delete(req) {
-      const result = await callRedis(() =>
+    async delete(call) {
+      const [status, retryAfterMs] = await callRedis(() =>
         redis.perpsDeleteToken(
-          redisKeys.userKeys(req.userKey),
-          redisKeys.token(req.userKey, req.tokenId),
-          redisKeys.names(req.userKey),
-          req.signingKey,
+          ...commonKeys(call.userKey, call.tokenId),
+          ...commonArgs(call),
+          String(LIVE_MEMBER_LENGTH),
         ),
       );
-      return result === 1 ? "deleted" : result === 0 ? "not-found" : "key-revoked";
+      switch (status) {
+        case 1:
+          return { kind: "deleted" };
+        case 0:
+          return { kind: "not-found" };
+        default:
+          return refusal(status, retryAfterMs);
+      }
     },
   };
 }

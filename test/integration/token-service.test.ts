@@ -506,7 +506,10 @@ describe("TokenService and UserKeyService", () => {
     it("30 simultaneous creates of one name by one user: exactly one succeeds", async () => {
       const user = await registeredUser();
       const requests = await Promise.all(
-        Array.from({ length: 30 }, () => signedCreate(user, { name: "race" })),
+        // Distinct timestamps: identical messages would be refused as replays.
+        Array.from({ length: 30 }, (_, i) =>
+          signedCreate(user, { name: "race", timestamp: BigInt(Date.now() - i) }),
+        ),
       );
       const results = await Promise.allSettled(
         requests.map((req, i) =>

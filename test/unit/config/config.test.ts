@@ -10,6 +10,8 @@ describe("parseConfig", () => {
       grpcPort: 9090,
       redisUrl: undefined,
       tokenMaxLifetimeSeconds: 31_536_000,
+      tokenMaxActivePerUser: 1000,
+      tokenRateLimitPerMinute: 60,
       logLevel: "info",
     });
   });
@@ -21,6 +23,8 @@ describe("parseConfig", () => {
       GRPC_PORT: "0",
       REDIS_URL: "rediss://user:pw@redis.internal:6380/1",
       TOKEN_MAX_LIFETIME_SECONDS: "604800",
+      TOKEN_MAX_ACTIVE_PER_USER: "10",
+      TOKEN_RATE_LIMIT_PER_MINUTE: "600",
       LOG_LEVEL: "warn",
     });
     assert.equal(config.host, "0.0.0.0");
@@ -28,6 +32,8 @@ describe("parseConfig", () => {
     assert.equal(config.grpcPort, 0);
     assert.equal(config.redisUrl, "rediss://user:pw@redis.internal:6380/1");
     assert.equal(config.tokenMaxLifetimeSeconds, 604_800);
+    assert.equal(config.tokenMaxActivePerUser, 10);
+    assert.equal(config.tokenRateLimitPerMinute, 600);
     assert.equal(config.logLevel, "warn");
   });
 
@@ -40,6 +46,8 @@ describe("parseConfig", () => {
     ["TOKEN_MAX_LIFETIME_SECONDS", "99999999999"],
     ["REDIS_URL", "localhost:6379"],
     ["LOG_LEVEL", "verbose"],
+    ["TOKEN_MAX_ACTIVE_PER_USER", "0"],
+    ["TOKEN_RATE_LIMIT_PER_MINUTE", "many"],
   ]) {
     it(`refuses ${name}=${value}, naming the variable`, () => {
       assert.throws(

@@ -1,0 +1,39 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { CallRefusal } from "./token-store.js";
+
+/** Whole seconds, at least 1, for a `retry-after` header (the REST gateway forwards it). */
+function retryAfter(ms: number): Headers {
+  return new Headers({ "retry-after": String(Math.max(1, Math.ceil(ms / 1000))) });
+}
+
+// One answer for an unknown user, a user without keys and a wrong signature,
+// so that the service does not reveal which users exist.
+export const invalidSignature = () => new ConnectError("Invalid signature", Code.Unauthenticated);
+
+export const nameTaken = () =>
+  new ConnectError("name: a live token of this user already has this name", Code.AlreadyExists);
+
+export const tokenNotFound = () => new ConnectError("tokenId: no such token", Code.NotFound);
+
+export const tooManyTokens = (retryAfterMs: number, max: number) =>
+  new ConnectError(
+    `the user already has ${max} live tokens; delete one or wait for one to expire`,
+    Code.ResourceExhausted,
+    retryAfter(retryAfterMs),
+  );
+
+/** The error for a refusal that create and delete share. */
+export function refusalError(refusal: CallRefusal): ConnectError {
+  switch (refusal.kind) {
+    case "key-revoked":
+      return invalidSignature();
+    case "replayed":
+      return new ConnectError("Signature already used", Code.Unauthenticated);
+    case "rate-limited":
+      return new ConnectError(
+        "too many token requests for this user; retry later",
+        Code.ResourceExhausted,
+        retryAfter(refusal.retryAfterMs),
+      );
+  }
+}

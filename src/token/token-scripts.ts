@@ -1,0 +1,70 @@
+// The Lua scripts of the token store. Each runs atomically on the user's slot:
+// every check and every write of one operation happen in one step, so two
+// concurrent requests cannot both pass a check that only one may pass.
+//
+// Both return {status, retryAfterMs}. Status: 1 done, 0 business refusal
+// (name taken / no such token), -1 signing key no longer registered,
+// -2 replayed message, -3 rate limited, -4 too many live tokens.
+//
+// Common KEYS: 1 keys set, 2 token hash, 3 names zset, 4 live zset,
+// 5 replay zset, 6 rate bucket. Common ARGV: 1 signing key, 2 message hash,
+// 3 replay window ms, 4 rate capacity, 5 rate period ms.
+
+const PRELUDE = `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return {-1, 0} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+if redis.call('ZSCORE', KEYS[5], ARGV[2]) then return {-2, 0} end
+local cap = tonumber(ARGV[4])
+local period = tonumber(ARGV[5])
+local bucket = redis.call('HMGET', KEYS[6], 't', 'ts')
+local tokens = tonumber(bucket[1]) or cap
+local last = tonumber(bucket[2]) or now
+tokens = math.min(cap, tokens + math.max(0, now - last) * cap / period)
+if tokens < 1 then return {-3, math.ceil((1 - tokens) * period / cap)} end
+redis.call('HSET', KEYS[6], 't', tostring(tokens - 1), 'ts', now)
+redis.call('PEXPIRE', KEYS[6], period)
+local function remember()
+  redis.call('ZADD', KEYS[5], now + tonumber(ARGV[3]), ARGV[2])
+  redis.call('PEXPIRE', KEYS[5], ARGV[3])
+end
+local function expireWithLast(key)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', key, last[2]) end
+end
+`;
+
+/** Extra ARGV: 6 token hash, 7 live member, 8 named "0"/"1", 9 name, 10 expires at ms, 11 max live tokens. */
+export const CREATE_TOKEN_LUA = `${PRELUDE}
+if ARGV[8] == '1' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZSCORE', KEYS[3], ARGV[9]) then return {0, 0} end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[11]) then
+  local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+  return {-4, math.max(1, tonumber(first[2]) - now)}
+end
+if ARGV[8] == '1' then
+  redis.call('ZADD', KEYS[3], ARGV[10], ARGV[9])
+  expireWithLast(KEYS[3])
+end
+redis.call('ZADD', KEYS[4], ARGV[10], ARGV[7])
+expireWithLast(KEYS[4])
+redis.call('HSET', KEYS[2], 'h', ARGV[6], 'n', ARGV[9])
+redis.call('PEXPIREAT', KEYS[2], ARGV[10])
+remember()
+return {1, 0}
+`;
+
+/** Extra ARGV: 6 length of a live member. */
+export const DELETE_TOKEN_LUA = `${PRELUDE}
+local record = redis.call('HMGET', KEYS[2], 'h', 'n')
+if not record[1] then return {0, 0} end
+redis.call('DEL', KEYS[2])
+if record[2] ~= '' then redis.call('ZREM', KEYS[3], record[2]) end
+redis.call('ZREM', KEYS[4], string.sub(record[1], 1, tonumber(ARGV[6])))
+remember()
+return {1, 0}
+`;
