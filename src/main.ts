@@ -1,23 +1,19 @@
-import { resolve } from "node:path";
-import { ConfigError, parseConfig } from "./config/config.js";
-import { createLogger } from "./log/logger.js";
-import { createRedisClient, type RedisLocation, waitForRedisReady } from "./redis/redis-client.js";
-import {
-  RedisBinaryMissingError,
-  type RedisServerProcess,
-  startRedisServerProcess,
-} from "./redis/redis-server-process.js";
-import { createApp } from "./server/app.js";
+import cluster from "node:cluster";
+import { type Config, ConfigError, parseConfig } from "./config/config.js";
+import { createLogger, type Logger } from "./log/logger.js";
+import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
+import { freePort } from "./process/free-port.js";
+import { runService } from "./process/run-service.js";
+import { startWorkers } from "./process/workers.js";
+import type { RedisServerProcess } from "./redis/redis-server-process.js";
+import type { RedisTopology } from "./redis/redis-topology.js";
 
-// Where the embedded redis-server keeps its data (AOF) when REDIS_URL is unset.
-const EMBEDDED_REDIS_DIR = resolve(".data/redis");
-// Unix socket paths are limited to about 107 bytes.
-const MAX_SOCKET_PATH = 100;
+// Where the embedded redis-server keeps its data (AOF) when no Redis is configured.
+const EMBEDDED_REDIS_DIR = ".data/redis";
 
-async function main(): Promise<void> {
-  let config: ReturnType<typeof parseConfig>;
+function readConfig(): Config {
   try {
-    config = parseConfig(process.env);
+    return parseConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`Configuration error: ${err.message}\n`);
@@ -25,79 +21,95 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger({ level: config.logLevel });
+}
 
-  let embedded: RedisServerProcess | undefined;
-  let location: RedisLocation;
-  if (config.redisUrl === undefined) {
-    try {
-      embedded = await startRedisServerProcess({
-        dir: EMBEDDED_REDIS_DIR,
-        port: EMBEDDED_REDIS_DIR.length < MAX_SOCKET_PATH ? "unix" : await freePort(),
-        appendOnly: true,
-      });
-    } catch (err) {
-      if (err instanceof RedisBinaryMissingError) {
-        process.stderr.write(
-          "No redis-server binary on PATH. Install one (e.g. `apt-get install redis-server`, " +
-            "`brew install redis`) or set REDIS_URL to a running Redis.\n",
-        );
-        process.exit(1);
-      }
-      throw err;
-    }
-    location = embedded.location;
-    logger.info({ dir: EMBEDDED_REDIS_DIR }, "started embedded redis-server");
-  } else {
-    location = { url: config.redisUrl };
-  }
-
-  const redis = createRedisClient({ location });
-  redis.on("error", (err: Error) => logger.warn({ err: err.message }, "redis connection error"));
-  await waitForRedisReady(redis, 5000).catch((err: unknown) =>
-    logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
-  );
-
-  const app = createApp({
-    redis,
-    logger,
-    host: config.host,
-    httpPort: config.httpPort,
-    grpcPort: config.grpcPort,
-    tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
-    tokenMaxActivePerUser: config.tokenMaxActivePerUser,
-    tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
-  });
-  const ports = await app.start();
-  logger.info({ host: config.host, ...ports }, "listening");
-
+/** Runs `stop` once on SIGTERM or SIGINT, then exits. */
+function onSignals(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const handle = (signal: string) => {
     if (stopping) {
       return;
     }
     stopping = true;
     logger.info({ signal }, "shutting down");
-    await app.stop();
-    redis.disconnect();
-    await embedded?.stop();
-    logger.info("stopped");
-    process.exit(0);
+    stop().then(
+      () => {
+        logger.info("stopped");
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err: String(err) }, "shutdown failed");
+        process.exit(1);
+      },
+    );
   };
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => handle("SIGTERM"));
+  process.on("SIGINT", () => handle("SIGINT"));
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
+async function embeddedRedis(logger: Logger): Promise<RedisServerProcess> {
+  try {
+    const server = await startEmbeddedRedis(EMBEDDED_REDIS_DIR, freePort);
+    logger.info({ dir: EMBEDDED_REDIS_DIR }, "started embedded redis-server");
+    return server;
+  } catch (err) {
+    if (err instanceof EmbeddedRedisError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+function topologyOf(server: RedisServerProcess): RedisTopology {
+  return "path" in server.location
+    ? { kind: "socket", path: server.location.path }
+    : { kind: "url", url: server.location.url };
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger({ level: config.logLevel });
+
+  if (cluster.isWorker) {
+    // The primary made sure a Redis is configured (REDIS_URL of the embedded one).
+    if (config.redis === undefined) {
+      throw new Error("a worker needs a configured Redis");
+    }
+    const service = await runService(config, config.redis, logger);
+    onSignals(logger, () => service.stop());
+    return;
+  }
+
+  const embedded = config.redis === undefined ? await embeddedRedis(logger) : undefined;
+  const topology = config.redis ?? (embedded === undefined ? undefined : topologyOf(embedded));
+  if (topology === undefined) {
+    throw new Error("no Redis topology");
+  }
+
+  if (config.workers === 1) {
+    const service = await runService(config, topology, logger);
+    onSignals(logger, async () => {
+      await service.stop();
+      await embedded?.stop();
     });
+    return;
+  }
+
+  const env: Record<string, string> =
+    embedded === undefined
+      ? {}
+      : {
+          REDIS_URL:
+            "path" in embedded.location
+              ? `unix://${embedded.location.path}`
+              : embedded.location.url,
+        };
+  const workers = startWorkers({ count: config.workers, logger, env });
+  logger.info({ workers: config.workers }, "started workers");
+  onSignals(logger, async () => {
+    await workers.stop();
+    await embedded?.stop();
   });
 }
 

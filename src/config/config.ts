@@ -1,3 +1,5 @@
+import type { HostPort, RedisTopology } from "../redis/redis-topology.js";
+
 /** The service's settings, parsed once from the environment at start-up. */
 export interface Config {
   /** HOST: bind address of both listeners. Default 127.0.0.1. */
@@ -6,8 +8,19 @@ export interface Config {
   httpPort: number;
   /** GRPC_PORT: internal listener (TokenService, UserKeyService, gRPC health). Default 9090. */
   grpcPort: number;
-  /** REDIS_URL: redis:// or rediss:// URL; unset runs an embedded redis-server. */
-  redisUrl: string | undefined;
+  /**
+   * The Redis to use: REDIS_URL (`redis://`, `rediss://` or `unix:///path`),
+   * REDIS_CLUSTER_NODES, or REDIS_SENTINELS with REDIS_SENTINEL_NAME (with
+   * REDIS_PASSWORD and REDIS_TLS for those two). Undefined: none set, so an
+   * embedded redis-server runs.
+   */
+  redis: RedisTopology | undefined;
+  /** REDIS_MIN_REPLICAS_ACK: replicas that must confirm each write (WAIT). Default 0. */
+  redisMinReplicasAck: number;
+  /** REDIS_WAIT_TIMEOUT_MS: how long WAIT may take before the write counts as unconfirmed. Default 500. */
+  redisWaitTimeoutMs: number;
+  /** WORKERS: service processes sharing the ports. Default 1. */
+  workers: number;
   /** TOKEN_MAX_LIFETIME_SECONDS: longest token lifetime. Default 31536000 (365 days). */
   tokenMaxLifetimeSeconds: number;
   /** TOKEN_MAX_ACTIVE_PER_USER: most live tokens per user, session ones included. Default 1000. */
@@ -45,12 +58,75 @@ function integer(
   return value;
 }
 
+function set(env: Record<string, string | undefined>, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function hostPorts(name: string, raw: string): HostPort[] {
+  return raw.split(",").map((item) => {
+    const match = /^\s*\[?([^\s\]]+?)\]?:(\d{1,5})\s*$/.exec(item);
+    const port = Number(match?.[2]);
+    if (match?.[1] === undefined || port < 1 || port > 65_535) {
+      throw new ConfigError(`${name} must be a comma-separated list of host:port, got "${raw}"`);
+    }
+    return { host: match[1], port };
+  });
+}
+
+function redisTopology(env: Record<string, string | undefined>): RedisTopology | undefined {
+  const url = set(env, "REDIS_URL");
+  const clusterNodes = set(env, "REDIS_CLUSTER_NODES");
+  const sentinels = set(env, "REDIS_SENTINELS");
+  const given = [url, clusterNodes, sentinels].filter((v) => v !== undefined).length;
+  if (given > 1) {
+    throw new ConfigError(
+      "REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are alternatives; set only one",
+    );
+  }
+  const password = set(env, "REDIS_PASSWORD");
+  const tlsRaw = set(env, "REDIS_TLS") ?? "false";
+  if (!["true", "false", "1", "0"].includes(tlsRaw)) {
+    throw new ConfigError(`REDIS_TLS must be true or false, got "${tlsRaw}"`);
+  }
+  const secure = {
+    ...(password === undefined ? {} : { password }),
+    ...(tlsRaw === "true" || tlsRaw === "1" ? { tls: true } : {}),
+  };
+  if (url !== undefined) {
+    if (url.startsWith("unix://")) {
+      const path = url.slice("unix://".length);
+      if (!path.startsWith("/")) {
+        throw new ConfigError('REDIS_URL of a socket must be "unix:///absolute/path"');
+      }
+      return { kind: "socket", path };
+    }
+    if (!/^rediss?:\/\/[^\s]+$/.test(url)) {
+      throw new ConfigError('REDIS_URL must start with "redis://", "rediss://" or "unix://"');
+    }
+    return { kind: "url", url };
+  }
+  if (clusterNodes !== undefined) {
+    return { kind: "cluster", nodes: hostPorts("REDIS_CLUSTER_NODES", clusterNodes), ...secure };
+  }
+  if (sentinels !== undefined) {
+    const list = hostPorts("REDIS_SENTINELS", sentinels);
+    const name = set(env, "REDIS_SENTINEL_NAME");
+    if (name === undefined) {
+      throw new ConfigError("REDIS_SENTINEL_NAME must be set with REDIS_SENTINELS");
+    }
+    return {
+      kind: "sentinel",
+      sentinels: list,
+      name,
+      ...secure,
+    };
+  }
+  return undefined;
+}
+
 /** Parses and checks the environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
-  const redisUrl = env.REDIS_URL === "" ? undefined : env.REDIS_URL;
-  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
-    throw new ConfigError('REDIS_URL must start with "redis://" or "rediss://"');
-  }
   const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
@@ -60,7 +136,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     host,
     httpPort: integer(env, "HTTP_PORT", 8080, 0, 65_535),
     grpcPort: integer(env, "GRPC_PORT", 9090, 0, 65_535),
-    redisUrl,
+    redis: redisTopology(env),
+    redisMinReplicasAck: integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16),
+    redisWaitTimeoutMs: integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000),
+    workers: integer(env, "WORKERS", 1, 1, 256),
     tokenMaxLifetimeSeconds: integer(
       env,
       "TOKEN_MAX_LIFETIME_SECONDS",

@@ -34,7 +34,8 @@ export const REDACTED_PATHS = [
 export function createLogger(opts: LoggerOptions = {}): Logger {
   const options = {
     level: opts.level ?? "info",
-    base: null,
+    // The pid tells the lines of WORKERS processes apart.
+    base: { pid: process.pid },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
   };
   return opts.destination === undefined ? pino(options) : pino(options, opts.destination);

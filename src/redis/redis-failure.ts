@@ -30,3 +30,11 @@ export async function callRedis<T>(op: () => Promise<T>): Promise<T> {
     throw redisFailure(err);
   }
 }
+
+/**
+ * A write that fewer replicas than REDIS_MIN_REPLICAS_ACK confirmed in time:
+ * it might not survive the loss of the primary, so it is not acknowledged.
+ */
+export function unconfirmedWrite(): ConnectError {
+  return new ConnectError("Token store could not confirm the write, try again", Code.Unavailable);
+}

@@ -5,7 +5,6 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { Redis } from "ioredis";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
@@ -13,6 +12,7 @@ import { Health } from "../gen/health/v1/health_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import type { Logger } from "../log/logger.js";
+import type { RedisClient } from "../redis/redis-client.js";
 import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
@@ -26,7 +26,7 @@ import { createReadinessProbe } from "./readiness.js";
 import { requestLogInterceptor } from "./request-log-interceptor.js";
 
 export interface AppOptions {
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   /** Bind address of both listeners. */
   host: string;
@@ -40,6 +40,10 @@ export interface AppOptions {
   tokenMaxActivePerUser?: number;
   /** Signed create/delete calls per user per minute. Default 60. */
   tokenRateLimitPerMinute?: number;
+  /** Replicas that must confirm each write (Redis WAIT). Default 0. */
+  redisMinReplicasAck?: number;
+  /** How long to wait for those confirmations. Default 500 ms. */
+  redisWaitTimeoutMs?: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
 }
@@ -66,9 +70,14 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
  */
 export function createApp(opts: AppOptions): App {
   const ready = createReadinessProbe({ redis: opts.redis });
+  const durability = {
+    ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
+    ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
+  };
   const tokenService = createTokenService({
     store: createTokenStore({
       redis: opts.redis,
+      ...durability,
       ...(opts.tokenMaxActivePerUser === undefined
         ? {}
         : { maxActivePerUser: opts.tokenMaxActivePerUser }),
@@ -81,7 +90,7 @@ export function createApp(opts: AppOptions): App {
     ...(opts.now === undefined ? {} : { now: opts.now }),
   });
   const userKeyService = createUserKeyService({
-    store: createUserKeyStore({ redis: opts.redis }),
+    store: createUserKeyStore({ redis: opts.redis, ...durability }),
   });
   const grpcHealth = createGrpcHealth({
     ready,

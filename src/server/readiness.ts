@@ -1,7 +1,7 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/redis-client.js";
 
 export interface ReadinessOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** A PING not answered within this time counts as not ready. Default 500 ms. */
   timeoutMs?: number;
 }

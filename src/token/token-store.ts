@@ -1,7 +1,9 @@
-import type { Redis, Result } from "ioredis";
+import type { Result } from "ioredis";
+import { createDurableWriter } from "../redis/durable-writer.js";
 import { LIVE_MEMBER_LENGTH, redisKeys } from "../redis/keys.js";
-import { callRedis } from "../redis/redis-failure.js";
-import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA } from "./token-scripts.js";
+import type { RedisClient } from "../redis/redis-client.js";
+import { callRedis, unconfirmedWrite } from "../redis/redis-failure.js";
+import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA, ROLLBACK_CREATE_LUA } from "./token-scripts.js";
 
 type ScriptReply = [status: number, retryAfterMs: number];
 
@@ -9,6 +11,7 @@ declare module "ioredis" {
   interface RedisCommander<Context> {
     perpsCreateToken(...keysAndArgs: string[]): Result<ScriptReply, Context>;
     perpsDeleteToken(...keysAndArgs: string[]): Result<ScriptReply, Context>;
+    perpsRollbackCreate(...keysAndArgs: string[]): Result<number, Context>;
   }
 }
 
@@ -57,7 +60,11 @@ export interface TokenStore {
 }
 
 export interface TokenStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
+  /** Replicas that must confirm each write before it is acknowledged. Default 0. */
+  minReplicasAck?: number;
+  /** How long to wait for those confirmations. Default 500 ms. */
+  waitTimeoutMs?: number;
   /** Most live tokens per user, session tokens included. Default 1000. */
   maxActivePerUser?: number;
   /** Create and delete calls per user per minute (token bucket, bursts up to it). Default 60. */
@@ -96,6 +103,12 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
   redis.defineCommand("perpsCreateToken", { numberOfKeys: 6, lua: CREATE_TOKEN_LUA });
   redis.defineCommand("perpsDeleteToken", { numberOfKeys: 6, lua: DELETE_TOKEN_LUA });
+  redis.defineCommand("perpsRollbackCreate", { numberOfKeys: 4, lua: ROLLBACK_CREATE_LUA });
+  const writer = createDurableWriter({
+    redis,
+    ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
+    ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
+  });
 
   const commonKeys = (userKey: string, tokenId: string) => [
     redisKeys.userKeys(userKey),
@@ -118,18 +131,39 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     userKeys: (userKey) => callRedis(() => redis.smembers(redisKeys.userKeys(userKey))),
 
     async create(token) {
-      const [status, retryAfterMs] = await callRedis(() =>
-        redis.perpsCreateToken(
-          ...commonKeys(token.userKey, token.tokenId),
-          ...commonArgs(token),
-          token.tokenHash,
-          token.tokenHash.slice(0, LIVE_MEMBER_LENGTH),
-          token.name === undefined ? "0" : "1",
-          token.name ?? "",
-          String(token.expiresAtMs),
-          maxActive,
+      const args = [
+        ...commonKeys(token.userKey, token.tokenId),
+        ...commonArgs(token),
+        token.tokenHash,
+        token.tokenHash.slice(0, LIVE_MEMBER_LENGTH),
+        token.name === undefined ? "0" : "1",
+        token.name ?? "",
+        String(token.expiresAtMs),
+        maxActive,
+      ];
+      const { reply, confirmed } = await callRedis(() =>
+        writer.write(
+          () => redis.perpsCreateToken(...args),
+          (pipeline) => pipeline.perpsCreateToken(...args),
         ),
       );
+      const [status, retryAfterMs] = reply;
+      if (status === 1 && !confirmed) {
+        // Best effort: if the rollback fails too, the unconfirmed token simply
+        // expires; nobody ever received its value.
+        await redis
+          .perpsRollbackCreate(
+            redisKeys.token(token.userKey, token.tokenId),
+            redisKeys.names(token.userKey),
+            redisKeys.live(token.userKey),
+            redisKeys.replay(token.userKey),
+            token.name ?? "",
+            token.tokenHash.slice(0, LIVE_MEMBER_LENGTH),
+            token.messageHash,
+          )
+          .catch(() => undefined);
+        throw unconfirmedWrite();
+      }
       switch (status) {
         case 1:
           return { kind: "created" };
@@ -143,13 +177,21 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     },
 
     async delete(call) {
-      const [status, retryAfterMs] = await callRedis(() =>
-        redis.perpsDeleteToken(
-          ...commonKeys(call.userKey, call.tokenId),
-          ...commonArgs(call),
-          String(LIVE_MEMBER_LENGTH),
+      const args = [
+        ...commonKeys(call.userKey, call.tokenId),
+        ...commonArgs(call),
+        String(LIVE_MEMBER_LENGTH),
+      ];
+      const { reply, confirmed } = await callRedis(() =>
+        writer.write(
+          () => redis.perpsDeleteToken(...args),
+          (pipeline) => pipeline.perpsDeleteToken(...args),
         ),
       );
+      const [status, retryAfterMs] = reply;
+      if (status === 1 && !confirmed) {
+        throw unconfirmedWrite();
+      }
       switch (status) {
         case 1:
           return { kind: "deleted" };

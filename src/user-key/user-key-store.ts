@@ -1,6 +1,8 @@
-import type { Redis, Result } from "ioredis";
+import type { Result } from "ioredis";
+import { createDurableWriter } from "../redis/durable-writer.js";
 import { redisKeys } from "../redis/keys.js";
-import { callRedis } from "../redis/redis-failure.js";
+import type { RedisClient } from "../redis/redis-client.js";
+import { callRedis, unconfirmedWrite } from "../redis/redis-failure.js";
 
 // Adds a key unless the user already has `max` others; idempotent.
 // Returns 1 stored (or already there), 0 limit reached.
@@ -27,7 +29,11 @@ export interface UserKeyStore {
 }
 
 export interface UserKeyStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
+  /** Replicas that must confirm each write before it is acknowledged. Default 0. */
+  minReplicasAck?: number;
+  /** How long to wait for those confirmations. Default 500 ms. */
+  waitTimeoutMs?: number;
   /** Most keys one user may have at once (room for rotation). Default 5. */
   maxKeysPerUser?: number;
 }
@@ -38,16 +44,37 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
   const maxKeysPerUser = opts.maxKeysPerUser ?? 5;
   const max = String(maxKeysPerUser);
   redis.defineCommand("perpsPutUserKey", { numberOfKeys: 1, lua: PUT_USER_KEY_LUA });
+  const writer = createDurableWriter({
+    redis,
+    ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
+    ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
+  });
   return {
     maxKeysPerUser,
     async put(userKey, publicKey) {
-      const result = await callRedis(() =>
-        redis.perpsPutUserKey(redisKeys.userKeys(userKey), publicKey, max),
+      const key = redisKeys.userKeys(userKey);
+      const { reply, confirmed } = await callRedis(() =>
+        writer.write(
+          () => redis.perpsPutUserKey(key, publicKey, max),
+          (pipeline) => pipeline.perpsPutUserKey(key, publicKey, max),
+        ),
       );
-      return result === 1 ? "stored" : "limit";
+      if (!confirmed) {
+        throw unconfirmedWrite();
+      }
+      return reply === 1 ? "stored" : "limit";
     },
     async delete(userKey, publicKey) {
-      await callRedis(() => redis.srem(redisKeys.userKeys(userKey), publicKey));
+      const key = redisKeys.userKeys(userKey);
+      const { confirmed } = await callRedis(() =>
+        writer.write(
+          () => redis.srem(key, publicKey),
+          (pipeline) => pipeline.srem(key, publicKey),
+        ),
+      );
+      if (!confirmed) {
+        throw unconfirmedWrite();
+      }
     },
   };
 }

@@ -112,7 +112,10 @@ describe("replay protection", () => {
   it("lets a request that failed (409, 404) be retried", async () => {
     const user = await h.user();
     const first = await rest(h.service, "POST", await signedCreate(user, { name: "busy" }));
-    const second = await signedCreate(user, { name: "busy", timestamp: BigInt(Date.now() - 1) });
+    const second = await signedCreate(user, {
+      name: "busy",
+      timestamp: BigInt(Date.now() - 1000),
+    });
     assert.equal((await rest(h.service, "POST", second)).status, 409);
     const missing = await signedDelete(user, "not-yet");
     assert.equal((await rest(h.service, "DELETE", missing)).status, 404);
@@ -205,12 +208,14 @@ describe("abuse limits", () => {
     try {
       const user = await h.user();
       const stranger = await newUser(user.userId);
+      // Distinct timestamps from one base: equal messages would be replays.
+      const base = Date.now();
       for (let i = 0; i < 8; i++) {
-        const forged = await signedCreate(stranger, { timestamp: BigInt(Date.now() - i) });
+        const forged = await signedCreate(stranger, { timestamp: BigInt(base - i) });
         assert.equal((await rest(h.service, "POST", forged)).status, 401);
       }
       for (let i = 0; i < 5; i++) {
-        const ok = await signedCreate(user, { timestamp: BigInt(Date.now() - i) });
+        const ok = await signedCreate(user, { timestamp: BigInt(base - 100 - i) });
         assert.equal((await rest(h.service, "POST", ok)).status, 201);
       }
       const limited = await rest(h.service, "POST", await signedCreate(user));

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../src/process/free-port.js";
 import {
   type RedisServerProcess,
   startRedisServerProcess,
 } from "../../src/redis/redis-server-process.js";
-import { freePort } from "./free-port.js";
 
 export interface TestRedis {
   readonly url: string;

@@ -1,7 +1,8 @@
 import { Writable } from "node:stream";
-import type { Redis } from "ioredis";
 import { createLogger } from "../../src/log/logger.js";
+import type { RedisClient } from "../../src/redis/redis-client.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
+import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { createApp } from "../../src/server/app.js";
 import { issuedSignatures } from "./signing.js";
 
@@ -37,14 +38,18 @@ export interface TestService {
   /** host:port of the public listener, for @grpc/grpc-js. */
   readonly publicAddress: string;
   /** The service's own Redis client. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Every log line the service wrote, as text. */
   readonly logs: string[];
   stop(): Promise<void>;
 }
 
 export interface TestServiceOptions {
-  redisUrl: string;
+  /** The test Redis: a URL, or any topology (e.g. a test cluster). */
+  redisUrl?: string;
+  redis?: RedisTopology;
+  /** Replicas that must confirm each write. Default 0. */
+  redisMinReplicasAck?: number;
   tokenMaxLifetimeSeconds?: number;
   tokenMaxActivePerUser?: number;
   /** Default here 100000: most suites sign many calls per user within a minute. */
@@ -61,7 +66,12 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     },
   });
   const logger = createLogger({ level: "info", destination });
-  const redis = createRedisClient({ location: { url: opts.redisUrl } });
+  const topology: RedisTopology | undefined =
+    opts.redis ?? (opts.redisUrl === undefined ? undefined : { kind: "url", url: opts.redisUrl });
+  if (topology === undefined) {
+    throw new Error("startTestService needs redisUrl or redis");
+  }
+  const redis = createRedisClient({ topology });
   redis.on("error", () => {
     // Outage tests stop Redis on purpose; the client reconnects by itself.
   });
@@ -74,6 +84,9 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     grpcPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
     tokenRateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
+    ...(opts.redisMinReplicasAck === undefined
+      ? {}
+      : { redisMinReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.tokenMaxActivePerUser === undefined
       ? {}
       : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),

@@ -8,7 +8,10 @@ describe("parseConfig", () => {
       host: "127.0.0.1",
       httpPort: 8080,
       grpcPort: 9090,
-      redisUrl: undefined,
+      redis: undefined,
+      redisMinReplicasAck: 0,
+      redisWaitTimeoutMs: 500,
+      workers: 1,
       tokenMaxLifetimeSeconds: 31_536_000,
       tokenMaxActivePerUser: 1000,
       tokenRateLimitPerMinute: 60,
@@ -30,11 +33,68 @@ describe("parseConfig", () => {
     assert.equal(config.host, "0.0.0.0");
     assert.equal(config.httpPort, 80);
     assert.equal(config.grpcPort, 0);
-    assert.equal(config.redisUrl, "rediss://user:pw@redis.internal:6380/1");
+    assert.deepEqual(config.redis, { kind: "url", url: "rediss://user:pw@redis.internal:6380/1" });
     assert.equal(config.tokenMaxLifetimeSeconds, 604_800);
     assert.equal(config.tokenMaxActivePerUser, 10);
     assert.equal(config.tokenRateLimitPerMinute, 600);
     assert.equal(config.logLevel, "warn");
+  });
+
+  it("reads the other Redis shapes", () => {
+    assert.deepEqual(parseConfig({ REDIS_URL: "unix:///run/redis.sock" }).redis, {
+      kind: "socket",
+      path: "/run/redis.sock",
+    });
+    assert.deepEqual(
+      parseConfig({ REDIS_CLUSTER_NODES: "10.0.0.1:7000, redis-b:7001", REDIS_PASSWORD: "pw" })
+        .redis,
+      {
+        kind: "cluster",
+        nodes: [
+          { host: "10.0.0.1", port: 7000 },
+          { host: "redis-b", port: 7001 },
+        ],
+        password: "pw",
+      },
+    );
+    assert.deepEqual(
+      parseConfig({
+        REDIS_SENTINELS: "s1:26379,s2:26379",
+        REDIS_SENTINEL_NAME: "main",
+        REDIS_TLS: "true",
+      }).redis,
+      {
+        kind: "sentinel",
+        sentinels: [
+          { host: "s1", port: 26379 },
+          { host: "s2", port: 26379 },
+        ],
+        name: "main",
+        tls: true,
+      },
+    );
+    const scale = parseConfig({
+      WORKERS: "4",
+      REDIS_MIN_REPLICAS_ACK: "1",
+      REDIS_WAIT_TIMEOUT_MS: "250",
+    });
+    assert.equal(scale.workers, 4);
+    assert.equal(scale.redisMinReplicasAck, 1);
+    assert.equal(scale.redisWaitTimeoutMs, 250);
+  });
+
+  it("needs REDIS_SENTINEL_NAME with REDIS_SENTINELS", () => {
+    assert.throws(
+      () => parseConfig({ REDIS_SENTINELS: "s1:26379" }),
+      (err) => err instanceof ConfigError && err.message.startsWith("REDIS_SENTINEL_NAME"),
+    );
+  });
+
+  it("refuses two Redis shapes at once", () => {
+    assert.throws(
+      () => parseConfig({ REDIS_URL: "redis://a", REDIS_CLUSTER_NODES: "b:1" }),
+      (err) => err instanceof ConfigError && /alternatives/.test(err.message),
+    );
   });
 
   for (const [name, value] of [
@@ -48,6 +108,12 @@ describe("parseConfig", () => {
     ["LOG_LEVEL", "verbose"],
     ["TOKEN_MAX_ACTIVE_PER_USER", "0"],
     ["TOKEN_RATE_LIMIT_PER_MINUTE", "many"],
+    ["REDIS_URL", "unix://relative.sock"],
+    ["REDIS_CLUSTER_NODES", "host-without-port"],
+    ["REDIS_SENTINELS", "s1"],
+    ["REDIS_TLS", "maybe"],
+    ["WORKERS", "0"],
+    ["REDIS_MIN_REPLICAS_ACK", "-1"],
   ]) {
     it(`refuses ${name}=${value}, naming the variable`, () => {
       assert.throws(

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 
-/** A TCP port that was free a moment ago on 127.0.0.1 (for processes that cannot take port 0). */
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -1,0 +1,51 @@
+import cluster, { type Worker } from "node:cluster";
+import type { Logger } from "../log/logger.js";
+
+export interface WorkersOptions {
+  count: number;
+  logger: Logger;
+  /** Environment added to each worker's (e.g. where the embedded Redis is). */
+  env: Record<string, string>;
+}
+
+export interface Workers {
+  /** Asks every worker to stop gracefully and waits until all have exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `count` service processes (node:cluster) that share the listening
+ * ports. A worker that dies unexpectedly is replaced.
+ */
+export function startWorkers(opts: WorkersOptions): Workers {
+  let stopping = false;
+  const fork = (): Worker => cluster.fork(opts.env);
+  cluster.on("exit", (worker, code, signal) => {
+    if (!stopping) {
+      opts.logger.error({ pid: worker.process.pid, code, signal }, "worker died; starting another");
+      fork();
+    }
+  });
+  for (let i = 0; i < opts.count; i++) {
+    fork();
+  }
+  return {
+    async stop() {
+      stopping = true;
+      const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+      await Promise.all(
+        workers.map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              if (worker.isDead()) {
+                resolve();
+                return;
+              }
+              worker.once("exit", () => resolve());
+              worker.process.kill("SIGTERM");
+            }),
+        ),
+      );
+    },
+  };
+}
