@@ -37,9 +37,12 @@ export interface DualProtocolServer {
   readonly port: number;
   /**
    * Stops accepting connections, lets in-flight requests finish (up to
-   * `graceMs`, default 10000), then closes every connection.
+   * `graceMs`, default 10000), then closes every connection. HTTP/2 clients
+   * get a GOAWAY at once; HTTP/1.1 has none, so for `drainMs` (default 500)
+   * requests that arrive on open keep-alive connections are still served,
+   * answered with `connection: close`, before idle connections are closed.
    */
-  close(graceMs?: number): Promise<void>;
+  close(graceMs?: number, drainMs?: number): Promise<void>;
 }
 
 // An HTTP/2 connection with prior knowledge starts with the preface "PRI * HTTP/2.0";
@@ -142,16 +145,23 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         });
       });
     },
-    async close(graceMs = 10_000) {
+    async close(graceMs = 10_000, drainMs = 500) {
       closing = true;
+      const deadline = Date.now() + graceMs;
       const stopped = new Promise<void>((resolve) => tcp.close(() => resolve()));
       for (const session of sessions) {
         session.close(); // GOAWAY: no new streams, open ones finish.
       }
+      // A client may be sending on an idle keep-alive connection right now;
+      // closing it under that request would cut the request off.
+      const drainEnd = Date.now() + Math.min(drainMs, graceMs);
+      while (Date.now() < drainEnd && sockets.size > 0) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
       h1.closeIdleConnections();
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, graceMs);
+          const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
           onIdle = () => {
             clearTimeout(timer);
             resolve();
