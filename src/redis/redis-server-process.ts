@@ -11,8 +11,12 @@ export interface RedisServerProcessOptions {
   appendOnly?: boolean;
   /** The server binary. Default "redis-server" from PATH. */
   binary?: string;
+  /** A config file to start from (given first, before the other arguments). */
+  configFile?: string;
   /** Extra `--name value` arguments, e.g. `["--cluster-enabled", "yes"]`. */
   extraArgs?: string[];
+  /** The log line that says the server is ready. Default /ready to accept connections/i. */
+  readyPattern?: RegExp;
   /** How long to wait for the server to accept connections. Default 10000 ms. */
   startTimeoutMs?: number;
 }
@@ -45,6 +49,7 @@ export function startRedisServerProcess(
       ? ["--port", "0", "--unixsocket", socket, "--unixsocketperm", "700"]
       : ["--port", String(opts.port), "--bind", "127.0.0.1"];
   const args = [
+    ...(opts.configFile === undefined ? [] : [opts.configFile]),
     "--dir",
     opts.dir,
     ...listenArgs,
@@ -95,7 +100,7 @@ export function startRedisServerProcess(
     });
     child.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString();
-      if (/ready to accept connections/i.test(output)) {
+      if ((opts.readyPattern ?? /ready to accept connections/i).test(output)) {
         clearTimeout(timer);
         child.stdout?.removeAllListeners("data");
         child.stdout?.resume();

@@ -296,7 +296,7 @@ describe("REST contract of /user/tokens", () => {
   before(async () => {
     redis = await startTestRedis();
     service = await startTestService({
-      redisUrl: redis.url,
+      redis: redis.topology,
       tokenMaxLifetimeSeconds: MAX_LIFETIME,
     });
     grpcKeys = createGrpcClient(UserKeyService, service.internalAddress);

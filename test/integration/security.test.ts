@@ -5,6 +5,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createTokenMessage } from "../../src/token/signed-message.js";
+import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {
   newUser,
@@ -50,7 +51,7 @@ interface Harness {
 async function harness(limits: { maxActive?: number; ratePerMinute?: number } = {}) {
   const redis = await startTestRedis();
   const service = await startTestService({
-    redisUrl: redis.url,
+    redis: redis.topology,
     ...(limits.maxActive === undefined ? {} : { tokenMaxActivePerUser: limits.maxActive }),
     ...(limits.ratePerMinute === undefined
       ? {}
@@ -180,7 +181,7 @@ describe("token storage", () => {
       tokens.push(res.body.token ?? "");
     }
     const dump: string[] = [];
-    for (const key of await h.service.redis.keys("*")) {
+    for (const key of await allKeys(h.service.redis, "*")) {
       dump.push(key);
       const type = await h.service.redis.type(key);
       if (type === "hash") {

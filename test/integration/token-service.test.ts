@@ -7,6 +7,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { isWellFormedToken } from "../../src/token/token-secret.js";
+import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {
   newUser,
@@ -49,7 +50,10 @@ describe("TokenService and UserKeyService", () => {
 
   before(async () => {
     redis = await startTestRedis();
-    service = await startTestService({ redisUrl: redis.url, tokenMaxLifetimeSeconds: 31_536_000 });
+    service = await startTestService({
+      redis: redis.topology,
+      tokenMaxLifetimeSeconds: 31_536_000,
+    });
     publicTokens = createClient(
       TokenService,
       createConnectTransport({ baseUrl: service.publicUrl, httpVersion: "1.1" }),
@@ -113,7 +117,7 @@ describe("TokenService and UserKeyService", () => {
     it("stores only the SHA-256 of the token, in keys that share the user's hash tag", async () => {
       const user = await registeredUser();
       const res = await publicTokens.createToken(await signedCreate(user, { name: "stored" }));
-      const keys = await service.redis.keys(`*${user.userId}*`);
+      const keys = await allKeys(service.redis, `*${user.userId}*`);
       assert.ok(keys.length >= 3);
       for (const key of keys) {
         assert.ok(key.startsWith(`{u:${user.userId}}:`), key);
