@@ -1,0 +1,22 @@
+/** Where a command writes and what it reads from its environment, so runs are testable. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** What a command runs with: its io and the output mode chosen on its command line. */
+export interface CliContext extends CliIo {
+  /** True with `--json`: one JSON object on stdout instead of text. */
+  json: boolean;
+}
+
+/** One subcommand of perps-tokens. */
+export interface Command {
+  readonly name: string;
+  /** One line, for the top-level help. */
+  readonly summary: string;
+  /** The full `--help` text. */
+  readonly help: string;
+  run(args: string[], ctx: CliContext): Promise<void>;
+}

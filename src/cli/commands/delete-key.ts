@@ -1,0 +1,56 @@
+import type { Command } from "../cli-context.js";
+import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
+import { parseOptions, required } from "../parse-options.js";
+import { printResult } from "../print-result.js";
+import { resolvePublicKey } from "../public-key.js";
+import { INTERNAL_URL_HELP, internalUrl } from "../service-urls.js";
+import { createUserKeyClient } from "../user-key-client.js";
+
+const NAME = "delete-key";
+
+const OPTIONS = {
+  ...COMMON_OPTIONS,
+  user: { type: "string" },
+  "public-key": { type: "string" },
+  key: { type: "string" },
+  "internal-url": { type: "string" },
+} as const;
+
+/** `delete-key`: DeleteUserKey on the internal listener. */
+export const deleteKeyCommand: Command = {
+  name: NAME,
+  summary: "remove a public key of a user (internal listener)",
+  help: `Usage: perps-tokens delete-key --user USER_ID (--public-key HEX | --key FILE)
+
+Removes an Ed25519 public key of the user, on the internal listener: requests
+signed with the matching private key are refused from then on. Idempotent:
+removing a key that is not registered succeeds too.
+
+Options:
+  --user USER_ID       the user's UUID
+  --public-key HEX     the public key, 64 hex characters
+  --key FILE           or: the private key file whose public key to remove
+${INTERNAL_URL_HELP}
+${COMMON_HELP}
+
+With --json: {"deleted":true,"publicKey":"…","userId":"…"}
+
+${EXIT_CODES_HELP}`,
+
+  async run(args, ctx) {
+    const values = parseOptions(NAME, args, OPTIONS);
+    const userId = required(NAME, values.user, "--user");
+    const baseUrl = internalUrl(NAME, values["internal-url"], ctx.env);
+    const publicKey = await resolvePublicKey({
+      command: NAME,
+      publicKey: values["public-key"],
+      keyFile: values.key,
+    });
+    await createUserKeyClient({ baseUrl }).deleteUserKey(userId, publicKey);
+    printResult(ctx, `Removed public key ${publicKey} of user ${userId} (if it was registered).`, {
+      deleted: true,
+      publicKey,
+      userId,
+    });
+  },
+};

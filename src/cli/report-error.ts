@@ -1,0 +1,72 @@
+import { TokenApiError } from "../sdk/token-api-error.js";
+import type { CliIo } from "./cli-context.js";
+import { CliFailure } from "./cli-failure.js";
+import { ExitCode } from "./exit-code.js";
+import { UsageError } from "./usage-error.js";
+
+/** The CLI's name in messages. */
+export const CLI_NAME = "perps-tokens";
+
+interface ErrorReport {
+  exitCode: ExitCode;
+  /** "usage", "service" (the service refused, or could not be reached) or "local". */
+  kind: "usage" | "service" | "local";
+  text: string;
+  fields: Record<string, unknown>;
+}
+
+function describe(err: unknown): ErrorReport {
+  if (err instanceof UsageError) {
+    const help =
+      err.command === undefined ? `${CLI_NAME} --help` : `${CLI_NAME} ${err.command} --help`;
+    const where = err.command === undefined ? CLI_NAME : `${CLI_NAME} ${err.command}`;
+    return {
+      exitCode: ExitCode.Usage,
+      kind: "usage",
+      text: `${where}: ${err.message}\nRun '${help}' for usage.`,
+      fields: { message: err.message },
+    };
+  }
+  if (err instanceof TokenApiError) {
+    const http = err.httpStatus === undefined ? "" : ` (HTTP ${err.httpStatus})`;
+    const retry =
+      err.retryAfterSeconds === undefined ? "" : `; retry after ${err.retryAfterSeconds} s`;
+    return {
+      exitCode: ExitCode.Refused,
+      kind: "service",
+      text: `${CLI_NAME}: ${err.codeName}${http}: ${err.message}${retry}`,
+      fields: {
+        code: err.code,
+        codeName: err.codeName,
+        message: err.message,
+        ...(err.httpStatus === undefined ? {} : { httpStatus: err.httpStatus }),
+        ...(err.retryAfterSeconds === undefined
+          ? {}
+          : { retryAfterSeconds: err.retryAfterSeconds }),
+      },
+    };
+  }
+  // CliFailure is expected (a key file); anything else is a bug, still reported
+  // in one line rather than a stack, which could hold key material.
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    exitCode: ExitCode.Refused,
+    kind: "local",
+    text: `${CLI_NAME}: ${err instanceof CliFailure ? "" : "unexpected error: "}${message}`,
+    fields: { message },
+  };
+}
+
+/**
+ * Writes an error to stderr (text, or one JSON line `{"error": {...}}` with
+ * `--json`) and returns the exit code it means.
+ */
+export function reportError(err: unknown, io: CliIo, json: boolean): ExitCode {
+  const report = describe(err);
+  io.stderr(
+    json
+      ? `${JSON.stringify({ error: { kind: report.kind, ...report.fields } })}\n`
+      : `${report.text}\n`,
+  );
+  return report.exitCode;
+}

@@ -1,0 +1,71 @@
+import type { CliIo, Command } from "./cli-context.js";
+import { createCommand } from "./commands/create.js";
+import { deleteCommand } from "./commands/delete.js";
+import { deleteKeyCommand } from "./commands/delete-key.js";
+import { keygenCommand } from "./commands/keygen.js";
+import { registerKeyCommand } from "./commands/register-key.js";
+import { ExitCode } from "./exit-code.js";
+import { wantsHelp, wantsJson } from "./parse-options.js";
+import { CLI_NAME, reportError } from "./report-error.js";
+import { INTERNAL_URL_ENV, PUBLIC_URL_ENV } from "./service-urls.js";
+import { UsageError } from "./usage-error.js";
+
+const COMMANDS: readonly Command[] = [
+  keygenCommand,
+  registerKeyCommand,
+  deleteKeyCommand,
+  createCommand,
+  deleteCommand,
+];
+
+const TOP_HELP = `Usage: ${CLI_NAME} <command> [options]
+
+Creates and deletes API tokens of the perps token service with Ed25519-signed
+requests, and registers the public keys that sign them.
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(14)} ${c.summary}`).join("\n")}
+
+Run '${CLI_NAME} <command> --help' for a command's options.
+
+Environment:
+  ${PUBLIC_URL_ENV}           public listener, default http://127.0.0.1:8080 (--url)
+  ${INTERNAL_URL_ENV}  internal listener, default http://127.0.0.1:9090 (--internal-url)
+
+Example:
+  ${CLI_NAME} keygen --out me.pem
+  ${CLI_NAME} register-key --user "$USER_ID" --key me.pem
+  ${CLI_NAME} create --user "$USER_ID" --key me.pem --name my-bot --expires-in 3600
+  ${CLI_NAME} delete --user "$USER_ID" --key me.pem --token-id "$TOKEN_ID"
+
+Exit codes: 0 done, 1 refused by the service (or it could not be reached, or a
+key file could not be read), 2 wrong command line.`;
+
+/** Runs one command line (without the node and script arguments); resolves with the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const [name, ...args] = argv;
+  const json = wantsJson(argv);
+  if (name === undefined) {
+    io.stderr(`${TOP_HELP}\n`);
+    return ExitCode.Usage;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
+    const topic = name === "help" ? COMMANDS.find((c) => c.name === args[0]) : undefined;
+    io.stdout(`${topic?.help ?? TOP_HELP}\n`);
+    return ExitCode.Ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  try {
+    if (command === undefined) {
+      throw new UsageError(undefined, `unknown command '${name}'`);
+    }
+    if (wantsHelp(args)) {
+      io.stdout(`${command.help}\n`);
+      return ExitCode.Ok;
+    }
+    await command.run(args, { ...io, json });
+    return ExitCode.Ok;
+  } catch (err) {
+    return reportError(err, io, json);
+  }
+}

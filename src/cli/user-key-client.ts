@@ -1,0 +1,49 @@
+import { createClient } from "@connectrpc/connect";
+import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
+import { fromConnectError } from "../sdk/connect-error-mapping.js";
+import { createFetchConnectTransport } from "../sdk/connect-transport.js";
+
+/** Options of {@link createUserKeyClient}. */
+export interface UserKeyClientOptions {
+  /** Base URL of the internal listener. */
+  baseUrl: string;
+  /** Deadline of each call in milliseconds. Default 10000. */
+  timeoutMs?: number;
+}
+
+/** Key registration on the internal listener; failures are TokenApiErrors, as on the SDK. */
+export interface UserKeyClient {
+  putUserKey(userId: string, publicKey: string): Promise<void>;
+  deleteUserKey(userId: string, publicKey: string): Promise<void>;
+}
+
+/**
+ * UserKeyService over the Connect protocol (HTTP/1.1 and fetch): nothing to
+ * keep open, so a one-shot command exits as soon as it is done.
+ */
+export function createUserKeyClient(opts: UserKeyClientOptions): UserKeyClient {
+  const client = createClient(
+    UserKeyService,
+    createFetchConnectTransport({
+      baseUrl: opts.baseUrl,
+      fetch: (input, init) => globalThis.fetch(input, init),
+    }),
+  );
+  const callOptions = { timeoutMs: opts.timeoutMs ?? 10_000 };
+  return {
+    async putUserKey(userId, publicKey) {
+      try {
+        await client.putUserKey({ userId, publicKey }, callOptions);
+      } catch (err) {
+        throw fromConnectError(err);
+      }
+    },
+    async deleteUserKey(userId, publicKey) {
+      try {
+        await client.deleteUserKey({ userId, publicKey }, callOptions);
+      } catch (err) {
+        throw fromConnectError(err);
+      }
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type * as ConnectNode from "@connectrpc/connect-node";
+import type { TransportHandle } from "./rpc-calls.js";
+
+// Deliberately not a string literal: bundlers (webpack, Vite, esbuild) follow
+// `import("literal")` into a chunk, which would drag node:http2 into a browser
+// build of the SDK. The magic comments below say the same to webpack and Vite.
+const CONNECT_NODE: string = "@connectrpc/connect-node";
+
+/** True in Node.js (and runtimes that emulate it, such as Bun and Deno), where HTTP/2 is available. */
+export function hasNodeHttp2(): boolean {
+  const runtime = globalThis as { process?: { versions?: { node?: unknown } } };
+  return typeof runtime.process?.versions?.node === "string";
+}
+
+/**
+ * The gRPC transport (HTTP/2, cleartext with prior knowledge on http:// URLs),
+ * loaded on first use so that the browser path of the SDK never imports
+ * @connectrpc/connect-node.
+ */
+export async function openGrpcTransport(baseUrl: string): Promise<TransportHandle> {
+  if (!hasNodeHttp2()) {
+    throw new Error(
+      'transport "grpc" needs HTTP/2 and works in Node.js only; use "connect" or "rest" in a browser',
+    );
+  }
+  const connectNode = (await import(
+    /* webpackIgnore: true */ /* @vite-ignore */ CONNECT_NODE
+  )) as typeof ConnectNode;
+  // Our own session manager, so close() can end the HTTP/2 connection now
+  // rather than after connect-node's 15-minute idle timeout.
+  const sessionManager = new connectNode.Http2SessionManager(baseUrl);
+  return {
+    transport: connectNode.createGrpcTransport({ baseUrl, sessionManager }),
+    close: () => sessionManager.abort(),
+  };
+}

@@ -1,0 +1,16 @@
+// The SDK's browser-safe entry: nothing on this import graph may import a
+// Node.js built-in (test/integration/sdk.test.ts walks it). The gRPC transport
+// is loaded lazily, and the Node-only extras live in ./node.ts.
+export { Code } from "@connectrpc/connect";
+export { codeName } from "./code-name.js";
+export type { PrivateKeySigner, SignCallback, Signer } from "./signer.js";
+export { TokenApiError, type TokenApiErrorOptions } from "./token-api-error.js";
+export type { CreatedToken } from "./token-calls.js";
+export {
+  type CreateTokenParams,
+  createTokenClient,
+  type DeleteTokenParams,
+  type TokenClient,
+  type TokenClientOptions,
+  type TokenTransport,
+} from "./token-client.js";

@@ -1,0 +1,7 @@
+// The SDK's Node.js entry: everything of the browser entry, plus helpers that
+// need Node built-ins. isWellFormedToken is re-exported rather than rewritten
+// for browsers so that the token format has one definition (it uses
+// node:zlib's crc32); checking tokens for leaks is a server-side or CI job.
+
+export { isWellFormedToken, TOKEN_PREFIX } from "../token/token-secret.js";
+export * from "./index.js";

@@ -1,0 +1,126 @@
+import { Code } from "@connectrpc/connect";
+import { isErrorCode } from "./code-name.js";
+import { codeFromHttpStatus } from "./http-status-code.js";
+import { parseRetryAfter } from "./retry-after.js";
+import { TokenApiError } from "./token-api-error.js";
+import type {
+  CallSettings,
+  CreatedToken,
+  SignedCreateRequest,
+  SignedDeleteRequest,
+  TokenCalls,
+} from "./token-calls.js";
+
+/** Options of {@link createRestCalls}. */
+export interface RestCallsOptions {
+  /** Base URL of the public listener; `/user/tokens` is appended to its path. */
+  baseUrl: string;
+  /** The fetch to use. */
+  fetch: typeof globalThis.fetch;
+  /** Deadline of each call in milliseconds. */
+  timeoutMs: number;
+}
+
+type JsonFields = Record<string, string | bigint | undefined>;
+
+// int64 fields go out as JSON numbers, as the REST contract requires; the
+// client only signs safe integers, so Number() is exact.
+function jsonBody(fields: JsonFields): string {
+  return JSON.stringify(fields, (_key, value: unknown) =>
+    typeof value === "bigint" ? Number(value) : value,
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+async function readJson(res: Response): Promise<unknown> {
+  try {
+    return await res.json();
+  } catch {
+    return undefined;
+  }
+}
+
+async function errorFromResponse(res: Response): Promise<TokenApiError> {
+  const body = await readJson(res);
+  const opts = {
+    httpStatus: res.status,
+    retryAfterSeconds: parseRetryAfter(res.headers.get("retry-after"), Date.now()),
+  };
+  if (isRecord(body) && isErrorCode(body.code) && typeof body.message === "string") {
+    return new TokenApiError(body.code, body.message, opts);
+  }
+  // Not the service's status JSON: something in between answered.
+  return new TokenApiError(
+    codeFromHttpStatus(res.status),
+    `HTTP ${res.status} ${res.statusText}`.trim(),
+    opts,
+  );
+}
+
+function createdToken(body: unknown): CreatedToken {
+  if (
+    isRecord(body) &&
+    typeof body.id === "string" &&
+    typeof body.token === "string" &&
+    typeof body.expiresAt === "string"
+  ) {
+    return { id: body.id, token: body.token, expiresAt: body.expiresAt };
+  }
+  throw new TokenApiError(Code.Internal, "unexpected response: expected {expiresAt, id, token}");
+}
+
+/** The "rest" transport: the JSON contract of `POST` / `DELETE /user/tokens`, over fetch. */
+export function createRestCalls(opts: RestCallsOptions): TokenCalls {
+  const url = `${opts.baseUrl.replace(/\/+$/, "")}/user/tokens`;
+
+  async function send(
+    method: "POST" | "DELETE",
+    fields: JsonFields,
+    settings: CallSettings,
+  ): Promise<Response> {
+    const deadline = AbortSignal.timeout(opts.timeoutMs);
+    const signal =
+      settings.signal === undefined ? deadline : AbortSignal.any([settings.signal, deadline]);
+    try {
+      const res = await opts.fetch(url, {
+        method,
+        headers: { "content-type": "application/json" },
+        body: jsonBody(fields),
+        signal,
+      });
+      if (!res.ok) {
+        throw await errorFromResponse(res);
+      }
+      return res;
+    } catch (err) {
+      if (err instanceof TokenApiError) {
+        throw err;
+      }
+      // Same codes as connect gives for these on the other transports.
+      if (deadline.aborted) {
+        throw new TokenApiError(Code.DeadlineExceeded, "the call timed out", { cause: err });
+      }
+      if (settings.signal?.aborted === true) {
+        throw new TokenApiError(Code.Canceled, "the call was cancelled", { cause: err });
+      }
+      throw new TokenApiError(Code.Unavailable, `cannot reach ${url}`, { cause: err });
+    }
+  }
+
+  return {
+    async createToken(req: SignedCreateRequest, settings: CallSettings) {
+      const res = await send("POST", { ...req }, settings);
+      return createdToken(await readJson(res));
+    },
+    async deleteToken(req: SignedDeleteRequest, settings: CallSettings) {
+      const res = await send("DELETE", { ...req }, settings);
+      await readJson(res); // drains the body, so the connection can be reused
+    },
+    close() {
+      // fetch manages its own connections.
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/** A create request with its signature, as every transport sends it. */
+export interface SignedCreateRequest {
+  signature: string;
+  timestamp: bigint;
+  userId: string;
+  expiresIn: bigint | undefined;
+  name: string | undefined;
+}
+
+/** A delete request with its signature, as every transport sends it. */
+export interface SignedDeleteRequest {
+  signature: string;
+  timestamp: bigint;
+  tokenId: string;
+  userId: string;
+}
+
+/** What a successful create returns. */
+export interface CreatedToken {
+  /** Token identifier, used to delete it. */
+  id: string;
+  /** The bearer token. Returned once: the service keeps only its hash. */
+  token: string;
+  /** UTC date (YYYY-MM-DD) on which the token expires. */
+  expiresAt: string;
+}
+
+/** Per-call settings every transport honours. */
+export interface CallSettings {
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * The wire side of a client, one per transport: sends already signed requests
+ * and turns every failure into a TokenApiError.
+ */
+export interface TokenCalls {
+  createToken(req: SignedCreateRequest, settings: CallSettings): Promise<CreatedToken>;
+  deleteToken(req: SignedDeleteRequest, settings: CallSettings): Promise<void>;
+  /** Releases connections held between calls; a later call opens new ones. */
+  close(): void;
+}

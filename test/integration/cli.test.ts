@@ -1,0 +1,353 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createPrivateKey, createPublicKey, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { isWellFormedToken } from "../../src/token/token-secret.js";
+import { startTestRedis, type TestRedis } from "../support/test-redis.js";
+import { startTestService, type TestService } from "../support/test-service.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const COMMANDS = ["keygen", "register-key", "delete-key", "create", "delete"];
+
+/** The bin exactly as package.json declares it, so the test runs what `npm ci` installs. */
+function binPath(): string {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    bin?: Record<string, string>;
+  };
+  const bin = pkg.bin?.["perps-tokens"];
+  assert.equal(typeof bin, "string", 'package.json has no bin "perps-tokens"');
+  return join(ROOT, bin ?? "");
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let cwd: string;
+let baseEnv: Record<string, string | undefined>;
+
+// Each run is a Node process loading tsx (~0.5 s of CPU): a few at a time keeps
+// two cores busy without starving the service under test.
+const MAX_RUNNING = 4;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function slot(): Promise<() => void> {
+  while (running >= MAX_RUNNING) {
+    await new Promise<void>((wake) => waiting.push(wake));
+  }
+  running++;
+  return () => {
+    running--;
+    waiting.shift()?.();
+  };
+}
+
+/** Runs `node <bin> ...args` in a temp folder; resolves when it exits (it must, within 30 s). */
+async function run(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  const release = await slot();
+  try {
+    return await new Promise((resolveRun, reject) => {
+      const child = spawn(process.execPath, [binPath(), ...args], {
+        cwd,
+        env: { ...baseEnv, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+        timeout: 30_000,
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      child.on("error", reject);
+      child.on("close", (code) => resolveRun({ code, stdout, stderr }));
+    });
+  } finally {
+    release();
+  }
+}
+
+function json(text: string): Record<string, unknown> {
+  const lines = text.trim().split("\n");
+  assert.equal(lines.length, 1, `one JSON line expected: ${text}`);
+  return JSON.parse(lines[0] ?? "") as Record<string, unknown>;
+}
+
+/** The raw public key (64 hex) of a PEM private key file, computed independently of the CLI. */
+function publicKeyOfFile(path: string): string {
+  const jwk = createPublicKey(createPrivateKey(readFileSync(path, "utf8"))).export({
+    format: "jwk",
+  });
+  return Buffer.from(jwk.x ?? "", "base64url").toString("hex");
+}
+
+// The tests use distinct users and key files, so they run side by side.
+describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => {
+  let redis: TestRedis;
+  let service: TestService;
+
+  before(async () => {
+    redis = await startTestRedis();
+    service = await startTestService({ redisUrl: redis.url });
+    cwd = mkdtempSync(join(tmpdir(), "perps-cli-"));
+    baseEnv = { ...process.env };
+    // The child is a plain `node <bin>`, not a test: nothing of this runner's set-up leaks in.
+    delete baseEnv.NODE_OPTIONS;
+    delete baseEnv.NODE_TEST_CONTEXT;
+    baseEnv.PERPS_TOKENS_URL = service.publicUrl;
+    baseEnv.PERPS_TOKENS_INTERNAL_URL = service.internalUrl;
+  });
+  after(async () => {
+    rmSync(cwd, { recursive: true, force: true });
+    await service.stop();
+    await redis.dispose();
+  });
+
+  it("--help on every command prints its usage and exits 0", async () => {
+    const cases = [
+      ["--help"],
+      ["-h"],
+      ["help"],
+      ...COMMANDS.map((c) => [c, "--help"]),
+      ["create", "-h"],
+      ["help", "delete"],
+      // Help wins over a command line that is otherwise wrong.
+      ["create", "--bogus", "--help"],
+    ];
+    const runs = await Promise.all(cases.map((args) => run(args)));
+    for (const [i, r] of runs.entries()) {
+      const args = cases[i] ?? [];
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.stderr, "");
+      const command = COMMANDS.find((c) => args.includes(c));
+      assert.ok(
+        r.stdout.startsWith(`Usage: perps-tokens ${command ?? "<command>"}`),
+        `${args.join(" ")}: ${r.stdout}`,
+      );
+    }
+    assert.match(runs[0]?.stdout ?? "", /PERPS_TOKENS_URL/);
+  });
+
+  it("keygen writes a 0600 PKCS#8 key file and prints its public key", async () => {
+    const r = await run(["keygen", "--out", "alice.pem"]);
+    assert.equal(r.code, 0, r.stderr);
+    const path = join(cwd, "alice.pem");
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.match(readFileSync(path, "utf8"), /^-----BEGIN PRIVATE KEY-----\n/);
+    const printed = /^Public key: ([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
+    assert.equal(printed, publicKeyOfFile(path));
+    assert.ok(!r.stdout.includes("PRIVATE"), "the private key is not printed");
+
+    // An existing file is kept unless --force; --force also tightens its mode.
+    const before = readFileSync(path, "utf8");
+    const again = await run(["keygen", "--out", "alice.pem"]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /alice\.pem already exists; pass --force/);
+    assert.equal(readFileSync(path, "utf8"), before);
+    writeFileSync(join(cwd, "loose.pem"), "old", { mode: 0o644 });
+    const forced = await run(["keygen", "--out", "loose.pem", "--force", "--json"]);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(statSync(join(cwd, "loose.pem")).mode & 0o777, 0o600);
+    assert.deepEqual(json(forced.stdout), {
+      keyFile: "loose.pem",
+      publicKey: publicKeyOfFile(join(cwd, "loose.pem")),
+    });
+  });
+
+  it("register-key, create (human and --json), delete, delete-key", async () => {
+    const userId = randomUUID();
+    const keygen = json((await run(["keygen", "--out", "bob.pem", "--json"])).stdout);
+    const publicKey = String(keygen.publicKey);
+
+    const registered = await run(["register-key", "--user", userId, "--public-key", publicKey]);
+    assert.equal(registered.code, 0, registered.stderr);
+    assert.equal(registered.stdout, `Registered public key ${publicKey} for user ${userId}.\n`);
+
+    const human = await run([
+      "create",
+      "--user",
+      userId,
+      "--key",
+      "bob.pem",
+      "--name",
+      "my-bot",
+      "--expires-in",
+      "3600",
+    ]);
+    assert.equal(human.code, 0, human.stderr);
+    const id =
+      /^Created token "my-bot" ([A-Za-z0-9_-]{22}), expires \d{4}-\d{2}-\d{2} \(UTC\)\.$/m.exec(
+        human.stdout,
+      )?.[1];
+    assert.ok(id !== undefined, human.stdout);
+    const token = /^(pt_\S+)$/m.exec(human.stdout)?.[1] ?? "";
+    assert.ok(isWellFormedToken(token), human.stdout);
+
+    const machine = await run(["create", "--user", userId, "--key", "bob.pem", "--json"]);
+    assert.equal(machine.code, 0, machine.stderr);
+    const created = json(machine.stdout);
+    assert.deepEqual(Object.keys(created).sort(), ["expiresAt", "id", "token"]);
+    assert.ok(isWellFormedToken(String(created.token)));
+
+    const deleted = await run(["delete", "--user", userId, "--key", "bob.pem", "--token-id", id]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(deleted.stdout, `Deleted token ${id}.\n`);
+    const deletedJson = await run([
+      "delete",
+      "--user",
+      userId,
+      "--key",
+      "bob.pem",
+      "--token-id",
+      String(created.id),
+      "--json",
+    ]);
+    assert.equal(deletedJson.code, 0, deletedJson.stderr);
+    assert.deepEqual(json(deletedJson.stdout), { deleted: true, tokenId: created.id });
+
+    // Gone: deleting it again is refused.
+    const missing = await run(["delete", "--user", userId, "--key", "bob.pem", "--token-id", id]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, "perps-tokens: NOT_FOUND (HTTP 404): tokenId: no such token\n");
+
+    // delete-key by key file; from then on the key signs nothing.
+    const removed = await run(["delete-key", "--user", userId, "--key", "bob.pem", "--json"]);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.deepEqual(json(removed.stdout), { deleted: true, publicKey, userId });
+    const refused = await run(["create", "--user", userId, "--key", "bob.pem"]);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, "");
+    assert.equal(refused.stderr, "perps-tokens: UNAUTHENTICATED (HTTP 401): Invalid signature\n");
+  });
+
+  it("a refusal exits 1 with the service's code and message, as JSON with --json", async () => {
+    const userId = randomUUID();
+    await run(["keygen", "--out", "carol.pem"]);
+    assert.equal((await run(["register-key", "--user", userId, "--key", "carol.pem"])).code, 0);
+    const create = ["create", "--user", userId, "--key", "carol.pem", "--name", "dup"];
+    assert.equal((await run(create)).code, 0);
+
+    const human = await run(create);
+    assert.equal(human.code, 1);
+    assert.match(human.stderr, /^perps-tokens: ALREADY_EXISTS \(HTTP 409\): name: /);
+    const machine = await run([...create, "--json"]);
+    assert.equal(machine.code, 1);
+    assert.equal(machine.stdout, "");
+    assert.deepEqual(json(machine.stderr), {
+      error: {
+        kind: "service",
+        code: 6,
+        codeName: "ALREADY_EXISTS",
+        message: "name: a live token of this user already has this name",
+        httpStatus: 409,
+      },
+    });
+
+    // The service's own validation is a refusal too (exit 1), not a usage error.
+    const badUser = await run(["create", "--user", "not-a-uuid", "--key", "carol.pem"]);
+    assert.equal(badUser.code, 1);
+    assert.match(badUser.stderr, /INVALID_ARGUMENT \(HTTP 400\): userId: /);
+  });
+
+  it("create and delete over the connect and grpc transports; --url overrides the environment", async () => {
+    const userId = randomUUID();
+    await run(["keygen", "--out", "dave.pem"]);
+    await run(["register-key", "--user", userId, "--key", "dave.pem"]);
+    // Nothing listens on port 1: only the flags can make these work.
+    const env = { PERPS_TOKENS_URL: "http://127.0.0.1:1" };
+    for (const transport of ["connect", "grpc"]) {
+      const common = ["--user", userId, "--key", "dave.pem", "--transport", transport];
+      const flags = [...common, "--url", service.publicUrl, "--json"];
+      const created = await run(["create", ...flags], env);
+      assert.equal(created.code, 0, created.stderr);
+      const id = String(json(created.stdout).id);
+      const deleted = await run(["delete", ...flags, "--token-id", id], env);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      const unreachable = await run(["delete", ...common, "--token-id", id], env);
+      assert.equal(unreachable.code, 1);
+      assert.match(unreachable.stderr, /^perps-tokens: UNAVAILABLE: /);
+    }
+  });
+
+  it("reads a key file holding the key as 64 hex characters", async () => {
+    const userId = randomUUID();
+    await run(["keygen", "--out", "erin.pem"]);
+    const jwk = createPrivateKey(readFileSync(join(cwd, "erin.pem"), "utf8")).export({
+      format: "jwk",
+    });
+    writeFileSync(
+      join(cwd, "erin.hex"),
+      `${Buffer.from(jwk.d ?? "", "base64url").toString("hex")}\n`,
+      {
+        mode: 0o600,
+      },
+    );
+    await run(["register-key", "--user", userId, "--key", "erin.pem"]);
+    const created = await run(["create", "--user", userId, "--key", "erin.hex"]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /^Created session token /);
+  });
+
+  it("a wrong command line exits 2 and says what is wrong", async () => {
+    const cases: [string[], RegExp][] = [
+      [[], /^Usage: perps-tokens <command>/],
+      [["frobnicate"], /^perps-tokens: unknown command 'frobnicate'\nRun 'perps-tokens --help'/],
+      [
+        ["create", "--bogus"],
+        /^perps-tokens create: Unknown option '--bogus'\nRun 'perps-tokens create --help'/,
+      ],
+      [["create", "--key", "k.pem"], /^perps-tokens create: --user is required/],
+      [
+        ["create", "--user", "u", "--key", "k", "--expires-in", "1h"],
+        /--expires-in: must be a whole number/,
+      ],
+      [
+        ["create", "--user", "u", "--key", "k", "--transport", "smtp"],
+        /--transport: must be rest, connect or grpc/,
+      ],
+      [["create", "--user", "u", "--key", "k", "--url", "ftp://x"], /--url: must be an http/],
+      [["create", "--user"], /^perps-tokens create: Option '--user <value>' argument missing/],
+      [["delete", "--user", "u", "--key", "k"], /^perps-tokens delete: --token-id is required/],
+      [
+        ["delete", "--user", "u", "--key", "k", "--token-id", "t", "extra"],
+        /Unexpected argument 'extra'/,
+      ],
+      [["keygen"], /^perps-tokens keygen: --out is required/],
+      [["register-key", "--user", "u"], /give exactly one of --public-key HEX and --key FILE/],
+      [
+        ["register-key", "--user", "u", "--public-key", "abc"],
+        /--public-key: must be 64 hex characters/,
+      ],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => run(args)));
+    for (const [i, r] of runs.entries()) {
+      const [args, message] = cases[i] ?? [[], /./];
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, message);
+    }
+    const asJson = await run(["create", "--json"]);
+    assert.equal(asJson.code, 2);
+    assert.deepEqual(json(asJson.stderr), {
+      error: { kind: "usage", message: "--user is required" },
+    });
+  });
+
+  it("a key file that cannot be read exits 1 with the reason", async () => {
+    const missing = await run(["create", "--user", randomUUID(), "--key", "nope.pem"]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^perps-tokens: cannot read key file nope\.pem: ENOENT/);
+    writeFileSync(join(cwd, "junk.pem"), "not a key");
+    const junk = await run(["create", "--user", randomUUID(), "--key", "junk.pem"]);
+    assert.equal(junk.code, 1);
+    assert.match(junk.stderr, /junk\.pem: not an Ed25519 private key/);
+  });
+});

@@ -1,0 +1,550 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { isBuiltin } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import * as ed from "@noble/ed25519";
+import ts from "typescript";
+import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { openGrpcTransport } from "../../src/sdk/grpc-transport.js";
+import {
+  Code,
+  createTokenClient,
+  isWellFormedToken,
+  TokenApiError,
+  type TokenClientOptions,
+  type TokenTransport,
+} from "../../src/sdk/node.js";
+import { createGrpcClient } from "../support/grpc-client.js";
+import { newUser, signBytes, type TestUser } from "../support/signing.js";
+import { startTestRedis, type TestRedis } from "../support/test-redis.js";
+import { startTestService, type TestService } from "../support/test-service.js";
+
+const TRANSPORTS: readonly TokenTransport[] = ["rest", "connect", "grpc"];
+const ROOT = resolve(import.meta.dirname, "../..");
+
+interface Harness {
+  service: TestService;
+  /** A user with a fresh key registered on the internal listener. */
+  user(): Promise<TestUser>;
+  /** A client of the public listener signing with the user's private key. */
+  client(
+    transport: TokenTransport,
+    user: TestUser,
+    opts?: Partial<TokenClientOptions>,
+  ): ReturnType<typeof createTokenClient>;
+  close(): Promise<void>;
+}
+
+async function harness(limits: { maxActive?: number } = {}): Promise<Harness> {
+  const redis: TestRedis = await startTestRedis();
+  const service = await startTestService({
+    redisUrl: redis.url,
+    ...(limits.maxActive === undefined ? {} : { tokenMaxActivePerUser: limits.maxActive }),
+  });
+  const keys = createGrpcClient(UserKeyService, service.internalAddress);
+  const clients: ReturnType<typeof createTokenClient>[] = [];
+  return {
+    service,
+    async user() {
+      const user = await newUser();
+      await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
+      return user;
+    },
+    client(transport, user, opts = {}) {
+      const client = createTokenClient({
+        baseUrl: service.publicUrl,
+        transport,
+        signer: { privateKey: user.secretKey },
+        ...opts,
+      });
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      for (const client of clients) {
+        client.close();
+      }
+      keys.close();
+      await service.stop();
+      await redis.dispose();
+    },
+  };
+}
+
+/** An assert.rejects predicate: a TokenApiError with this code, message and HTTP status. */
+function apiError(code: Code, message: string | RegExp, httpStatus?: number) {
+  return (err: unknown) => {
+    assert.ok(err instanceof TokenApiError, `not a TokenApiError: ${String(err)}`);
+    assert.equal(err.code, code);
+    if (typeof message === "string") {
+      assert.equal(err.message, message);
+    } else {
+      assert.match(err.message, message);
+    }
+    assert.equal(err.httpStatus, httpStatus);
+    return true;
+  };
+}
+
+/** The UTC date `seconds` from now, at both ends of the call (a call may straddle midnight). */
+function datesIn(seconds: number, from: number, to: number): string[] {
+  return [from, to].map((t) => new Date(t + seconds * 1000).toISOString().slice(0, 10));
+}
+
+describe("SDK round trips over every transport", () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  for (const transport of TRANSPORTS) {
+    it(`${transport}: creates a named token, then deletes it`, async () => {
+      const user = await h.user();
+      const client = h.client(transport, user);
+      assert.equal(client.transport, transport);
+      const from = Date.now();
+      const created = await client.createToken({
+        userId: user.userId,
+        name: `bot-${transport}`,
+        expiresIn: 3600,
+      });
+      assert.ok(isWellFormedToken(created.token));
+      assert.match(created.id, /^[A-Za-z0-9_-]{22}$/);
+      assert.ok(datesIn(3600, from, Date.now()).includes(created.expiresAt), created.expiresAt);
+      assert.equal(
+        await client.deleteToken({ userId: user.userId, tokenId: created.id }),
+        undefined,
+      );
+      // Gone: a second delete is refused.
+      await assert.rejects(
+        client.deleteToken({ userId: user.userId, tokenId: created.id }),
+        apiError(Code.NotFound, "tokenId: no such token", transport === "rest" ? 404 : undefined),
+      );
+    });
+
+    it(`${transport}: creates a session token (no optional field) and a bigint lifetime`, async () => {
+      const user = await h.user();
+      const client = h.client(transport, user);
+      const from = Date.now();
+      const session = await client.createToken({ userId: user.userId });
+      assert.ok(datesIn(604_800, from, Date.now()).includes(session.expiresAt));
+      const long = await client.createToken({
+        userId: user.userId,
+        name: "yearly",
+        expiresIn: 31_536_000n,
+      });
+      assert.ok(datesIn(31_536_000, from, Date.now()).includes(long.expiresAt));
+      await client.deleteToken({ userId: user.userId, tokenId: session.id });
+      await client.deleteToken({ userId: user.userId, tokenId: long.id });
+    });
+
+    it(`${transport}: sends and signs userId verbatim (upper case)`, async () => {
+      const user = await h.user();
+      const userId = user.userId.toUpperCase();
+      const client = h.client(transport, user);
+      const created = await client.createToken({ userId, name: "UPPER" });
+      // Identity is case-insensitive on the service, so the lower-case form deletes it.
+      await client.deleteToken({ userId: user.userId, tokenId: created.id });
+    });
+  }
+});
+
+describe("SDK typed errors", () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  for (const transport of TRANSPORTS) {
+    const status = (http: number) => (transport === "rest" ? http : undefined);
+
+    it(`${transport}: duplicate name is ALREADY_EXISTS (409 on REST)`, async () => {
+      const user = await h.user();
+      const client = h.client(transport, user);
+      const first = await client.createToken({ userId: user.userId, name: "dup" });
+      await assert.rejects(
+        client.createToken({ userId: user.userId, name: "dup" }),
+        apiError(
+          Code.AlreadyExists,
+          "name: a live token of this user already has this name",
+          status(409),
+        ),
+      );
+      await client.deleteToken({ userId: user.userId, tokenId: first.id });
+    });
+
+    it(`${transport}: unknown token is NOT_FOUND`, async () => {
+      const user = await h.user();
+      await assert.rejects(
+        h.client(transport, user).deleteToken({ userId: user.userId, tokenId: "no-such-token" }),
+        apiError(Code.NotFound, "tokenId: no such token", status(404)),
+      );
+    });
+
+    it(`${transport}: a key that is not registered is UNAUTHENTICATED "Invalid signature"`, async () => {
+      const stranger = await newUser();
+      const client = h.client(transport, stranger);
+      await assert.rejects(
+        client.createToken({ userId: stranger.userId }),
+        apiError(Code.Unauthenticated, "Invalid signature", status(401)),
+      );
+      await assert.rejects(
+        client.deleteToken({ userId: stranger.userId, tokenId: "x" }),
+        apiError(Code.Unauthenticated, "Invalid signature", status(401)),
+      );
+    });
+
+    it(`${transport}: the now option sets the signed timestamp (a skewed clock is refused)`, async () => {
+      const user = await h.user();
+      const client = h.client(transport, user, { now: () => Date.now() - 10 * 60_000 });
+      await assert.rejects(
+        client.createToken({ userId: user.userId }),
+        apiError(Code.Unauthenticated, "Signature expired", status(401)),
+      );
+    });
+
+    it(`${transport}: a field the service refuses is INVALID_ARGUMENT with its message`, async () => {
+      const user = await h.user();
+      await assert.rejects(
+        h.client(transport, user).createToken({ userId: user.userId, expiresIn: 0 }),
+        apiError(Code.InvalidArgument, "expiresIn: must be greater than 0", status(400)),
+      );
+    });
+
+    it(`${transport}: a service that cannot be reached is UNAVAILABLE`, async () => {
+      const user = await h.user();
+      // Port 1 (tcpmux) is privileged and never served here: connection refused.
+      const client = createTokenClient({
+        baseUrl: "http://127.0.0.1:1",
+        transport,
+        signer: { privateKey: user.secretKey },
+      });
+      try {
+        await assert.rejects(client.createToken({ userId: user.userId }), (err) => {
+          assert.ok(err instanceof TokenApiError);
+          assert.equal(err.code, Code.Unavailable);
+          return true;
+        });
+      } finally {
+        client.close();
+      }
+    });
+
+    it(`${transport}: an aborted call is CANCELLED`, async () => {
+      const user = await h.user();
+      await assert.rejects(
+        h.client(transport, user).createToken({
+          userId: user.userId,
+          signal: AbortSignal.abort(),
+        }),
+        (err) => err instanceof TokenApiError && err.code === Code.Canceled,
+      );
+    });
+  }
+
+  it("checks integers locally, since a rounded JSON number would not match its signature", async () => {
+    const user = await h.user();
+    const client = h.client("rest", user);
+    for (const expiresIn of [1.5, Number.MAX_SAFE_INTEGER + 1, 2n ** 53n]) {
+      await assert.rejects(
+        client.createToken({ userId: user.userId, expiresIn }),
+        apiError(Code.InvalidArgument, /^expiresIn: must be an integer/),
+      );
+    }
+  });
+
+  it("refuses a malformed private key when the client is made", () => {
+    for (const privateKey of [new Uint8Array(31), "ab".repeat(31), "zz".repeat(32)]) {
+      assert.throws(
+        () => createTokenClient({ baseUrl: h.service.publicUrl, signer: { privateKey } }),
+        TypeError,
+      );
+    }
+  });
+});
+
+describe("SDK RESOURCE_EXHAUSTED carries retryAfterSeconds", () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness({ maxActive: 1 });
+  });
+  after(() => h.close());
+
+  for (const transport of TRANSPORTS) {
+    it(transport, async () => {
+      const user = await h.user();
+      const client = h.client(transport, user);
+      const only = await client.createToken({ userId: user.userId, expiresIn: 60 });
+      await assert.rejects(client.createToken({ userId: user.userId }), (err) => {
+        assert.ok(err instanceof TokenApiError);
+        assert.equal(err.code, Code.ResourceExhausted);
+        assert.equal(err.codeName, "RESOURCE_EXHAUSTED");
+        assert.equal(err.httpStatus, transport === "rest" ? 429 : undefined);
+        const retry = err.retryAfterSeconds ?? 0;
+        assert.ok(retry >= 1 && retry <= 60, `retryAfterSeconds ${err.retryAfterSeconds}`);
+        return true;
+      });
+      await client.deleteToken({ userId: user.userId, tokenId: only.id });
+    });
+  }
+});
+
+describe("SDK callback signer", () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  for (const transport of TRANSPORTS) {
+    it(`${transport}: signs the exact message elsewhere, answering hex or bytes`, async () => {
+      const user = await h.user();
+      const messages: string[] = [];
+      const fixed = Date.now();
+      let asBytes = false;
+      const client = createTokenClient({
+        baseUrl: h.service.publicUrl,
+        transport,
+        now: () => fixed,
+        // Stands in for a hardware or remote signer: sees only the message bytes.
+        signer: async (message) => {
+          messages.push(new TextDecoder().decode(message));
+          asBytes = !asBytes;
+          return asBytes
+            ? ed.signAsync(message, user.secretKey)
+            : (await signBytes(user.secretKey, message)).toUpperCase();
+        },
+      });
+      try {
+        const created = await client.createToken({
+          userId: user.userId,
+          name: "remote",
+          expiresIn: 3600,
+        });
+        await client.deleteToken({ userId: user.userId, tokenId: created.id });
+        assert.deepEqual(messages, [
+          `createToken:${fixed}:3600:remote:${user.userId}`,
+          `deleteToken:${fixed}:${created.id}:${user.userId}`,
+        ]);
+      } finally {
+        client.close();
+      }
+    });
+  }
+
+  it("leaves empty slots for omitted fields", async () => {
+    const user = await h.user();
+    const messages: string[] = [];
+    const client = createTokenClient({
+      baseUrl: h.service.publicUrl,
+      signer: async (message) => {
+        messages.push(new TextDecoder().decode(message));
+        return signBytes(user.secretKey, message);
+      },
+    });
+    const session = await client.createToken({ userId: user.userId });
+    const named = await client.createToken({ userId: user.userId, name: "n:1" });
+    for (const tokenId of [session.id, named.id]) {
+      await client.deleteToken({ userId: user.userId, tokenId });
+    }
+    assert.match(messages[0] ?? "", new RegExp(`^createToken:\\d+:::${user.userId}$`));
+    assert.match(messages[1] ?? "", new RegExp(`^createToken:\\d+::n:1:${user.userId}$`));
+  });
+
+  it("a callback answering something that is not a signature fails locally, before sending", async () => {
+    const user = await h.user();
+    const client = createTokenClient({
+      baseUrl: "http://127.0.0.1:1",
+      signer: async () => "0x1234",
+    });
+    await assert.rejects(client.createToken({ userId: user.userId }), TypeError);
+  });
+});
+
+describe("SDK browser path", () => {
+  type Graph = { files: Set<string>; builtins: Map<string, string>; globals: string[] };
+
+  // A bundler targeting browsers picks these export conditions.
+  const CONDITIONS = new Set(["browser", "import", "module", "default"]);
+
+  function exportTarget(entry: unknown): string | undefined {
+    if (typeof entry === "string") {
+      return entry;
+    }
+    if (typeof entry === "object" && entry !== null) {
+      for (const [condition, target] of Object.entries(entry)) {
+        const found = CONDITIONS.has(condition) ? exportTarget(target) : undefined;
+        if (found !== undefined) {
+          return found;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  function resolvePackage(specifier: string, from: string): string {
+    const parts = specifier.split("/");
+    const nameLength = specifier.startsWith("@") ? 2 : 1;
+    const name = parts.slice(0, nameLength).join("/");
+    const subpath = ["."].concat(parts.slice(nameLength)).join("/");
+    for (let dir = dirname(from); ; dir = dirname(dir)) {
+      const pkgDir = join(dir, "node_modules", name);
+      if (existsSync(join(pkgDir, "package.json"))) {
+        const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as {
+          exports?: Record<string, unknown>;
+          module?: string;
+          main?: string;
+        };
+        const target =
+          pkg.exports === undefined
+            ? subpath === "."
+              ? (pkg.module ?? pkg.main ?? "index.js")
+              : subpath
+            : exportTarget(pkg.exports[subpath]);
+        assert.ok(target !== undefined, `${specifier}: no export for ${subpath}`);
+        return join(pkgDir, target);
+      }
+      assert.notEqual(dir, dirname(dir), `${specifier} not found from ${from}`);
+    }
+  }
+
+  function resolveSpecifier(specifier: string, from: string): string {
+    if (!specifier.startsWith(".")) {
+      return resolvePackage(specifier, from);
+    }
+    const path = resolve(dirname(from), specifier);
+    if (existsSync(path) && statSync(path).isFile()) {
+      return path;
+    }
+    // Our sources import "./x.js" for "./x.ts" (NodeNext).
+    const tsPath = path.replace(/\.js$/, ".ts");
+    assert.ok(existsSync(tsPath), `cannot resolve ${specifier} from ${from}`);
+    return tsPath;
+  }
+
+  /**
+   * What a bundler would pull in: static imports and re-exports that are not
+   * type-only, and dynamic imports of a literal specifier.
+   */
+  function importsOf(file: string): { specifiers: string[]; globals: string[] } {
+    const kind = file.endsWith(".ts") ? ts.ScriptKind.TS : ts.ScriptKind.JS;
+    const source = ts.createSourceFile(
+      file,
+      readFileSync(file, "utf8"),
+      ts.ScriptTarget.Latest,
+      true,
+      kind,
+    );
+    const specifiers: string[] = [];
+    const globals: string[] = [];
+    const visit = (node: ts.Node): void => {
+      if (
+        ts.isImportDeclaration(node) &&
+        node.importClause?.isTypeOnly !== true &&
+        ts.isStringLiteral(node.moduleSpecifier)
+      ) {
+        specifiers.push(node.moduleSpecifier.text);
+      } else if (
+        ts.isExportDeclaration(node) &&
+        !node.isTypeOnly &&
+        node.moduleSpecifier !== undefined &&
+        ts.isStringLiteral(node.moduleSpecifier)
+      ) {
+        specifiers.push(node.moduleSpecifier.text);
+      } else if (
+        ts.isCallExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        node.arguments[0] !== undefined &&
+        ts.isStringLiteralLike(node.arguments[0])
+      ) {
+        specifiers.push(node.arguments[0].text);
+      } else if (
+        ts.isIdentifier(node) &&
+        (node.text === "Buffer" || node.text === "process") &&
+        !(ts.isPropertyAccessExpression(node.parent) && node.parent.name === node) &&
+        !(ts.isPropertySignature(node.parent) && node.parent.name === node)
+      ) {
+        globals.push(`${node.text} in ${file}`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return { specifiers, globals };
+  }
+
+  function importGraph(entry: string): Graph {
+    const graph: Graph = { files: new Set(), builtins: new Map(), globals: [] };
+    const queue = [entry];
+    for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+      if (graph.files.has(file)) {
+        continue;
+      }
+      graph.files.add(file);
+      const { specifiers, globals } = importsOf(file);
+      if (file.startsWith(join(ROOT, "src"))) {
+        graph.globals.push(...globals);
+      }
+      for (const specifier of specifiers) {
+        if (isBuiltin(specifier)) {
+          graph.builtins.set(specifier, file);
+        } else {
+          queue.push(resolveSpecifier(specifier, file));
+        }
+      }
+    }
+    return graph;
+  }
+
+  it("no module reachable from the SDK entry imports a Node.js built-in", () => {
+    const graph = importGraph(join(ROOT, "src/sdk/index.ts"));
+    assert.deepEqual(Object.fromEntries(graph.builtins), {});
+    assert.deepEqual(graph.globals, [], "Node globals used on the browser path");
+    const files = [...graph.files].map((f) => f.slice(ROOT.length + 1));
+    // The walk did reach what the SDK is made of, node_modules included...
+    for (const expected of [
+      "src/token/signed-message.ts",
+      "src/gen/perps/token/v1/token_pb.ts",
+      "node_modules/@connectrpc/connect-web/dist/esm/index.js",
+      "node_modules/@noble/ed25519/index.js",
+    ]) {
+      assert.ok(files.includes(expected), `${expected} not on the graph`);
+    }
+    // ...but not connect-node, which only the gRPC transport loads, lazily.
+    assert.deepEqual(
+      files.filter((f) => f.includes("connect-node")),
+      [],
+    );
+  });
+
+  it("the walk does see Node built-ins: the Node entry reaches node:crypto and node:zlib", () => {
+    const graph = importGraph(join(ROOT, "src/sdk/node.ts"));
+    assert.ok(graph.builtins.has("node:crypto"));
+    assert.ok(graph.builtins.has("node:zlib"));
+  });
+
+  it('transport "grpc" outside Node.js fails with a clear error', async () => {
+    const node = Object.getOwnPropertyDescriptor(process.versions, "node");
+    assert.ok(node !== undefined);
+    // What a browser looks like to the check: no process.versions.node. Only
+    // the synchronous start of the call runs without it.
+    Object.defineProperty(process.versions, "node", { ...node, value: undefined });
+    let opening: Promise<unknown>;
+    try {
+      opening = openGrpcTransport("http://127.0.0.1:1");
+    } finally {
+      Object.defineProperty(process.versions, "node", node);
+    }
+    await assert.rejects(opening, /transport "grpc" needs HTTP\/2 and works in Node\.js only/);
+  });
+
+  it("the package exports the browser entry as '.' and the Node one as './node'", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      exports: Record<string, { default: string }>;
+    };
+    assert.equal(pkg.exports["."]?.default, "./src/sdk/index.ts");
+    assert.equal(pkg.exports["./node"]?.default, "./src/sdk/node.ts");
+  });
+});
