@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
 import { isWellFormedToken } from "../../src/token/token-secret.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {
@@ -16,6 +17,7 @@ import {
 } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
+import { createOpenApiResponseChecker } from "../unit/openapi/openapi-response-checker.js";
 
 // The REST contract of POST/DELETE /user/tokens (spec token-api.md and the
 // issue's rules), checked over real HTTP with fetch and node:http2. Request
@@ -28,6 +30,11 @@ const TWO_53 = 2 ** 53;
 const DEFAULT_EXPIRES_IN = 604_800;
 const MAX_LIFETIME = 31_536_000;
 const MAX_BODY_BYTES = 64 * 1024;
+
+// Every response these tests receive, success or error, must also be one the
+// committed OpenAPI document (openapi.json) describes for its path, method
+// and status: schema, content type and required headers.
+const openApi = createOpenApiResponseChecker(loadOpenApiDocument());
 
 // gRPC codes in the error body.
 const INVALID_ARGUMENT = 3;
@@ -213,6 +220,18 @@ interface H2Response {
   text: string;
 }
 
+/** node:http2 response headers as fetch Headers, pseudo-headers left out. */
+function fetchHeaders(h2: IncomingHttpHeaders): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(h2)) {
+    if (name.startsWith(":") || value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) {
+      out.append(name, v);
+    }
+  }
+  return out;
+}
+
 /** One request over cleartext HTTP/2 with prior knowledge (h2c). */
 function h2Request(
   baseUrl: string,
@@ -243,11 +262,18 @@ function h2Request(
     });
     req.on("end", () => {
       session.close();
-      resolve({
+      const res = {
         status: Number(headers[":status"]),
         headers,
         text: Buffer.concat(chunks).toString("utf8"),
-      });
+      };
+      try {
+        openApi.check({ method, path: PATH, ...res, headers: fetchHeaders(headers) });
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      resolve(res);
     });
     if (body !== undefined) {
       req.end(body);
@@ -267,19 +293,25 @@ describe("REST contract of /user/tokens", () => {
     return user;
   }
 
-  /** A request to the public listener; contentType null sends none. */
+  /**
+   * A request to the public listener; contentType null sends none. The
+   * response is checked against the OpenAPI document.
+   */
   async function rest(
     method: string,
     body: string | Uint8Array | undefined,
     opts: { path?: string; contentType?: string | null } = {},
   ): Promise<RestResponse> {
     const contentType = opts.contentType === undefined ? "application/json" : opts.contentType;
-    const res = await fetch(`${service.publicUrl}${opts.path ?? PATH}`, {
+    const path = opts.path ?? PATH;
+    const res = await fetch(`${service.publicUrl}${path}`, {
       method,
       headers: contentType === null ? {} : { "content-type": contentType },
       ...(body === undefined ? {} : { body }),
     });
-    return { status: res.status, headers: res.headers, text: await res.text() };
+    const received = { status: res.status, headers: res.headers, text: await res.text() };
+    openApi.check({ method, path, ...received });
+    return received;
   }
 
   const post = (fields: Fields) => rest("POST", jsonText(fields));
@@ -946,11 +978,9 @@ describe("REST contract of /user/tokens", () => {
         body,
         duplex: "half",
       });
-      assertError(
-        { status: res.status, headers: res.headers, text: await res.text() },
-        413,
-        undefined,
-      );
+      const received = { status: res.status, headers: res.headers, text: await res.text() };
+      openApi.check({ method: "POST", path: PATH, ...received });
+      assertError(received, 413, undefined);
     });
 
     for (const method of ["GET", "PUT", "PATCH"]) {

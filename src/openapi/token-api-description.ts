@@ -1,0 +1,55 @@
+import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
+import { SIGNATURE_PATTERN } from "./token-api-constraints.js";
+
+/*
+ * The prose of the token API's OpenAPI document (Markdown): what the proto
+ * cannot say about signing. Numbers come from the service's own constants.
+ */
+
+const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
+
+/** The document's `info.description`: the API, the signing scheme, typing and errors. */
+export const tokenApiDescription = `Creates and deletes bearer API tokens of a user of the perps trading platform.
+
+Both operations take a JSON body, DELETE included, and carry no \`Authorization\` header: each request is signed with the user's Ed25519 private key, whose public key an internal service registered for the user.
+
+## Signing
+
+1. Build the text message of the operation:
+   - create: \`createToken:<timestamp>:<expiresIn>:<name>:<userId>\`
+   - delete: \`deleteToken:<timestamp>:<tokenId>:<userId>\`
+
+   The data fields appear in alphabetical order of their keys. An omitted optional field leaves its slot empty and keeps the colons: \`createToken:<timestamp>:::<userId>\` when both \`expiresIn\` and \`name\` are omitted, even though \`expiresIn\` then defaults to ${DEFAULT_EXPIRES_IN_SECONDS}. Numbers are written in decimal as sent; \`userId\` exactly as sent (not re-cased).
+2. Take its UTF-8 bytes and sign them with Ed25519 (pure Ed25519, no pre-hash).
+3. Send the 64-byte signature as 128 lowercase hex characters, without \`0x\` (\`${SIGNATURE_PATTERN}\`), in \`signature\`.
+
+The service checks, in this order, and the first failing rule decides:
+
+1. **Shape** → 400: every field's type, pattern and range (all wrong fields are named, joined by \`; \`).
+2. **Time window** → 401 \`Signature expired\`: \`timestamp\` (Unix milliseconds) is more than ${toleranceMinutes} minutes from server time.
+3. **Signature** → 401 \`Invalid signature\`: it does not verify under any key registered for the user. An unknown user, a user without keys and a wrong signature get the same answer.
+4. **Replay** → 401 \`Signature already used\`: a signed request that was accepted once is refused if it comes again within the window. A request that failed (404, 409, 429, 503) is not remembered and can be retried as it is.
+5. **Business rules**: a name held by a live token of the user → 409; a \`tokenId\` that does not exist, has expired or belongs to another user → 404.
+
+## JSON typing
+
+Integers (\`timestamp\`, \`expiresIn\`) must be JSON numbers that are integers within ±9007199254740991 (2^53−1): a string such as \`"1700000000000"\`, a fraction or \`1e400\` is a 400. Strings must be strings, and \`null\` is refused. Unknown fields are ignored. A required field left out is a 400 \`<field>: is required\`.
+
+## Errors
+
+Every error has the body \`{"code": <gRPC code>, "message": "...", "details": []}\` (schema \`google.rpc.Status\`), with the HTTP status that follows from the code. 429 answers carry \`Retry-After\` (seconds).`;
+
+/** Added to CreateToken's description. */
+export const createTokenNotes = `Answers **201** with the new token, which is shown only this once.
+
+Signed message: \`createToken:<timestamp>:<expiresIn>:<name>:<userId>\`, an omitted field leaving its slot empty:
+
+| Omitted | Message |
+|---|---|
+| \`name\` | \`createToken:<timestamp>:<expiresIn>::<userId>\` |
+| \`expiresIn\` | \`createToken:<timestamp>::<name>:<userId>\` |
+| both | \`createToken:<timestamp>:::<userId>\` |`;
+
+/** Added to DeleteToken's description. */
+export const deleteTokenNotes =
+  "Answers **200** with `{}`.\n\nSigned message: `deleteToken:<timestamp>:<tokenId>:<userId>`.";

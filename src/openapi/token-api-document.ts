@@ -1,0 +1,109 @@
+import { Code } from "@connectrpc/connect";
+import { TokenService } from "../gen/perps/token/v1/token_pb.js";
+import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
+import { createOpenApiDocument } from "./create-openapi-document.js";
+import type { ErrorAnswer } from "./error-responses.js";
+import type { OpenApiDocument, OpenApiHeader } from "./openapi-document.js";
+import type { CommentSource } from "./proto-comments.js";
+import { tokenApiConstraints } from "./token-api-constraints.js";
+import {
+  createTokenNotes,
+  deleteTokenNotes,
+  tokenApiDescription,
+} from "./token-api-description.js";
+
+export interface TokenApiDocumentOptions {
+  /**
+   * Where proto comments come from. Default: none found (the descriptors
+   * generated code embeds carry no comments); `npm run openapi` passes the
+   * comments of a `buf build` image.
+   */
+  comments?: CommentSource;
+  /** Base URL for `servers`. Default: none, so paths are relative to where the document is served. */
+  serverUrl?: string;
+}
+
+const createToken = `${TokenService.typeName}.${TokenService.method.createToken.name}`;
+const deleteToken = `${TokenService.typeName}.${TokenService.method.deleteToken.name}`;
+
+const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
+
+const retryAfter: Record<string, OpenApiHeader> = {
+  "Retry-After": {
+    description: "Seconds to wait before trying again.",
+    required: true,
+    schema: { type: "integer", minimum: 1 },
+  },
+};
+
+const shapeRules: ErrorAnswer = {
+  code: Code.InvalidArgument,
+  description:
+    "A field breaks its rule; the message names each wrong field by its JSON name, e.g. `signature: must be exactly 128 lowercase hex characters, without 0x prefix`.",
+};
+
+const unauthenticated: ErrorAnswer = {
+  code: Code.Unauthenticated,
+  description: `\`Signature expired\` (timestamp more than ${toleranceMinutes} minutes from server time), \`Invalid signature\` (it does not verify under a key of the user; unknown users get the same answer) or \`Signature already used\` (a replay of an accepted request).`,
+};
+
+const unavailable: ErrorAnswer = {
+  code: Code.Unavailable,
+  description:
+    "The token store is unreachable or too slow (answered within about a second). Nothing was done; the same request can be retried.",
+};
+
+const rateLimited = (alsoCap: boolean): ErrorAnswer => ({
+  code: Code.ResourceExhausted,
+  description: alsoCap
+    ? "Too many signed calls for this user (TOKEN_RATE_LIMIT_PER_MINUTE, default 60 per minute), or the user already has the most live tokens allowed (TOKEN_MAX_ACTIVE_PER_USER, default 1000, session tokens included)."
+    : "Too many signed calls for this user (TOKEN_RATE_LIMIT_PER_MINUTE, default 60 per minute).",
+  headers: retryAfter,
+});
+
+/** The ways CreateToken and DeleteToken fail, beyond the gateway's own answers. */
+export const tokenApiErrors: Readonly<Record<string, readonly ErrorAnswer[]>> = {
+  [createToken]: [
+    shapeRules,
+    {
+      code: Code.InvalidArgument,
+      description: `\`expiresIn\` is above TOKEN_MAX_LIFETIME_SECONDS, or above ${DEFAULT_EXPIRES_IN_SECONDS} without a \`name\`.`,
+    },
+    unauthenticated,
+    { code: Code.AlreadyExists, description: "A live token of the user already has this `name`." },
+    rateLimited(true),
+    unavailable,
+  ],
+  [deleteToken]: [
+    shapeRules,
+    unauthenticated,
+    {
+      code: Code.NotFound,
+      description:
+        "No live token of the user has this `tokenId` (it never existed, has expired, was deleted or belongs to another user).",
+    },
+    rateLimited(false),
+    unavailable,
+  ],
+};
+
+/**
+ * The OpenAPI 3.1 document of the token service's REST API: generated from
+ * TokenService's descriptors and google.api.http rules, with the field rules
+ * of src/token, the signing scheme and the errors the service answers.
+ */
+export function createTokenApiOpenApiDocument(opts: TokenApiDocumentOptions = {}): OpenApiDocument {
+  return createOpenApiDocument({
+    services: [TokenService],
+    info: {
+      title: "Perps token service: API token management",
+      version: "1.0",
+      description: tokenApiDescription,
+    },
+    ...(opts.serverUrl === undefined ? {} : { serverUrl: opts.serverUrl }),
+    ...(opts.comments === undefined ? {} : { comments: opts.comments }),
+    constraints: tokenApiConstraints,
+    methodErrors: tokenApiErrors,
+    operationNotes: { [createToken]: createTokenNotes, [deleteToken]: deleteTokenNotes },
+  });
+}

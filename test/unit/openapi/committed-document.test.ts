@@ -1,0 +1,28 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { readBufImage } from "../../../src/openapi/buf-image.js";
+import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
+import { commentsFromRegistry } from "../../../src/openapi/proto-comments.js";
+import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
+import { assertValidOpenApi31 } from "./openapi-test-support.js";
+
+describe("the committed openapi.json", () => {
+  const committed = loadOpenApiDocument();
+
+  it("is valid OpenAPI 3.1", async () => {
+    await assertValidOpenApi31(committed);
+  });
+
+  it("is what the descriptors generate (else run `npm run openapi`)", () => {
+    const comments = commentsFromRegistry(readBufImage());
+    const generated = JSON.parse(JSON.stringify(createTokenApiOpenApiDocument({ comments })));
+    assert.deepEqual(committed, generated);
+  });
+
+  it("loading refuses a file that is not OpenAPI 3.1", () => {
+    assert.throws(
+      () => loadOpenApiDocument(new URL("../../../package.json", import.meta.url)),
+      /is not an OpenAPI 3\.1 document/,
+    );
+  });
+});
