@@ -3,7 +3,7 @@ import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
 import { freePort } from "./process/free-port.js";
-import { runService } from "./process/run-service.js";
+import { readTls, runService } from "./process/run-service.js";
 import { startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
@@ -69,6 +69,18 @@ function topologyOf(server: RedisServerProcess): RedisTopology {
 
 async function main(): Promise<void> {
   const config = readConfig();
+  if (config.tls !== undefined) {
+    // Fail at once, naming the variable, rather than in each worker.
+    try {
+      readTls(config.tls);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`Configuration error: ${err.message}\n`);
+        process.exit(2);
+      }
+      throw err;
+    }
+  }
   const logger = createLogger({ level: config.logLevel });
 
   if (cluster.isWorker) {

@@ -21,6 +21,8 @@ export interface Config {
   redisWaitTimeoutMs: number;
   /** WORKERS: service processes sharing the ports. Default 1. */
   workers: number;
+  /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): serve both listeners over TLS. Default: cleartext. */
+  tls: { certFile: string; keyFile: string } | undefined;
   /** TOKEN_MAX_LIFETIME_SECONDS: longest token lifetime. Default 31536000 (365 days). */
   tokenMaxLifetimeSeconds: number;
   /** TOKEN_MAX_ACTIVE_PER_USER: most live tokens per user, session ones included. Default 1000. */
@@ -125,6 +127,15 @@ function redisTopology(env: Record<string, string | undefined>): RedisTopology |
   return undefined;
 }
 
+function tlsFiles(env: Record<string, string | undefined>): Config["tls"] {
+  const certFile = set(env, "TLS_CERT_FILE");
+  const keyFile = set(env, "TLS_KEY_FILE");
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
+  }
+  return certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile };
+}
+
 /** Parses and checks the environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL;
@@ -140,6 +151,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redisMinReplicasAck: integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16),
     redisWaitTimeoutMs: integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000),
     workers: integer(env, "WORKERS", 1, 1, 256),
+    tls: tlsFiles(env),
     tokenMaxLifetimeSeconds: integer(
       env,
       "TOKEN_MAX_LIFETIME_SECONDS",

@@ -1,4 +1,5 @@
-import type { Config } from "../config/config.js";
+import { readFileSync } from "node:fs";
+import { type Config, ConfigError } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { createRedisClient, waitForRedisReady } from "../redis/redis-client.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
@@ -10,12 +11,25 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** Reads the PEM files named by TLS_CERT_FILE and TLS_KEY_FILE. */
+export function readTls(files: NonNullable<Config["tls"]>): { cert: string; key: string } {
+  const read = (variable: string, path: string) => {
+    try {
+      return readFileSync(path, "utf8");
+    } catch (err) {
+      throw new ConfigError(`${variable}: cannot read ${path} (${String(err)})`);
+    }
+  };
+  return { cert: read("TLS_CERT_FILE", files.certFile), key: read("TLS_KEY_FILE", files.keyFile) };
+}
+
 /** One service process: its Redis client and both listeners. */
 export async function runService(
   config: Config,
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
+  const tls = config.tls === undefined ? undefined : readTls(config.tls);
   const redis = createRedisClient({ topology });
   redis.on("error", (err: Error) => logger.warn({ err: err.message }, "redis connection error"));
   await waitForRedisReady(redis, 5000).catch((err: unknown) =>
@@ -32,9 +46,10 @@ export async function runService(
     tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
     redisMinReplicasAck: config.redisMinReplicasAck,
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
+    ...(tls === undefined ? {} : { tls }),
   });
   const ports = await app.start();
-  logger.info({ host: config.host, ...ports }, "listening");
+  logger.info({ host: config.host, ...ports, tls: tls !== undefined }, "listening");
   return {
     ports,
     async stop() {

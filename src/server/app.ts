@@ -8,10 +8,17 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
+import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import type { Logger } from "../log/logger.js";
+import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
+import { metricsInterceptor } from "../metrics/metrics-interceptor.js";
+import { createServiceMetrics, type ServiceMetrics } from "../metrics/service-metrics.js";
+import { loadOpenApiDocument } from "../openapi/committed-document.js";
+import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
@@ -20,9 +27,11 @@ import { createUserKeyStore } from "../user-key/user-key-store.js";
 import { createDualProtocolServer } from "./dual-protocol-server.js";
 import { errorInterceptor } from "./error-interceptor.js";
 import { createGrpcHealth } from "./grpc-health.js";
+import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { createReadinessProbe } from "./readiness.js";
+import { requestIdInterceptor } from "./request-id.js";
 import { requestLogInterceptor } from "./request-log-interceptor.js";
 
 export interface AppOptions {
@@ -46,6 +55,10 @@ export interface AppOptions {
   redisWaitTimeoutMs?: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
+  /** Prometheus metrics, served at GET /metrics on the internal listener. Default: a new set. */
+  metrics?: ServiceMetrics;
+  /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
+  tls?: { cert: string; key: string };
 }
 
 export interface App {
@@ -66,7 +79,8 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
 /**
  * The service: the public listener serves TokenService (Connect, gRPC,
  * gRPC-Web and the REST mapping) and health checks;
- * the internal listener also serves UserKeyService and grpc.health.v1.
+ * the internal listener also serves UserKeyService, grpc.health.v1, gRPC
+ * server reflection and the Prometheus metrics.
  */
 export function createApp(opts: AppOptions): App {
   const ready = createReadinessProbe({ redis: opts.redis });
@@ -96,15 +110,32 @@ export function createApp(opts: AppOptions): App {
     ready,
     services: [TokenService.typeName, UserKeyService.typeName],
   });
-  // Outermost first: the log sees the error the client gets.
-  const interceptors: Interceptor[] = [requestLogInterceptor(opts.logger), errorInterceptor()];
+  const reflection = createGrpcReflection({ services: [TokenService, UserKeyService, Health] });
+  const metrics = opts.metrics ?? createServiceMetrics();
+  // Outermost first: the log and the metrics see the error the client gets.
+  const interceptors: Interceptor[] = [
+    requestIdInterceptor(),
+    requestLogInterceptor(opts.logger),
+    metricsInterceptor(metrics),
+    errorInterceptor(),
+  ];
   const health = createHealthEndpoints(ready);
+  const metricsEndpoint = createMetricsEndpoint(metrics);
+  // The committed document: what is served is what is checked in and tested.
+  const openApi = createOpenApiEndpoint(loadOpenApiDocument());
+
+  type Endpoint = (req: NodeServerRequest, res: NodeServerResponse) => boolean;
 
   /**
-   * A listener's handler: health endpoints, then Connect/gRPC/gRPC-Web, then
-   * (with `rest`) the REST mapping of the google.api.http rules.
+   * A listener's handler: plain HTTP endpoints (health, metrics), then
+   * Connect/gRPC/gRPC-Web, then (with `rest`) the REST mapping of the
+   * google.api.http rules.
    */
-  function listener(routes: (router: ConnectRouter) => void, rest: boolean) {
+  function listener(
+    routes: (router: ConnectRouter) => void,
+    rest: boolean,
+    endpoints: readonly Endpoint[],
+  ) {
     const routerOptions = { interceptors, readMaxBytes: READ_MAX_BYTES };
     let fallback = notFound;
     if (rest) {
@@ -119,7 +150,7 @@ export function createApp(opts: AppOptions): App {
     }
     const connect = connectNodeAdapter({ ...routerOptions, routes, fallback });
     return (req: NodeServerRequest, res: NodeServerResponse) => {
-      if (!health(req, res)) {
+      if (!endpoints.some((endpoint) => endpoint(req, res))) {
         connect(req, res);
       }
     };
@@ -128,16 +159,27 @@ export function createApp(opts: AppOptions): App {
   const publicServer = createDualProtocolServer({
     host: opts.host,
     port: opts.httpPort,
-    handler: listener((router) => router.service(TokenService, tokenService), true),
+    handler: listener((router) => router.service(TokenService, tokenService), true, [
+      health,
+      openApi,
+    ]),
+    ...(opts.tls === undefined ? {} : { tls: opts.tls }),
   });
   const internalServer = createDualProtocolServer({
     host: opts.host,
     port: opts.grpcPort,
-    handler: listener((router) => {
-      router.service(TokenService, tokenService);
-      router.service(UserKeyService, userKeyService);
-      router.service(Health, grpcHealth);
-    }, false),
+    handler: listener(
+      (router) => {
+        router.service(TokenService, tokenService);
+        router.service(UserKeyService, userKeyService);
+        router.service(Health, grpcHealth);
+        router.service(ReflectionV1, reflection.v1);
+        router.service(ReflectionV1Alpha, reflection.v1alpha);
+      },
+      false,
+      [health, metricsEndpoint],
+    ),
+    ...(opts.tls === undefined ? {} : { tls: opts.tls }),
   });
 
   return {

@@ -9,7 +9,13 @@ import {
   type Http2ServerResponse,
   type Http2Session,
 } from "node:http2";
-import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
+import {
+  type AddressInfo,
+  createServer as createTcpServer,
+  type Server,
+  type Socket,
+} from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import type { NodeHandler } from "./node-handler.js";
 
 export interface DualProtocolServerOptions {
@@ -28,6 +34,11 @@ export interface DualProtocolServerOptions {
   keepAliveTimeoutMs?: number;
   /** An idle HTTP/2 connection is closed after this time. Default 120000 ms. */
   http2IdleTimeoutMs?: number;
+  /**
+   * Serve TLS with this PEM certificate (chain) and key; ALPN picks h2 or
+   * http/1.1. Default: cleartext, where the first bytes pick the protocol.
+   */
+  tls?: { cert: string; key: string };
 }
 
 export interface DualProtocolServer {
@@ -99,9 +110,13 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   });
   h2.on("request", (_req: Http2ServerRequest, res: Http2ServerResponse) => trackRequest(res));
 
-  const tcp = createTcpServer((socket) => {
+  function track(socket: Socket): void {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+  }
+
+  function cleartext(socket: Socket): void {
+    track(socket);
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       head = Buffer.concat([head, chunk]);
@@ -124,7 +139,27 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     socket.on("data", onData);
     // A connection that never sends a byte must not be held forever.
     socket.setTimeout(opts.headersTimeoutMs ?? 10_000, () => socket.destroy());
-  });
+  }
+
+  let tcp: Server;
+  if (opts.tls === undefined) {
+    tcp = createTcpServer(cleartext);
+  } else {
+    const tlsServer = createTlsServer({
+      cert: opts.tls.cert,
+      key: opts.tls.key,
+      ALPNProtocols: ["h2", "http/1.1"],
+      // A client that does not finish the handshake must not be held forever.
+      handshakeTimeout: opts.headersTimeoutMs ?? 10_000,
+    });
+    tlsServer.on("secureConnection", (socket) => {
+      track(socket);
+      (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
+    });
+    // Handshake failures (scanners, wrong protocol) are the client's problem.
+    tlsServer.on("tlsClientError", (_err, socket) => socket.destroy());
+    tcp = tlsServer;
+  }
 
   let port = 0;
   return {

@@ -1,16 +1,7 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { restCallKey } from "../gateway/rest-call.js";
 import type { Logger } from "../log/logger.js";
-
-function protocolOf(contentType: string | null): string {
-  if (contentType?.startsWith("application/grpc-web") === true) {
-    return "grpc-web";
-  }
-  if (contentType?.startsWith("application/grpc") === true) {
-    return "grpc";
-  }
-  return "connect";
-}
+import { callProtocol } from "./call-protocol.js";
+import { requestIdKey } from "./request-id.js";
 
 // Codes that point at our side rather than at the caller.
 const SERVER_SIDE = new Set([Code.Internal, Code.Unknown, Code.Unavailable, Code.DataLoss]);
@@ -25,9 +16,8 @@ export function requestLogInterceptor(logger: Logger): Interceptor {
     const started = performance.now();
     const entry = {
       method: `${req.service.typeName}/${req.method.name}`,
-      protocol: req.contextValues.get(restCallKey)
-        ? "rest"
-        : protocolOf(req.header.get("content-type")),
+      protocol: callProtocol(req),
+      requestId: req.contextValues.get(requestIdKey),
     };
     try {
       const res = await next(req);

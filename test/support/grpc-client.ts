@@ -24,6 +24,7 @@ export type GrpcClient<M extends GenServiceMethods> = {
 export function createGrpcClient<M extends GenServiceMethods>(
   service: GenService<M>,
   address: string,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
 ): GrpcClient<M> {
   const unary = service.methods.filter((m) => m.methodKind === "unary");
   const definition: grpc.ServiceDefinition = Object.fromEntries(
@@ -43,7 +44,7 @@ export function createGrpcClient<M extends GenServiceMethods>(
     ]),
   );
   const Client = grpc.makeGenericClientConstructor(definition, service.typeName);
-  const client = new Client(address, grpc.credentials.createInsecure());
+  const client = new Client(address, credentials);
   const calls: Record<string, unknown> = {
     close: () => client.close(),
   };

@@ -50,6 +50,8 @@ export interface TestServiceOptions {
   redis?: RedisTopology;
   /** Replicas that must confirm each write. Default 0. */
   redisMinReplicasAck?: number;
+  /** Serve TLS with this PEM certificate and key. */
+  tls?: { cert: string; key: string };
   tokenMaxLifetimeSeconds?: number;
   tokenMaxActivePerUser?: number;
   /** Default here 100000: most suites sign many calls per user within a minute. */
@@ -87,6 +89,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     ...(opts.redisMinReplicasAck === undefined
       ? {}
       : { redisMinReplicasAck: opts.redisMinReplicasAck }),
+    ...(opts.tls === undefined ? {} : { tls: opts.tls }),
     ...(opts.tokenMaxActivePerUser === undefined
       ? {}
       : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),

@@ -12,6 +12,7 @@ describe("parseConfig", () => {
       redisMinReplicasAck: 0,
       redisWaitTimeoutMs: 500,
       workers: 1,
+      tls: undefined,
       tokenMaxLifetimeSeconds: 31_536_000,
       tokenMaxActivePerUser: 1000,
       tokenRateLimitPerMinute: 60,
@@ -113,6 +114,7 @@ describe("parseConfig", () => {
     ["REDIS_SENTINELS", "s1"],
     ["REDIS_TLS", "maybe"],
     ["WORKERS", "0"],
+    ["TLS_CERT_FILE", "cert.pem"],
     ["REDIS_MIN_REPLICAS_ACK", "-1"],
   ]) {
     it(`refuses ${name}=${value}, naming the variable`, () => {

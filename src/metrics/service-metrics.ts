@@ -1,0 +1,71 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+/** The service's Prometheus metrics, in a registry of their own (no global state). */
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  /** Calls by method, protocol and result code. */
+  readonly requests: Counter<"method" | "protocol" | "code">;
+  /** Call latency by method and protocol. */
+  readonly requestDuration: Histogram<"method" | "protocol">;
+  /** Redis calls that failed, by operation. */
+  readonly redisErrors: Counter<"operation">;
+  /** Redis call latency by operation. */
+  readonly redisDuration: Histogram<"operation">;
+  readonly tokensCreated: Counter;
+  readonly tokensDeleted: Counter;
+}
+
+export interface ServiceMetricsOptions {
+  /** Also collect the process metrics (CPU, memory, event loop, GC). Default true. */
+  processMetrics?: boolean;
+}
+
+// Sub-millisecond to seconds: a create costs ~0.2 ms of CPU, an outage up to ~1 s.
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceMetrics {
+  const registry = new Registry();
+  if (opts.processMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+  }
+  const registers = [registry];
+  return {
+    registry,
+    requests: new Counter({
+      name: "perps_token_requests_total",
+      help: "Calls of the token service by method, protocol (rest, connect, grpc, grpc-web) and code.",
+      labelNames: ["method", "protocol", "code"],
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: "perps_token_request_duration_seconds",
+      help: "Latency of calls of the token service by method and protocol.",
+      labelNames: ["method", "protocol"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    redisErrors: new Counter({
+      name: "perps_token_redis_errors_total",
+      help: "Redis calls that failed (unreachable, timed out, refused), by operation.",
+      labelNames: ["operation"],
+      registers,
+    }),
+    redisDuration: new Histogram({
+      name: "perps_token_redis_duration_seconds",
+      help: "Latency of Redis calls by operation.",
+      labelNames: ["operation"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    tokensCreated: new Counter({
+      name: "perps_token_tokens_created_total",
+      help: "Tokens created.",
+      registers,
+    }),
+    tokensDeleted: new Counter({
+      name: "perps_token_tokens_deleted_total",
+      help: "Tokens deleted.",
+      registers,
+    }),
+  };
+}
