@@ -1,7 +1,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
-// Replies that mean "the server cannot take this now", not "this command is wrong".
-const TRANSIENT_REPLY = /^(OOM|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY|NOREPLICAS)\b/;
+// Replies that mean "the server cannot take this now", not "this command is wrong":
+// redirections and missing scripts show up here while a cluster fails over.
+const TRANSIENT_REPLY =
+  /^(OOM|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|MOVED|ASK|NOSCRIPT|BUSY|NOREPLICAS)\b/;
 
 /**
  * Turns a failed Redis call into the error a client may see: UNAVAILABLE for
