@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { Cluster } from "ioredis";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
+import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 import { startTestRedisCluster } from "../support/test-redis-cluster.js";
@@ -249,49 +248,13 @@ describe("two service instances on one Redis", () => {
   });
 });
 
-const ROOT = resolve(import.meta.dirname, "../..");
-const children: ChildProcess[] = [];
-after(() => {
-  for (const child of children) {
-    child.kill("SIGKILL");
-  }
-});
-
-/** `npm start`'s command as a child process, with its output collected. */
-function startMain(env: Record<string, string>) {
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "src/main.ts")],
-    { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.push(child);
-  let output = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    output += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    output += c.toString();
-  });
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-  const waitFor = async (pattern: RegExp, count = 1): Promise<RegExpMatchArray[]> => {
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline) {
-      const matches = [...output.matchAll(new RegExp(pattern, "g"))];
-      if (matches.length >= count) {
-        return matches;
-      }
-      await sleep(50);
-    }
-    assert.fail(`no ${count}× ${pattern} in:\n${output}`);
-  };
-  return { child, exited, waitFor, output: () => output };
-}
+after(killMainProcesses);
 
 describe("WORKERS and graceful shutdown of the process", () => {
   it("WORKERS=2 runs two processes that share the ports and stop together", async () => {
     const redis = await startTestRedisServer();
     try {
-      const main = startMain({
+      const main = startMainProcess({
         REDIS_URL: redis.url,
         WORKERS: "2",
         HTTP_PORT: "0",
@@ -321,7 +284,7 @@ describe("WORKERS and graceful shutdown of the process", () => {
   it("SIGTERM while requests are in flight: every request that was accepted gets its answer", async () => {
     const redis = await startTestRedisServer();
     try {
-      const main = startMain({
+      const main = startMainProcess({
         REDIS_URL: redis.url,
         HTTP_PORT: "0",
         GRPC_PORT: "0",
