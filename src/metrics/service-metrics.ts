@@ -69,3 +69,13 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
     }),
   };
 }
+
+/** Feeds Redis call timings and failures into the metrics. */
+export function observeRedis(metrics: ServiceMetrics) {
+  return (operation: string, seconds: number, failed: boolean): void => {
+    metrics.redisDuration.observe({ operation }, seconds);
+    if (failed) {
+      metrics.redisErrors.inc({ operation });
+    }
+  };
+}

@@ -24,15 +24,6 @@ export function redisFailure(err: unknown): ConnectError {
   );
 }
 
-/** Runs a Redis operation, turning its failures into `redisFailure`. */
-export async function callRedis<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (err) {
-    throw redisFailure(err);
-  }
-}
-
 /**
  * A write that fewer replicas than REDIS_MIN_REPLICAS_ACK confirmed in time:
  * it might not survive the loss of the primary, so it is not acknowledged.

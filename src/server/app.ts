@@ -16,9 +16,14 @@ import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import type { Logger } from "../log/logger.js";
 import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
 import { metricsInterceptor } from "../metrics/metrics-interceptor.js";
-import { createServiceMetrics, type ServiceMetrics } from "../metrics/service-metrics.js";
+import {
+  createServiceMetrics,
+  observeRedis,
+  type ServiceMetrics,
+} from "../metrics/service-metrics.js";
 import { loadOpenApiDocument } from "../openapi/committed-document.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
+import { createRedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
@@ -84,6 +89,8 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
  */
 export function createApp(opts: AppOptions): App {
   const ready = createReadinessProbe({ redis: opts.redis });
+  const metrics = opts.metrics ?? createServiceMetrics();
+  const call = createRedisCall({ observe: observeRedis(metrics) });
   const durability = {
     ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
@@ -91,6 +98,7 @@ export function createApp(opts: AppOptions): App {
   const tokenService = createTokenService({
     store: createTokenStore({
       redis: opts.redis,
+      call,
       ...durability,
       ...(opts.tokenMaxActivePerUser === undefined
         ? {}
@@ -104,14 +112,13 @@ export function createApp(opts: AppOptions): App {
     ...(opts.now === undefined ? {} : { now: opts.now }),
   });
   const userKeyService = createUserKeyService({
-    store: createUserKeyStore({ redis: opts.redis, ...durability }),
+    store: createUserKeyStore({ redis: opts.redis, call, ...durability }),
   });
   const grpcHealth = createGrpcHealth({
     ready,
     services: [TokenService.typeName, UserKeyService.typeName],
   });
   const reflection = createGrpcReflection({ services: [TokenService, UserKeyService, Health] });
-  const metrics = opts.metrics ?? createServiceMetrics();
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),

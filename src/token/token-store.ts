@@ -1,8 +1,9 @@
 import type { Result } from "ioredis";
 import { createDurableWriter } from "../redis/durable-writer.js";
 import { LIVE_MEMBER_LENGTH, redisKeys } from "../redis/keys.js";
+import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
-import { callRedis, unconfirmedWrite } from "../redis/redis-failure.js";
+import { unconfirmedWrite } from "../redis/redis-failure.js";
 import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA, ROLLBACK_CREATE_LUA } from "./token-scripts.js";
 
 type ScriptReply = [status: number, retryAfterMs: number];
@@ -61,6 +62,8 @@ export interface TokenStore {
 
 export interface TokenStoreOptions {
   redis: RedisClient;
+  /** How each Redis operation is run (timed, failures mapped). Default: without metrics. */
+  call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
   /** How long to wait for those confirmations. Default 500 ms. */
@@ -96,6 +99,7 @@ function refusal(status: number, retryAfterMs: number): CallRefusal {
  */
 export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const { redis } = opts;
+  const redisCall = opts.call ?? createRedisCall();
   const maxActivePerUser = opts.maxActivePerUser ?? 1000;
   const maxActive = String(maxActivePerUser);
   const rateCapacity = String(opts.rateLimitPerMinute ?? 60);
@@ -128,7 +132,8 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
 
   return {
     maxActivePerUser,
-    userKeys: (userKey) => callRedis(() => redis.smembers(redisKeys.userKeys(userKey))),
+    userKeys: (userKey) =>
+      redisCall("keys.read", () => redis.smembers(redisKeys.userKeys(userKey))),
 
     async create(token) {
       const args = [
@@ -141,7 +146,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         String(token.expiresAtMs),
         maxActive,
       ];
-      const { reply, confirmed } = await callRedis(() =>
+      const { reply, confirmed } = await redisCall("token.create", () =>
         writer.write(
           () => redis.perpsCreateToken(...args),
           (pipeline) => pipeline.perpsCreateToken(...args),
@@ -182,7 +187,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         ...commonArgs(call),
         String(LIVE_MEMBER_LENGTH),
       ];
-      const { reply, confirmed } = await callRedis(() =>
+      const { reply, confirmed } = await redisCall("token.delete", () =>
         writer.write(
           () => redis.perpsDeleteToken(...args),
           (pipeline) => pipeline.perpsDeleteToken(...args),

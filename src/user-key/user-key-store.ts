@@ -1,8 +1,9 @@
 import type { Result } from "ioredis";
 import { createDurableWriter } from "../redis/durable-writer.js";
 import { redisKeys } from "../redis/keys.js";
+import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
-import { callRedis, unconfirmedWrite } from "../redis/redis-failure.js";
+import { unconfirmedWrite } from "../redis/redis-failure.js";
 
 // Adds a key unless the user already has `max` others; idempotent.
 // Returns 1 stored (or already there), 0 limit reached.
@@ -30,6 +31,8 @@ export interface UserKeyStore {
 
 export interface UserKeyStoreOptions {
   redis: RedisClient;
+  /** How each Redis operation is run (timed, failures mapped). Default: without metrics. */
+  call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
   /** How long to wait for those confirmations. Default 500 ms. */
@@ -41,6 +44,7 @@ export interface UserKeyStoreOptions {
 /** The public keys of users, one Redis set per user. */
 export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
   const { redis } = opts;
+  const call = opts.call ?? createRedisCall();
   const maxKeysPerUser = opts.maxKeysPerUser ?? 5;
   const max = String(maxKeysPerUser);
   redis.defineCommand("perpsPutUserKey", { numberOfKeys: 1, lua: PUT_USER_KEY_LUA });
@@ -53,7 +57,7 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
     maxKeysPerUser,
     async put(userKey, publicKey) {
       const key = redisKeys.userKeys(userKey);
-      const { reply, confirmed } = await callRedis(() =>
+      const { reply, confirmed } = await call("key.put", () =>
         writer.write(
           () => redis.perpsPutUserKey(key, publicKey, max),
           (pipeline) => pipeline.perpsPutUserKey(key, publicKey, max),
@@ -66,7 +70,7 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
     },
     async delete(userKey, publicKey) {
       const key = redisKeys.userKeys(userKey);
-      const { confirmed } = await callRedis(() =>
+      const { confirmed } = await call("key.delete", () =>
         writer.write(
           () => redis.srem(key, publicKey),
           (pipeline) => pipeline.srem(key, publicKey),

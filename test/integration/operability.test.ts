@@ -85,6 +85,11 @@ describe("operability", () => {
     assert.equal(m.get("perps_token_tokens_created_total"), 1);
     assert.equal(m.get(`perps_token_request_duration_seconds_count{${create},protocol="rest"}`), 1);
     assert.ok((m.get("process_resident_memory_bytes") ?? 0) > 0);
+    // Redis calls are timed: the REST create read the keys and ran the create script.
+    assert.ok(
+      (m.get('perps_token_redis_duration_seconds_count{operation="token.create"}') ?? 0) >= 1,
+    );
+    assert.ok((m.get('perps_token_redis_duration_seconds_count{operation="keys.read"}') ?? 0) >= 1);
     assert.equal((await fetch(`${service.publicUrl}/metrics`)).status, 404);
   });
 
