@@ -198,7 +198,9 @@ async function callHandler(
   try {
     const values = contextValues?.(req) ?? createContextValues();
     values.set(restCallKey, true);
-    universal = universalRequestFromNodeRequest(req, res, undefined, values);
+    // The body was read already: a parsed body (null) keeps connect-node from
+    // wrapping the request stream in an async iterable nobody reads.
+    universal = universalRequestFromNodeRequest(req, res, null, values);
   } catch (e) {
     // Only thrown for a request without Host / :authority.
     throw e instanceof ConnectError ? invalidArgument(e.rawMessage) : e;
@@ -214,7 +216,7 @@ async function callHandler(
   const response = await handler({
     httpVersion: universal.httpVersion,
     method: "POST",
-    url: new URL(handler.requestPath, universal.url).toString(),
+    url: originOf(universal.url) + handler.requestPath,
     header,
     body: createAsyncIterable([toBinary(route.method.input, input)]),
     signal: universal.signal,
@@ -240,6 +242,12 @@ async function callHandler(
   throw new RestError(error.code, error.rawMessage, {
     headers: Object.fromEntries(responseHeader),
   });
+}
+
+/** `http://host:port` of an absolute URL as connect-node builds it (a path always follows). */
+function originOf(url: string): string {
+  const path = url.indexOf("/", url.indexOf("//") + 2);
+  return path < 0 ? url : url.slice(0, path);
 }
 
 async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array> {

@@ -18,8 +18,9 @@ import {
   tooManyTokens,
 } from "./token-errors.js";
 import { generateToken, generateTokenId, hashToken } from "./token-secret.js";
-import type { SignedCall, TokenStore } from "./token-store.js";
+import type { CallRefusal, SignedCall, TokenStore } from "./token-store.js";
 import { userKeyOf } from "./user-id.js";
+import { createUserKeyCache } from "./user-key-cache.js";
 
 export interface TokenServiceOptions {
   store: TokenStore;
@@ -28,6 +29,8 @@ export interface TokenServiceOptions {
   maxLifetimeSeconds: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
+  /** Users whose registered keys are remembered between calls (see UserKeyCache). Default 10000. */
+  keyCacheUsers?: number;
 }
 
 /**
@@ -38,6 +41,39 @@ export interface TokenServiceOptions {
 export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeof TokenService> {
   const { store, verifier } = opts;
   const now = opts.now ?? Date.now;
+  const keyCache = createUserKeyCache(opts.keyCacheUsers ?? 10_000);
+
+  /**
+   * The key that made `signature`: first among the cached keys (no round
+   * trip), else among the keys read from Redis that were not tried yet.
+   */
+  async function signingKeyOf(
+    userKey: string,
+    message: Uint8Array,
+    signature: Uint8Array,
+  ): Promise<string | undefined> {
+    const cached = keyCache.get(userKey);
+    const hit = cached?.find((k) => verifier.verify(k, message, signature));
+    if (hit !== undefined) {
+      return hit;
+    }
+    const keys = await store.userKeys(userKey);
+    // Users without keys are not remembered, so unknown ids cannot fill the cache.
+    if (keys.length > 0) {
+      keyCache.set(userKey, keys);
+    } else {
+      keyCache.delete(userKey);
+    }
+    return keys.find((k) => cached?.includes(k) !== true && verifier.verify(k, message, signature));
+  }
+
+  /** A refusal of the store; a revoked key means the cached keys are stale. */
+  function refused(userKey: string, outcome: CallRefusal): never {
+    if (outcome.kind === "key-revoked") {
+      keyCache.delete(userKey);
+    }
+    throw refusalError(outcome);
+  }
 
   /** Finds the registered key that made `signature` over `message`; the call's identity. */
   async function verifiedCall(
@@ -46,8 +82,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     signature: Uint8Array,
   ): Promise<SignedCall> {
     const userKey = userKeyOf(userId);
-    const keys = await store.userKeys(userKey);
-    const signingKey = keys.find((k) => verifier.verify(k, message, signature));
+    const signingKey = await signingKeyOf(userKey, message, signature);
     if (signingKey === undefined) {
       throw invalidSignature();
     }
@@ -86,7 +121,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
         case "too-many-tokens":
           throw tooManyTokens(outcome.retryAfterMs, store.maxActivePerUser);
         default:
-          throw refusalError(outcome);
+          return refused(call.userKey, outcome);
       }
     },
 
@@ -105,7 +140,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
         case "not-found":
           throw tokenNotFound();
         default:
-          throw refusalError(outcome);
+          return refused(call.userKey, outcome);
       }
     },
   };

@@ -1,0 +1,49 @@
+/** How much a run measures: the full run, or `--quick` (under a minute). */
+export interface BenchPlan {
+  readonly quick: boolean;
+  readonly concurrencies: readonly number[];
+  /** Seconds of load per protocol and concurrency. */
+  readonly seconds: number;
+  /** Seconds of warm-up load (not reported) before the first measured phase. */
+  readonly warmupSeconds: number;
+  readonly verifySeconds: number;
+  /** Users the requests are spread over (each with one registered key). */
+  readonly users: number;
+  /** Leak check: requests per step, and steps (RSS read after each step). */
+  readonly leakStepRequests: number;
+  readonly leakSteps: number;
+  readonly leakConcurrency: number;
+  /** Redis memory: users, and tokens of each kind. */
+  readonly memoryUsers: number;
+  readonly memoryTokensPerKind: number;
+}
+
+export function benchPlan(quick: boolean): BenchPlan {
+  return quick
+    ? {
+        quick,
+        concurrencies: [1, 8, 32, 128],
+        seconds: 1,
+        warmupSeconds: 1,
+        verifySeconds: 1,
+        users: 200,
+        leakStepRequests: 5_000,
+        leakSteps: 2,
+        leakConcurrency: 32,
+        memoryUsers: 1_000,
+        memoryTokensPerKind: 5_000,
+      }
+    : {
+        quick,
+        concurrencies: [1, 8, 32, 128],
+        seconds: 8,
+        warmupSeconds: 5,
+        verifySeconds: 3,
+        users: 2_000,
+        leakStepRequests: 20_000,
+        leakSteps: 10,
+        leakConcurrency: 32,
+        memoryUsers: 10_000,
+        memoryTokensPerKind: 100_000,
+      };
+}

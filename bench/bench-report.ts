@@ -1,0 +1,37 @@
+import type { LoadResult } from "./load-result.js";
+import type { TokenMemory } from "./redis-memory.js";
+
+export type Series = "REST create" | "REST delete" | "Connect create" | "gRPC create";
+
+/** One measured phase: a protocol and operation at one concurrency. */
+export interface Phase extends LoadResult {
+  series: Series;
+  concurrency: number;
+  rssBeforeMb: number;
+  rssAfterMb: number;
+  /** Client-issued Redis commands per request (INFO commandstats deltas). */
+  redisRoundTrips: number;
+  /** Every command Redis counted during the phase, scripts' inner calls included. */
+  redisCommands: Record<string, number>;
+}
+
+export interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface BenchReport {
+  date: string;
+  quick: boolean;
+  machine: { cpus: number; cpuModel: string; node: string; redis: string };
+  /** The ceiling: Ed25519 verify calls per second on one thread. */
+  verifyCeiling: { perSecond: number; microseconds: number };
+  phases: Phase[];
+  /** REST create at half its peak throughput (open model, fixed rate). */
+  halfPeak: Phase;
+  leak: { requests: number[]; rssMb: number[] };
+  memory: TokenMemory;
+  targets: Target[];
+}

@@ -1,0 +1,60 @@
+import type { Redis } from "ioredis";
+
+/** Calls per command name, from INFO commandstats. */
+export type CommandCalls = Record<string, number>;
+
+// Commands the token scripts run inside Redis. Redis counts them in
+// commandstats too, but they cost no round trip.
+const SCRIPT_INTERNAL = new Set([
+  "sismember",
+  "time",
+  "zremrangebyscore",
+  "zscore",
+  "hmget",
+  "hset",
+  "pexpire",
+  "pexpireat",
+  "zadd",
+  "zrange",
+  "zcard",
+  "zrem",
+  "del",
+]);
+// Commands of the benchmark itself.
+const OWN = new Set(["info"]);
+
+export async function commandCalls(redis: Redis): Promise<CommandCalls> {
+  const info = await redis.info("commandstats");
+  const calls: CommandCalls = {};
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    const [, name, count] = match;
+    if (name !== undefined && count !== undefined) {
+      calls[name] = Number(count);
+    }
+  }
+  return calls;
+}
+
+/** Round trips per request: client-issued commands between two snapshots, per request. */
+export function roundTripsPerRequest(
+  before: CommandCalls,
+  after: CommandCalls,
+  requests: number,
+): { perRequest: number; commands: CommandCalls } {
+  const commands: CommandCalls = {};
+  let clientCommands = 0;
+  for (const [name, count] of Object.entries(after)) {
+    const delta = count - (before[name] ?? 0);
+    if (delta === 0 || OWN.has(name)) {
+      continue;
+    }
+    commands[name] = delta;
+    if (!SCRIPT_INTERNAL.has(name)) {
+      clientCommands += delta;
+    }
+  }
+  return {
+    perRequest: requests === 0 ? 0 : Math.round((clientCommands / requests) * 100) / 100,
+    commands,
+  };
+}

@@ -1,0 +1,312 @@
+// `npm run bench [-- --quick] [-- --cpu-prof]`: the create/delete path under
+// load against its ceiling, one Ed25519 verify per request. See README
+// "Performance" for what is measured and the targets.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createTokenStore } from "../src/token/token-store.js";
+import { benchPlan } from "./bench-plan.js";
+import type { BenchReport, Phase, Series, Target } from "./bench-report.js";
+import { newBenchUsers, registerUsers } from "./bench-users.js";
+import { runGrpcLoad } from "./grpc-load.js";
+import { runHttpLoad } from "./http-load.js";
+import type { LoadResult } from "./load-result.js";
+import { runPacedHttpLoad } from "./paced-http-load.js";
+import { measureTokenMemory } from "./redis-memory.js";
+import { startBenchRedis } from "./redis-server.js";
+import { commandCalls, roundTripsPerRequest } from "./redis-stats.js";
+import { reportMarkdown } from "./report-markdown.js";
+import { reportSvg } from "./report-svg.js";
+import { seedTokens } from "./seed-tokens.js";
+import { startServiceProcess } from "./service-process.js";
+import { createSigner } from "./signed-requests.js";
+import { measureVerifyCeiling } from "./verify-ceiling.js";
+
+const quick = process.argv.includes("--quick");
+const profile = process.argv.includes("--cpu-prof");
+const plan = benchPlan(quick);
+const resultsDir = join(import.meta.dirname, "results");
+const log = (text: string) => process.stdout.write(`${text}\n`);
+const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+const CREATE_PATH = "/perps.token.v1.TokenService/CreateToken";
+
+log(`bench: ${quick ? "quick" : "full"} run, concurrencies ${plan.concurrencies.join(", ")}`);
+// The ceiling first, on a quiet machine, in this same run.
+const ceiling = measureVerifyCeiling(plan.verifySeconds);
+log(`verify ceiling: ${ceiling.perSecond}/s (${ceiling.microseconds} µs)`);
+
+const redis = await startBenchRedis();
+const service = await startServiceProcess({
+  redisUrl: redis.url,
+  nodeFlags: profile ? ["--cpu-prof", `--cpu-prof-dir=${join(resultsDir, "profiles")}`] : [],
+});
+// Interrupted: stop the children too, so no service or redis-server is left behind.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    Promise.allSettled([service.stop(), redis.stop()]).then(() => process.exit(130));
+  });
+}
+const publicUrl = `http://127.0.0.1:${service.httpPort}`;
+const users = newBenchUsers(plan.users);
+await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
+const signer = createSigner(users);
+// The benchmark's own store writes the tokens the delete phases delete.
+const store = createTokenStore({
+  redis: redis.client,
+  rateLimitPerMinute: 1_000_000,
+  maxActivePerUser: 1_000_000,
+});
+
+/**
+ * A rate no phase will beat: twice the best so far (the ceiling before the
+ * first), so pre-signing stays proportionate to what the service manages.
+ */
+const expectedRate = () => {
+  const best = Math.max(0, ...phases.map((p) => p.throughput));
+  return best === 0 ? ceiling.perSecond : Math.min(ceiling.perSecond, 2 * best + 500);
+};
+
+/** Bodies enough for `seconds` at `perSecond`, with headroom; each is sent at most once. */
+const budget = (perSecond: number, seconds: number, concurrency: number) =>
+  Math.ceil(perSecond * seconds * 1.3) + 4 * concurrency + 100;
+
+/** Runs one load, with RSS and Redis command counts around it. */
+async function measure(
+  series: Series,
+  concurrency: number,
+  run: () => Promise<LoadResult>,
+): Promise<Phase> {
+  const rssBefore = service.rssBytes();
+  const before = await commandCalls(redis.client);
+  const result = await run();
+  // Requests cut off by the end of the load still reach Redis; let them finish.
+  await sleep(300);
+  const after = await commandCalls(redis.client);
+  const trips = roundTripsPerRequest(
+    before,
+    after,
+    // Answered requests, plus those in flight when the load stopped (at most one per connection).
+    result.ok +
+      result.errors +
+      Math.min(concurrency, Math.max(0, result.sent - result.ok - result.errors)),
+  );
+  const phase: Phase = {
+    series,
+    concurrency,
+    ...result,
+    rssBeforeMb: mb(rssBefore),
+    rssAfterMb: mb(service.rssBytes()),
+    redisRoundTrips: trips.perRequest,
+    redisCommands: trips.commands,
+  };
+  log(
+    `${series.padEnd(15)} c=${String(concurrency).padStart(3)}: ${String(phase.throughput).padStart(5)}/s p50 ${phase.p50Ms} p90 ${phase.p90Ms} p99 ${phase.p99Ms} ms, errors ${phase.errors}${phase.errors > 0 ? ` ${JSON.stringify(phase.failures)}` : ""}, RSS ${phase.rssAfterMb} MB, ${phase.redisRoundTrips} round trips`,
+  );
+  return phase;
+}
+
+function restCreate(concurrency: number, seconds: number, perSecond: number) {
+  const bodies = signer.creates(budget(perSecond, seconds, concurrency)).map((r) => r.json);
+  return () =>
+    runHttpLoad({
+      url: publicUrl,
+      method: "POST",
+      path: "/user/tokens",
+      bodies,
+      connections: concurrency,
+      seconds,
+    });
+}
+
+const phases: Phase[] = [];
+// Warm-up: JIT, connection pools and Redis' script cache, not reported.
+await restCreate(32, plan.warmupSeconds, ceiling.perSecond)();
+await runGrpcLoad({
+  address: `127.0.0.1:${service.httpPort}`,
+  path: CREATE_PATH,
+  messages: signer.creates(budget(ceiling.perSecond, 1, 32)).map((r) => r.binary),
+  concurrency: 32,
+  seconds: Math.min(1, plan.warmupSeconds),
+});
+
+for (const c of plan.concurrencies) {
+  phases.push(await measure("REST create", c, restCreate(c, plan.seconds, expectedRate())));
+}
+for (const c of plan.concurrencies) {
+  const bodies = signer.creates(budget(expectedRate(), plan.seconds, c)).map((r) => r.json);
+  phases.push(
+    await measure("Connect create", c, () =>
+      runHttpLoad({
+        url: publicUrl,
+        method: "POST",
+        path: CREATE_PATH,
+        bodies,
+        connections: c,
+        seconds: plan.seconds,
+      }),
+    ),
+  );
+}
+for (const c of plan.concurrencies) {
+  const messages = signer.creates(budget(expectedRate(), plan.seconds, c)).map((r) => r.binary);
+  phases.push(
+    await measure("gRPC create", c, () =>
+      runGrpcLoad({
+        address: `127.0.0.1:${service.httpPort}`,
+        path: CREATE_PATH,
+        messages,
+        concurrency: c,
+        seconds: plan.seconds,
+      }),
+    ),
+  );
+}
+for (const c of plan.concurrencies) {
+  // As many tokens as the REST create phase managed at this concurrency, with headroom.
+  const createRate = phases.find((p) => p.series === "REST create" && p.concurrency === c);
+  const tokens = await seedTokens({
+    store,
+    users,
+    count: budget(createRate?.throughput ?? ceiling.perSecond, plan.seconds, c),
+    named: false,
+    lifetimeMs: 3_600_000,
+  });
+  const bodies = signer.deletes(tokens).map((r) => r.json);
+  phases.push(
+    await measure("REST delete", c, () =>
+      runHttpLoad({
+        url: publicUrl,
+        method: "DELETE",
+        path: "/user/tokens",
+        bodies,
+        connections: c,
+        seconds: plan.seconds,
+      }),
+    ),
+  );
+}
+
+const peakOf = (series: Series) =>
+  Math.max(0, ...phases.filter((p) => p.series === series).map((p) => p.throughput));
+const restPeak = peakOf("REST create");
+const connectPeak = peakOf("Connect create");
+const halfRate = Math.round(restPeak / 2);
+const halfPeakBodies = signer.creates(budget(halfRate, plan.seconds, 64)).map((r) => r.json);
+const halfPeak = await measure("REST create", 64, () =>
+  runPacedHttpLoad({
+    url: publicUrl,
+    method: "POST",
+    path: "/user/tokens",
+    bodies: halfPeakBodies,
+    rate: halfRate,
+    seconds: plan.seconds,
+    maxConnections: 64,
+  }),
+);
+
+// Leak: REST creates in equal steps, RSS after each (signing between steps, not during).
+const leak: BenchReport["leak"] = { requests: [], rssMb: [] };
+for (let step = 1; step <= plan.leakSteps; step++) {
+  const bodies = signer.creates(plan.leakStepRequests).map((r) => r.json);
+  const result = await runHttpLoad({
+    url: publicUrl,
+    method: "POST",
+    path: "/user/tokens",
+    bodies,
+    connections: plan.leakConcurrency,
+    seconds: 0,
+    amount: plan.leakStepRequests,
+  });
+  if (result.errors > 0) {
+    log(`leak step ${step}: ${result.errors} errors ${JSON.stringify(result.failures)}`);
+  }
+  leak.requests.push(step * plan.leakStepRequests);
+  leak.rssMb.push(mb(service.rssBytes()));
+}
+log(`leak: ${leak.requests.map((n, i) => `${n} → ${leak.rssMb[i]} MB`).join(", ")}`);
+
+await service.stop();
+await redis.stop();
+
+const memory = await measureTokenMemory(plan.memoryUsers, plan.memoryTokensPerKind);
+log(`redis memory per token: ${JSON.stringify(memory)}`);
+
+const restCreatePhases = phases.filter((p) => p.series === "REST create");
+const deletePhases = phases.filter((p) => p.series === "REST delete");
+const maxTrips = (list: Phase[]) => Math.max(0, ...list.map((p) => p.redisRoundTrips));
+const firstRss = leak.rssMb[0] ?? 0;
+const lastRss = leak.rssMb[leak.rssMb.length - 1] ?? 0;
+const allErrors = [...phases, halfPeak].reduce((n, p) => n + p.errors, 0);
+const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
+const targets: Target[] = [
+  {
+    name: "REST create vs verify ceiling",
+    goal: "≥ 0.60 × ceiling",
+    measured: `${ratio(restPeak, ceiling.perSecond)} (${restPeak}/s vs ${ceiling.perSecond}/s)`,
+    met: restPeak >= 0.6 * ceiling.perSecond,
+  },
+  {
+    name: "REST create vs Connect create",
+    goal: "≥ 0.90",
+    measured: `${ratio(restPeak, connectPeak)} (${restPeak}/s vs ${connectPeak}/s)`,
+    met: restPeak >= 0.9 * connectPeak,
+  },
+  {
+    name: "p99 at half of peak (REST create)",
+    goal: "≤ 10 ms",
+    measured: `${halfPeak.p99Ms} ms at ${halfPeak.throughput}/s`,
+    met: halfPeak.p99Ms <= 10,
+  },
+  {
+    name: "Redis round trips per create / delete",
+    goal: "≤ 2",
+    measured: `${maxTrips(restCreatePhases)} / ${maxTrips(deletePhases)}`,
+    met: maxTrips(restCreatePhases) <= 2 && maxTrips(deletePhases) <= 2,
+  },
+  {
+    name: "No leak (RSS after last step vs first)",
+    goal: "≤ 1.10",
+    measured: `${ratio(lastRss, firstRss)} (${firstRss} → ${lastRss} MB, ${leak.requests[0]} → ${leak.requests[leak.requests.length - 1]} requests)`,
+    met: lastRss <= 1.1 * firstRss,
+  },
+  {
+    name: "Redis memory per live session token",
+    goal: "≤ 250 B",
+    measured: `${memory.sessionBytesPerTokenSteady} B (named ${memory.namedBytesPerTokenSteady} B)`,
+    met: memory.sessionBytesPerTokenSteady <= 250,
+  },
+  { name: "Errors", goal: "0", measured: String(allErrors), met: allErrors === 0 },
+];
+
+const redisVersion = execFileSync("redis-server", ["--version"], { encoding: "utf8" });
+const report: BenchReport = {
+  date: new Date().toISOString(),
+  quick,
+  machine: {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? "unknown",
+    node: process.version,
+    redis: /v=(\S+)/.exec(redisVersion)?.[1] ?? "unknown",
+  },
+  verifyCeiling: ceiling,
+  phases,
+  halfPeak,
+  leak,
+  memory,
+  targets,
+};
+
+mkdirSync(resultsDir, { recursive: true });
+const stem = `${report.date.slice(0, 19).replace(/:/g, "-")}${quick ? "-quick" : ""}`;
+const markdown = reportMarkdown(report);
+const svg = reportSvg(report);
+for (const name of [stem, quick ? "latest-quick" : "latest"]) {
+  writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(resultsDir, `${name}.md`), markdown);
+  writeFileSync(join(resultsDir, `${name}.svg`), svg);
+}
+log("");
+log(markdown);
+log(`wrote ${join(resultsDir, stem)}.{json,md,svg}`);

@@ -1,0 +1,51 @@
+import { randomBytes } from "node:crypto";
+import { generateToken, generateTokenId, hashToken } from "../src/token/token-secret.js";
+import type { TokenStore } from "../src/token/token-store.js";
+import type { BenchUser } from "./bench-users.js";
+import type { LiveToken } from "./signed-requests.js";
+
+export interface SeedOptions {
+  store: TokenStore;
+  users: readonly BenchUser[];
+  count: number;
+  /** Named tokens get the name `seed-<i>`; session tokens have none. */
+  named: boolean;
+  /** Lifetime in ms. */
+  lifetimeMs: number;
+}
+
+/**
+ * Writes tokens through the real store code (the same Lua script the
+ * service runs), users taking turns, 500 calls in flight (ioredis pipelines
+ * them). No signature is involved: the store trusts its caller for that.
+ */
+export async function seedTokens(opts: SeedOptions): Promise<LiveToken[]> {
+  const tokens: LiveToken[] = [];
+  const expiresAtMs = Date.now() + opts.lifetimeMs;
+  for (let start = 0; start < opts.count; start += 500) {
+    const batch = Array.from({ length: Math.min(500, opts.count - start) }, (_, j) => start + j);
+    await Promise.all(
+      batch.map(async (i) => {
+        const user = opts.users[i % opts.users.length];
+        if (user === undefined) {
+          throw new Error("no users to seed tokens for");
+        }
+        const tokenId = generateTokenId();
+        const outcome = await opts.store.create({
+          userKey: user.userId,
+          signingKey: user.publicKeyHex,
+          messageHash: randomBytes(32).toString("hex"),
+          tokenId,
+          tokenHash: hashToken(generateToken()),
+          name: opts.named ? `seed-${i}` : undefined,
+          expiresAtMs,
+        });
+        if (outcome.kind !== "created") {
+          throw new Error(`seeding a token failed: ${outcome.kind}`);
+        }
+        tokens.push({ user, tokenId });
+      }),
+    );
+  }
+  return tokens;
+}

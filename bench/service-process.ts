@@ -1,0 +1,110 @@
+import { spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export interface ServiceProcess {
+  readonly pid: number;
+  readonly httpPort: number;
+  readonly grpcPort: number;
+  /** Resident set size of the service process, from /proc (bytes). */
+  rssBytes(): number;
+  stop(): Promise<void>;
+}
+
+export interface ServiceProcessOptions {
+  redisUrl: string;
+  /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=..."]. */
+  nodeFlags?: string[];
+  /** Pin the service to these CPUs (taskset list, e.g. "1"); undefined leaves it to the OS. */
+  cpus?: string;
+  env?: Record<string, string>;
+}
+
+/** VmRSS of a process in bytes (Linux). */
+export function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+  return match?.[1] === undefined ? 0 : Number(match[1]) * 1024;
+}
+
+/**
+ * Runs the service as `npm start` does (tsx, one worker), as a child process
+ * so that its CPU, RSS and profile are its own. Ports are chosen by the
+ * service (0) and read from its "listening" log line.
+ */
+export async function startServiceProcess(opts: ServiceProcessOptions): Promise<ServiceProcess> {
+  const nodeArgs = [...(opts.nodeFlags ?? []), "--import", "tsx", "src/main.ts"];
+  const [command, args] =
+    opts.cpus === undefined
+      ? [process.execPath, nodeArgs]
+      : ["taskset", ["-c", opts.cpus, process.execPath, ...nodeArgs]];
+  // Logs (one line per request) go to a file: pino writes stdout
+  // synchronously, and a pipe the busy load generator drains late would
+  // block the service and distort the figures.
+  const logDir = mkdtempSync(join(tmpdir(), "perps-bench-log-"));
+  const logFile = join(logDir, "service.log");
+  const logFd = openSync(logFile, "w");
+  const child = spawn(command, args, {
+    stdio: ["ignore", logFd, "inherit"],
+    env: {
+      ...process.env,
+      HTTP_PORT: "0",
+      GRPC_PORT: "0",
+      WORKERS: "1",
+      REDIS_URL: opts.redisUrl,
+      TOKEN_RATE_LIMIT_PER_MINUTE: "1000000",
+      TOKEN_MAX_ACTIVE_PER_USER: "1000000",
+      ...opts.env,
+    },
+  });
+  closeSync(logFd);
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code) => {
+      exitCode = code;
+      resolve();
+    }),
+  );
+  const ports = await listeningPorts(logFile, () => exitCode);
+  const pid = child.pid;
+  if (pid === undefined) {
+    throw new Error("service process has no pid");
+  }
+  return {
+    pid,
+    ...ports,
+    rssBytes: () => rssOf(pid),
+    async stop() {
+      child.kill("SIGTERM");
+      await exited;
+      rmSync(logDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls the log file for the JSON "listening" line. */
+async function listeningPorts(
+  logFile: string,
+  exitCode: () => number | null | undefined,
+): Promise<{ httpPort: number; grpcPort: number }> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const code = exitCode();
+    if (code !== undefined) {
+      throw new Error(`service exited with ${code} before listening`);
+    }
+    for (const line of readFileSync(logFile, "utf8").split("\n")) {
+      if (!line.includes('"listening"')) {
+        continue;
+      }
+      const { httpPort, grpcPort } = JSON.parse(line) as { httpPort?: unknown; grpcPort?: unknown };
+      if (typeof httpPort === "number" && typeof grpcPort === "number") {
+        return { httpPort, grpcPort };
+      }
+    }
+    await sleep(50);
+  }
+  throw new Error("service did not start in 20 s");
+}
