@@ -6,7 +6,11 @@
 export const redisKeys = {
   /** SET of the user's registered public keys (64 lowercase hex each). */
   userKeys: (userKey: string) => `{u:${userKey}}:keys`,
-  /** HASH of one token: `h` SHA-256 of the token, `n` name ("" for a session token). Expires with the token. */
+  /**
+   * STRING of one token: the SHA-256 of the token (base64url, 43 characters),
+   * then `:` and the name for a named token. Expires with the token. A string
+   * of at most 44 bytes is Redis' most compact value (embstr).
+   */
   token: (userKey: string, tokenId: string) => `{u:${userKey}}:t:${tokenId}`,
   /** ZSET of the names of the user's live named tokens, scored by expiry (ms); makes names unique. */
   names: (userKey: string) => `{u:${userKey}}:names`,
@@ -22,5 +26,5 @@ export const redisKeys = {
   rate: (userKey: string) => `{u:${userKey}}:rate`,
 } as const;
 
-/** How much of a token's SHA-256 (hex) names it in the `live` set: 96 bits. */
-export const LIVE_MEMBER_LENGTH = 24;
+/** How much of a token's SHA-256 (base64url) names it in the `live` set: 96 bits. */
+export const LIVE_MEMBER_LENGTH = 16;

@@ -6,7 +6,7 @@
 // (name taken / no such token), -1 signing key no longer registered,
 // -2 replayed message, -3 rate limited, -4 too many live tokens.
 //
-// Common KEYS: 1 keys set, 2 token hash, 3 names zset, 4 live zset,
+// Common KEYS: 1 keys set, 2 token string, 3 names zset, 4 live zset,
 // 5 replay zset, 6 rate bucket. Common ARGV: 1 signing key, 2 message hash,
 // 3 replay window ms, 4 rate capacity, 5 rate period ms.
 
@@ -52,26 +52,29 @@ if ARGV[8] == '1' then
 end
 redis.call('ZADD', KEYS[4], ARGV[10], ARGV[7])
 expireWithLast(KEYS[4])
-redis.call('HSET', KEYS[2], 'h', ARGV[6], 'n', ARGV[9])
-redis.call('PEXPIREAT', KEYS[2], ARGV[10])
+local record = ARGV[6]
+if ARGV[8] == '1' then record = record .. ':' .. ARGV[9] end
+redis.call('SET', KEYS[2], record, 'PXAT', ARGV[10])
 remember()
 return {1, 0}
 `;
 
 /** Extra ARGV: 6 length of a live member. */
 export const DELETE_TOKEN_LUA = `${PRELUDE}
-local record = redis.call('HMGET', KEYS[2], 'h', 'n')
-if not record[1] then return {0, 0} end
+local record = redis.call('GET', KEYS[2])
+if not record then return {0, 0} end
 redis.call('DEL', KEYS[2])
-if record[2] ~= '' then redis.call('ZREM', KEYS[3], record[2]) end
-redis.call('ZREM', KEYS[4], string.sub(record[1], 1, tonumber(ARGV[6])))
+-- "<hash>" or "<hash>:<name>": base64url has no ':', so the first one ends the hash.
+local colon = string.find(record, ':', 1, true)
+if colon then redis.call('ZREM', KEYS[3], string.sub(record, colon + 1)) end
+redis.call('ZREM', KEYS[4], string.sub(record, 1, tonumber(ARGV[6])))
 remember()
 return {1, 0}
 `;
 
 // Undoes a create that replicas did not confirm, so that its name, its slot in
 // the live count and its message are free for the retry.
-// KEYS: 1 token hash, 2 names zset, 3 live zset, 4 replay zset.
+// KEYS: 1 token string, 2 names zset, 3 live zset, 4 replay zset.
 // ARGV: 1 name ("" for none), 2 live member, 3 message hash.
 export const ROLLBACK_CREATE_LUA = `
 redis.call('DEL', KEYS[1])

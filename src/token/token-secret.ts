@@ -4,7 +4,7 @@ import { crc32 } from "node:zlib";
 /** Prefix of every bearer token, so that secret scanners can recognise a leaked one. */
 export const TOKEN_PREFIX = "pt_";
 const SECRET_BYTES = 32;
-const ID_BYTES = 16;
+const ID_BYTES = 12;
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const CHECKSUM_LENGTH = 6;
 // pt_ + 43 base64url characters (256 bits) + 6 base62 characters of CRC32.
@@ -39,12 +39,15 @@ export function isWellFormedToken(token: string): boolean {
   return checksum(body) === token.slice(-CHECKSUM_LENGTH);
 }
 
-/** What is stored instead of the token: its SHA-256, hex. */
+/** What is stored instead of the token: its SHA-256, base64url (43 characters). */
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  return createHash("sha256").update(token).digest("base64url");
 }
 
-/** A new token id: 128 random bits, base64url (22 characters), opaque. */
+/**
+ * A new token id: 96 random bits, base64url (16 characters), opaque. Short,
+ * because it is part of a key per token; 96 bits cannot be guessed.
+ */
 export function generateTokenId(): string {
   return randomBytes(ID_BYTES).toString("base64url");
 }

@@ -88,7 +88,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     }
     // Replays are recognised by the message, not the signature bytes, which
     // can have more than one accepted encoding.
-    const messageHash = createHash("sha256").update(message).digest("hex");
+    const messageHash = createHash("sha256").update(message).digest("base64url");
     return { userKey, signingKey, messageHash };
   }
 

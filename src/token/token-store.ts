@@ -28,7 +28,7 @@ export interface SignedCall {
 
 export interface NewToken extends SignedCall {
   tokenId: string;
-  /** SHA-256 (hex) of the bearer token; the token itself is never stored. */
+  /** SHA-256 (base64url) of the bearer token; the token itself is never stored. */
   tokenHash: string;
   /** Undefined for a session token. */
   name: string | undefined;

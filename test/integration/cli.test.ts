@@ -184,7 +184,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     ]);
     assert.equal(human.code, 0, human.stderr);
     const id =
-      /^Created token "my-bot" ([A-Za-z0-9_-]{22}), expires \d{4}-\d{2}-\d{2} \(UTC\)\.$/m.exec(
+      /^Created token "my-bot" ([A-Za-z0-9_-]{16}), expires \d{4}-\d{2}-\d{2} \(UTC\)\.$/m.exec(
         human.stdout,
       )?.[1];
     assert.ok(id !== undefined, human.stdout);

@@ -158,7 +158,7 @@ describe("replay protection", () => {
     const req = await signedCreate(user);
     await rest(h.service, "POST", req);
     const message = createTokenMessage({ ...req, expiresIn: undefined, name: undefined });
-    const hash = createHash("sha256").update(message).digest("hex");
+    const hash = createHash("sha256").update(message).digest("base64url");
     const key = `{u:${user.userId}}:replay`;
     const until = Number(await h.service.redis.zscore(key, hash));
     assert.ok(until - Date.now() > 240_000, `remembered for ${until - Date.now()} ms`);

@@ -31,15 +31,15 @@ describe("token secrets", () => {
     assert.equal(isWellFormedToken(""), false);
   });
 
-  it("ids are 128 random bits, URL-safe", () => {
+  it("ids are 96 random bits, URL-safe", () => {
     const ids = new Set(Array.from({ length: 100 }, generateTokenId));
     assert.equal(ids.size, 100);
     for (const id of ids) {
-      assert.match(id, /^[A-Za-z0-9_-]{22}$/);
+      assert.match(id, /^[A-Za-z0-9_-]{16}$/);
     }
   });
 
-  it("hashToken is the hex SHA-256", () => {
-    assert.equal(hashToken("pt_x"), createHash("sha256").update("pt_x").digest("hex"));
+  it("hashToken is the base64url SHA-256", () => {
+    assert.equal(hashToken("pt_x"), createHash("sha256").update("pt_x").digest("base64url"));
   });
 });
