@@ -35,6 +35,9 @@ export function createRedisClient(opts: RedisClientOptions): RedisClient {
     commandTimeout: opts.commandTimeoutMs ?? 1000,
     connectTimeout: opts.connectTimeoutMs ?? 1000,
     maxRetriesPerRequest: 0,
+    // Commands issued in the same tick share one socket write: under load
+    // this saves a system call per command (the largest cost after verify).
+    enableAutoPipelining: true,
   };
   const { topology } = opts;
   switch (topology.kind) {
@@ -74,6 +77,7 @@ export function createRedisClient(opts: RedisClientOptions): RedisClient {
           ...(topology.tls === true ? { tls: {} } : {}),
         },
         enableOfflineQueue: false,
+        enableAutoPipelining: true,
         clusterRetryStrategy: backoff,
         // A failover takes the cluster's node timeout plus an election; retry a
         // redirected or refused command shortly, a bounded number of times.
