@@ -98,7 +98,7 @@ export function errorResponses(answers: readonly ErrorAnswer[]): Record<string, 
   return responses;
 }
 
-/** The `default` response: any other error, with the Status body. */
+/** The `default` response: every other error, with the Status body. */
 export function defaultErrorResponse(): OpenApiResponse {
   return {
     description:

@@ -4,7 +4,7 @@
  * file, served and validated as it is.
  */
 
-/** A JSON Schema (2020-12 dialect, as OpenAPI 3.1 uses it). Open: any keyword may appear. */
+/** A JSON Schema (2020-12 dialect, as OpenAPI 3.1 uses it). Open: other keywords may appear too. */
 export interface JsonSchema {
   $ref?: string;
   type?: string | string[];
