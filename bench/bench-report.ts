@@ -25,7 +25,7 @@ export interface Target {
 export interface BenchReport {
   date: string;
   quick: boolean;
-  machine: { cpus: number; cpuModel: string; node: string; redis: string };
+  machine: { cpus: number; cpuModel: string; node: string; redis: string; pinned: boolean };
   /** The ceiling: Ed25519 verify calls per second on one thread. */
   verifyCeiling: { perSecond: number; microseconds: number };
   phases: Phase[];

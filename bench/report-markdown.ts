@@ -5,7 +5,7 @@ const fmt = (n: number, digits = 2) => n.toFixed(digits);
 /** The README table of a run: every phase, then every target. */
 export function reportMarkdown(r: BenchReport): string {
   const lines = [
-    `Run ${r.date}${r.quick ? " (--quick)" : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: one process (WORKERS=1); load generator and Redis on the same machine.`,
+    `Run ${r.date}${r.quick ? " (--quick)" : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: one process (WORKERS=1)${r.machine.pinned ? " pinned to CPU 0; load generator and Redis on CPU 1" : "; load generator and Redis on the same machine"}.`,
     "",
     `Ceiling: Ed25519 verify on one thread = **${r.verifyCeiling.perSecond.toLocaleString("en")}/s** (${r.verifyCeiling.microseconds} µs each).`,
     "",

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --cpu-prof]`: the create/delete path under
+// `npm run bench [-- --quick] [-- --cpu-prof] [-- --pin]`: the create/delete path under
 // load against its ceiling, one Ed25519 verify per request. See README
 // "Performance" for what is measured and the targets.
 import { execFileSync } from "node:child_process";
@@ -37,10 +37,20 @@ log(`bench: ${quick ? "quick" : "full"} run, concurrencies ${plan.concurrencies.
 const ceiling = measureVerifyCeiling(plan.verifySeconds);
 log(`verify ceiling: ${ceiling.perSecond}/s (${ceiling.microseconds} µs)`);
 
+// `--pin`: the service gets CPU 0 to itself; this process (the load
+// generator) and the redis-server it starts (which inherits the affinity)
+// share CPU 1. It shows whether the service or the load generator is the
+// limit; unpinned, they compete for the same cores.
+const pinned = process.argv.includes("--pin") && cpus().length >= 2 && tasksetWorks();
+if (pinned) {
+  execFileSync("taskset", ["-cp", "1", String(process.pid)], { stdio: "ignore" });
+}
+log(pinned ? "pinned: service on CPU 0, load generator and Redis on CPU 1" : "not pinned");
 const redis = await startBenchRedis();
 const service = await startServiceProcess({
   redisUrl: redis.url,
   nodeFlags: profile ? ["--cpu-prof", `--cpu-prof-dir=${join(resultsDir, "profiles")}`] : [],
+  ...(pinned ? { cpus: "0" } : {}),
 });
 // Interrupted: stop the children too, so no service or redis-server is left behind.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -287,6 +297,7 @@ const report: BenchReport = {
   machine: {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model.trim() ?? "unknown",
+    pinned,
     node: process.version,
     redis: /v=(\S+)/.exec(redisVersion)?.[1] ?? "unknown",
   },
@@ -310,3 +321,12 @@ for (const name of [stem, quick ? "latest-quick" : "latest"]) {
 log("");
 log(markdown);
 log(`wrote ${join(resultsDir, stem)}.{json,md,svg}`);
+
+function tasksetWorks(): boolean {
+  try {
+    execFileSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
