@@ -13,6 +13,11 @@ export interface Phase extends LoadResult {
   redisRoundTrips: number;
   /** Every command Redis counted during the phase, scripts' inner calls included. */
   redisCommands: Record<string, number>;
+  /**
+   * CPU time the service spent per answered request (µs): its cost
+   * whatever the load generator manages, and so its capacity on one core.
+   */
+  serviceCpuUsPerRequest: number;
 }
 
 export interface Target {

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,8 @@ export interface ServiceProcess {
   readonly grpcPort: number;
   /** Resident set size of the service process, from /proc (bytes). */
   rssBytes(): number;
+  /** CPU time the service process has used so far (user + system), in seconds. */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -20,6 +22,18 @@ export interface ServiceProcessOptions {
   /** Pin the service to these CPUs (taskset list, e.g. "1"); undefined leaves it to the OS. */
   cpus?: string;
   env?: Record<string, string>;
+}
+
+// Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux).
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
+
+/** User + system CPU time of a process in seconds (Linux). */
+export function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (in parentheses, which may hold spaces):
+  // utime and stime are the 12th and 13th of them.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 /** VmRSS of a process in bytes (Linux). */
@@ -76,6 +90,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     pid,
     ...ports,
     rssBytes: () => rssOf(pid),
+    cpuSeconds: () => cpuSecondsOf(pid),
     async stop() {
       child.kill("SIGTERM");
       await exited;
