@@ -15,7 +15,6 @@ import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import type { Logger } from "../log/logger.js";
 import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
-import { metricsInterceptor } from "../metrics/metrics-interceptor.js";
 import {
   createServiceMetrics,
   observeRedis,
@@ -29,6 +28,7 @@ import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import { createUserKeyStore } from "../user-key/user-key-store.js";
+import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createDualProtocolServer } from "./dual-protocol-server.js";
 import { errorInterceptor } from "./error-interceptor.js";
 import { createGrpcHealth } from "./grpc-health.js";
@@ -37,7 +37,6 @@ import { createHealthEndpoints } from "./health-endpoints.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
-import { requestLogInterceptor } from "./request-log-interceptor.js";
 
 export interface AppOptions {
   redis: RedisClient;
@@ -122,8 +121,7 @@ export function createApp(opts: AppOptions): App {
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),
-    requestLogInterceptor(opts.logger),
-    metricsInterceptor(metrics),
+    callTelemetryInterceptor({ logger: opts.logger, metrics }),
     errorInterceptor(),
   ];
   const health = createHealthEndpoints(ready);
