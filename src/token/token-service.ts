@@ -53,7 +53,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     signature: Uint8Array,
   ): Promise<string | undefined> {
     const cached = keyCache.get(userKey);
-    const hit = cached?.find((k) => verifier.verify(k, message, signature));
+    const hit = await firstSigner(cached ?? [], message, signature);
     if (hit !== undefined) {
       return hit;
     }
@@ -64,7 +64,27 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     } else {
       keyCache.delete(userKey);
     }
-    return keys.find((k) => cached?.includes(k) !== true && verifier.verify(k, message, signature));
+    const untried = keys.filter((k) => cached?.includes(k) !== true);
+    return firstSigner(untried, message, signature);
+  }
+
+  /**
+   * The first of `keys` under which `signature` verifies. One at a time: a
+   * user has one key as a rule, and a wrong signature should cost no more
+   * verifications than needed.
+   */
+  async function firstSigner(
+    keys: readonly string[],
+    message: Uint8Array,
+    signature: Uint8Array,
+  ): Promise<string | undefined> {
+    for (const key of keys) {
+      // On the thread pool: the event loop serves other calls meanwhile.
+      if (await verifier.verifyAsync(key, message, signature)) {
+        return key;
+      }
+    }
+    return undefined;
   }
 
   /** A refusal of the store; a revoked key means the cached keys are stale. */

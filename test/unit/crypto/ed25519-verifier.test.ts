@@ -30,8 +30,14 @@ describe("Ed25519 verifier against Wycheproof", () => {
   });
 
   for (const { pk, t } of cases) {
-    it(`tc${t.tcId} ${t.result}: ${t.comment || "plain"}`, () => {
-      assert.equal(verifier.verify(pk, hex(t.msg), hex(t.sig)), t.result === "valid");
+    it(`tc${t.tcId} ${t.result}: ${t.comment || "plain"}`, async () => {
+      const expected = t.result === "valid";
+      assert.equal(verifier.verify(pk, hex(t.msg), hex(t.sig)), expected, "on the calling thread");
+      assert.equal(
+        await verifier.verifyAsync(pk, hex(t.msg), hex(t.sig)),
+        expected,
+        "on the thread pool",
+      );
     });
   }
 });
@@ -47,19 +53,24 @@ describe("Ed25519 verifier cross-checked with @noble/ed25519", () => {
       const signature = await ed.signAsync(message, secretKey);
       const pkHex = Buffer.from(publicKey).toString("hex");
       assert.equal(verifier.verify(pkHex, message, signature), true);
+      assert.equal(await verifier.verifyAsync(pkHex, message, signature), true);
       assert.equal(await ed.verifyAsync(signature, message, publicKey), true);
       const tampered = message.slice();
       tampered[0] ^= 1;
       assert.equal(verifier.verify(pkHex, tampered, signature), false);
+      assert.equal(await verifier.verifyAsync(pkHex, tampered, signature), false);
       assert.equal(await ed.verifyAsync(signature, tampered, publicKey), false);
     }
   });
 
-  it("refuses signatures of the wrong length and unparsable keys without throwing", () => {
+  it("refuses signatures of the wrong length and unparsable keys without throwing", async () => {
     const verifier = createEd25519Verifier();
     const pk = vectors.testGroups[0]?.publicKey.pk ?? "";
     assert.equal(verifier.verify(pk, new Uint8Array(1), new Uint8Array(63)), false);
     assert.equal(verifier.verify(pk, new Uint8Array(1), new Uint8Array(65)), false);
     assert.equal(verifier.verify("zz", new Uint8Array(1), new Uint8Array(64)), false);
+    assert.equal(await verifier.verifyAsync(pk, new Uint8Array(1), new Uint8Array(63)), false);
+    assert.equal(await verifier.verifyAsync(pk, new Uint8Array(1), new Uint8Array(65)), false);
+    assert.equal(await verifier.verifyAsync("zz", new Uint8Array(1), new Uint8Array(64)), false);
   });
 });
