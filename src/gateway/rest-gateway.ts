@@ -1,17 +1,13 @@
-import { fromBinary, type JsonValue, type Message, toBinary } from "@bufbuild/protobuf";
+import type { JsonValue, Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
-  type ConnectRouter,
   type ContextValues,
   createContextValues,
+  type Interceptor,
+  type ServiceImplSpec,
 } from "@connectrpc/connect";
-import { createAsyncIterable, type UniversalServerRequest } from "@connectrpc/connect/protocol";
-import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
-import {
-  type ConnectNodeAdapterOptions,
-  universalRequestFromNodeRequest,
-} from "@connectrpc/connect-node";
+import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { isJsonMediaType } from "./media-type.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
 import { transcodeRequest } from "./request-transcoder.js";
@@ -19,7 +15,8 @@ import { transcodeResponse } from "./response-transcoder.js";
 import { restCallKey } from "./rest-call.js";
 import { invalidArgument, RestError, statusJson } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
-import { createRouteTable, type RouteEntry } from "./route-table.js";
+import { createRouteTable } from "./route-table.js";
+import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "./unary-invoker.js";
 
 type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
 /** Node request of the http or http2 module, as connect-node accepts it. */
@@ -29,11 +26,16 @@ export type NodeResponse = Parameters<NodeHandler>[1];
 
 export interface RestGatewayOptions {
   /**
-   * Router with the services registered (`createConnectRouter()`, then
-   * `.service(...)`). Its handlers serve the REST routes, so interceptors
-   * and validation are the same as for Connect and gRPC calls.
+   * The implementations served, `createServiceImplSpec(service, impl)` each:
+   * the ones the Connect router serves, so that REST, Connect and gRPC calls
+   * reach the same code.
    */
-  router: ConnectRouter;
+  services: readonly ServiceImplSpec[];
+  /**
+   * Interceptors, outermost first: the Connect router's, so a REST call is
+   * seen by them exactly like a Connect or gRPC call. Default: none.
+   */
+  interceptors?: readonly Interceptor[];
   /** Largest request body accepted, in bytes; a larger one is a 413. Default 65536 (64 KiB). */
   maxBodyBytes?: number;
   /**
@@ -59,10 +61,10 @@ const defaultMaxBodyBytes = 64 * 1024;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * A REST gateway driven by the `google.api.http` rules of the router's
- * methods. Each request is transcoded into the request message and served
- * by the method's Connect handler (as a Connect unary call in binary), and
- * the response or error is transcoded back to JSON. Errors are
+ * A REST gateway driven by the `google.api.http` rules of the services'
+ * methods. Each request is transcoded into the request message, handed to
+ * the method's implementation through the interceptors (no wire format in
+ * between), and the response or error is transcoded back to JSON. Errors are
  * google.rpc.Status JSON: `{"code": <gRPC code>, "message": "...", "details": []}`.
  *
  * Throws at start-up when a rule cannot be served.
@@ -72,7 +74,11 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
     throw new Error(`maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
   }
-  const table = createRouteTable(opts.router.handlers);
+  const table = createRouteTable(opts.services.flatMap((s) => s.service.methods));
+  const invoker = createUnaryInvoker({
+    services: opts.services,
+    ...(opts.interceptors === undefined ? {} : { interceptors: opts.interceptors }),
+  });
 
   async function serve(req: NodeRequest, res: NodeResponse): Promise<void> {
     const url = req.url ?? "";
@@ -89,20 +95,19 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
         headers: { allow: match.allow.join(", ") },
       });
     }
-    const { entry, variables } = match;
-    const body =
-      entry.route.body.kind === "none" ? undefined : await readJsonBody(req, maxBodyBytes);
-    const input = transcodeRequest(entry.route, {
+    const { route, variables } = match;
+    const body = route.body.kind === "none" ? undefined : await readJsonBody(req, maxBodyBytes);
+    const input = transcodeRequest(route, {
       body,
       variables,
       query: new URLSearchParams(q < 0 ? "" : url.slice(q + 1)),
     });
-    const { output, header } = await callHandler(entry, input, req, res, opts.contextValues);
-    send(res, entry.route.successStatus, header, transcodeResponse(entry.route, output));
+    const output = await callMethod(invoker, route, input, req, res, opts.contextValues);
+    send(res, route.successStatus, output.header, transcodeResponse(route, output.message));
   }
 
   return {
-    routes: table.entries.map((e) => e.route),
+    routes: table.routes,
     handle(req, res) {
       serve(req, res).catch((err: unknown) => {
         if (err instanceof RestError) {
@@ -157,8 +162,8 @@ async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<Jso
   }
 }
 
-// Request headers the Connect protocol reads itself, or that describe the
-// REST request's body rather than the call.
+// Request headers that describe the REST request's body or connection rather
+// than the call, or that the Connect protocol would read as its own.
 const droppedRequestHeaders = new Set([
   "accept-encoding",
   "connection",
@@ -173,7 +178,7 @@ const droppedRequestHeaders = new Set([
   "upgrade",
 ]);
 
-// Response headers of the Connect call that do not describe the REST response.
+// Response headers that do not describe the REST response.
 const droppedResponseHeaders = new Set([
   "connection",
   "content-encoding",
@@ -187,79 +192,103 @@ function isProtocolHeader(name: string): boolean {
   return name.startsWith("connect-") || name.startsWith("grpc-") || name.startsWith("trailer-");
 }
 
-async function callHandler(
-  { route, handler }: RouteEntry,
+/** The request's headers as the interceptors and the handler see them. */
+function callHeaders(req: NodeRequest): Headers {
+  const header = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    // HTTP/2 pseudo-headers (":path", ...) are not headers of the call.
+    if (value === undefined || name.startsWith(":")) {
+      continue;
+    }
+    if (droppedRequestHeaders.has(name) || isProtocolHeader(name)) {
+      continue;
+    }
+    if (typeof value === "string") {
+      header.set(name, value);
+    } else {
+      for (const v of value) {
+        header.append(name, v);
+      }
+    }
+  }
+  return header;
+}
+
+/** Response headers a REST response may carry, from the call's headers or error metadata. */
+function restHeaders(header: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  header.forEach((value, name) => {
+    if (!droppedResponseHeaders.has(name) && !isProtocolHeader(name)) {
+      out[name] = value;
+    }
+  });
+  return out;
+}
+
+/**
+ * An AbortSignal for the call, made on first use (few calls use one) and
+ * aborted when the exchange is over: the client went away, or the answer was
+ * sent, as Connect's handlers do.
+ */
+function lazyCallSignal(res: NodeResponse): () => AbortSignal {
+  let controller: AbortController | undefined;
+  return () => {
+    if (controller === undefined) {
+      const created = new AbortController();
+      controller = created;
+      if (res.closed) {
+        created.abort(new ConnectError("the request is over", Code.Canceled));
+      } else {
+        res.once("close", () =>
+          created.abort(new ConnectError("the request is over", Code.Canceled)),
+        );
+      }
+    }
+    return controller.signal;
+  };
+}
+
+async function callMethod(
+  invoker: UnaryInvoker,
+  route: RestRoute,
   input: Message,
   req: NodeRequest,
   res: NodeResponse,
   contextValues: RestGatewayOptions["contextValues"],
-): Promise<{ output: Message; header: Headers }> {
-  let universal: UniversalServerRequest;
+): Promise<{ message: Message; header: Record<string, string> }> {
+  const authority = "authority" in req ? req.authority : req.headers.host;
+  if (authority === undefined || authority === "") {
+    throw invalidArgument("the request has no Host header");
+  }
+  const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
+  const values = contextValues?.(req) ?? createContextValues();
+  values.set(restCallKey, true);
+  let result: UnaryResult;
   try {
-    const values = contextValues?.(req) ?? createContextValues();
-    values.set(restCallKey, true);
-    // The body was read already: a parsed body (null) keeps connect-node from
-    // wrapping the request stream in an async iterable nobody reads.
-    universal = universalRequestFromNodeRequest(req, res, null, values);
+    result = await invoker.invoke(route.method, input, {
+      requestMethod: req.method ?? "",
+      url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
+      header: callHeaders(req),
+      contextValues: values,
+      signal: lazyCallSignal(res),
+    });
   } catch (e) {
-    // Only thrown for a request without Host / :authority.
-    throw e instanceof ConnectError ? invalidArgument(e.rawMessage) : e;
-  }
-  const header = new Headers();
-  universal.header.forEach((value, name) => {
-    if (!droppedRequestHeaders.has(name) && !isProtocolHeader(name)) {
-      header.set(name, value);
+    if (e instanceof ConnectError) {
+      // Interceptors turn unexpected exceptions into neutral ConnectErrors, so
+      // the message of one is meant for clients.
+      throw new RestError(e.code, e.rawMessage, { headers: restHeaders(e.metadata) });
     }
-  });
-  header.set("content-type", "application/proto");
-  header.set("connect-protocol-version", "1");
-  const response = await handler({
-    httpVersion: universal.httpVersion,
-    method: "POST",
-    url: originOf(universal.url) + handler.requestPath,
-    header,
-    body: createAsyncIterable([toBinary(route.method.input, input)]),
-    signal: universal.signal,
-    contextValues: universal.contextValues,
-  });
-  const bytes = await readAll(response.body);
-  const responseHeader = new Headers();
-  response.header?.forEach((value, name) => {
-    if (!droppedResponseHeaders.has(name) && !isProtocolHeader(name)) {
-      responseHeader.set(name, value);
-    }
-  });
-  if (response.status === 200) {
-    return { output: fromBinary(route.method.output, bytes), header: responseHeader };
+    throw e;
   }
-  const error = errorFromJsonBytes(
-    bytes,
-    undefined,
-    new ConnectError("internal error", Code.Internal),
-  );
-  // The handler's message is meant for clients; Connect already replaced the
-  // text of unexpected exceptions with "internal error".
-  throw new RestError(error.code, error.rawMessage, {
-    headers: Object.fromEntries(responseHeader),
-  });
+  return { message: result.message, header: restHeaders(result.header) };
 }
 
-/** `http://host:port` of an absolute URL as connect-node builds it (a path always follows). */
-function originOf(url: string): string {
-  const path = url.indexOf("/", url.indexOf("//") + 2);
-  return path < 0 ? url : url.slice(0, path);
-}
-
-async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of body ?? []) {
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-function send(res: NodeResponse, status: number, header: Headers, json: JsonValue): void {
-  const headers = Object.fromEntries(header);
+function send(
+  res: NodeResponse,
+  status: number,
+  headers: Record<string, string>,
+  json: JsonValue,
+): void {
   if (status === 204 || status === 205) {
     writeResponse(res, status, headers, undefined);
     return;
@@ -292,11 +321,11 @@ function writeResponse(
     res.end();
     return;
   }
-  const bytes = Buffer.from(body, "utf8");
   res.writeHead(status, {
     ...headers,
     "content-type": "application/json",
-    "content-length": String(bytes.byteLength),
+    "content-length": String(Buffer.byteLength(body, "utf8")),
   });
-  res.end(bytes);
+  // A string, not bytes: node sends it in one write with the head.
+  res.end(body, "utf8");
 }

@@ -1,8 +1,9 @@
 import {
   Code,
   type ConnectRouter,
-  createConnectRouter,
+  createServiceImplSpec,
   type Interceptor,
+  type ServiceImplSpec,
 } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
@@ -133,27 +134,30 @@ export function createApp(opts: AppOptions): App {
 
   /**
    * A listener's handler: plain HTTP endpoints (health, metrics), then
-   * Connect/gRPC/gRPC-Web, then (with `rest`) the REST mapping of the
-   * google.api.http rules.
+   * Connect/gRPC/gRPC-Web, then the REST mapping of the google.api.http rules
+   * of the `rest` services (the same implementations and interceptors).
    */
   function listener(
     routes: (router: ConnectRouter) => void,
-    rest: boolean,
+    rest: readonly ServiceImplSpec[],
     endpoints: readonly Endpoint[],
   ) {
-    const routerOptions = { interceptors, readMaxBytes: READ_MAX_BYTES };
-    let fallback = notFound;
-    if (rest) {
-      // The gateway calls the same handlers, built with the same interceptors.
-      const router = createConnectRouter(routerOptions);
-      routes(router);
-      fallback = createRestGateway({
-        router,
-        maxBodyBytes: READ_MAX_BYTES,
-        onInternalError: (err) => opts.logger.error({ err: String(err) }, "REST gateway failure"),
-      }).handle;
-    }
-    const connect = connectNodeAdapter({ ...routerOptions, routes, fallback });
+    const fallback =
+      rest.length === 0
+        ? notFound
+        : createRestGateway({
+            services: rest,
+            interceptors,
+            maxBodyBytes: READ_MAX_BYTES,
+            onInternalError: (err) =>
+              opts.logger.error({ err: String(err) }, "REST gateway failure"),
+          }).handle;
+    const connect = connectNodeAdapter({
+      interceptors,
+      readMaxBytes: READ_MAX_BYTES,
+      routes,
+      fallback,
+    });
     return (req: NodeServerRequest, res: NodeServerResponse) => {
       if (!endpoints.some((endpoint) => endpoint(req, res))) {
         connect(req, res);
@@ -164,10 +168,11 @@ export function createApp(opts: AppOptions): App {
   const publicServer = createDualProtocolServer({
     host: opts.host,
     port: opts.httpPort,
-    handler: listener((router) => router.service(TokenService, tokenService), true, [
-      health,
-      openApi,
-    ]),
+    handler: listener(
+      (router) => router.service(TokenService, tokenService),
+      [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
+      [health, openApi],
+    ),
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),
   });
   const internalServer = createDualProtocolServer({
@@ -181,7 +186,7 @@ export function createApp(opts: AppOptions): App {
         router.service(ReflectionV1, reflection.v1);
         router.service(ReflectionV1Alpha, reflection.v1alpha);
       },
-      false,
+      [],
       [health, metricsEndpoint],
     ),
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),

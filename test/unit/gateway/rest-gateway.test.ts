@@ -8,8 +8,9 @@ import {
   Code,
   ConnectError,
   type ConnectRouter,
-  createConnectRouter,
+  createServiceImplSpec,
   type Interceptor,
+  type ServiceImpl,
 } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { httpStatusFromCode } from "../../../src/gateway/http-status.js";
@@ -31,8 +32,8 @@ function echo(rpc: string, request: EchoRequest) {
   return create(EchoResponseSchema, { rpc, request, item: request.item });
 }
 
-// Proves REST calls run through the router's interceptors, with the
-// client's headers.
+// Proves REST calls run through the same interceptors as Connect calls, with
+// the client's headers.
 const tagResponse: Interceptor = (next) => async (req) => {
   const res = await next(req);
   res.header.set("x-procedure", req.method.name);
@@ -40,45 +41,54 @@ const tagResponse: Interceptor = (next) => async (req) => {
   return res;
 };
 
+const gatewayTestImpl: ServiceImpl<typeof GatewayTestService> = {
+  getItem: (req) => echo("GetItem", req),
+  getResource: (req) => echo("GetResource", req),
+  getFile: (req) => echo("GetFile", req),
+  listAny: (req) => echo("ListAny", req),
+  cancelItem: (req) => echo("CancelItem", req),
+  updateItem: (req) => echo("UpdateItem", req),
+  replaceItem: (req) => echo("ReplaceItem", req),
+  deleteItem: (req) => echo("DeleteItem", req),
+  linkItem: (req) => echo("LinkItem", req),
+  getItemOnly: (req) => echo("GetItemOnly", req),
+  addTags: (req) => echo("AddTags", req),
+  fail: (req) => {
+    if (req.failCode === 0) {
+      throw new Error("password=hunter2 at db.ts:42");
+    }
+    throw new ConnectError(req.failMessage, req.failCode);
+  },
+  hidden: (req) => echo("Hidden", req),
+};
+
+const tokenImpl: ServiceImpl<typeof TokenService> = {
+  createToken: (req) =>
+    create(CreateTokenResponseSchema, {
+      expiresAt: "2030-01-01",
+      id: `id-${req.timestamp}`,
+      token: "secret",
+    }),
+  deleteToken: () => create(DeleteTokenResponseSchema),
+};
+
 function routes(router: ConnectRouter): void {
-  router.service(GatewayTestService, {
-    getItem: (req) => echo("GetItem", req),
-    getResource: (req) => echo("GetResource", req),
-    getFile: (req) => echo("GetFile", req),
-    listAny: (req) => echo("ListAny", req),
-    cancelItem: (req) => echo("CancelItem", req),
-    updateItem: (req) => echo("UpdateItem", req),
-    replaceItem: (req) => echo("ReplaceItem", req),
-    deleteItem: (req) => echo("DeleteItem", req),
-    linkItem: (req) => echo("LinkItem", req),
-    getItemOnly: (req) => echo("GetItemOnly", req),
-    addTags: (req) => echo("AddTags", req),
-    fail: (req) => {
-      if (req.failCode === 0) {
-        throw new Error("password=hunter2 at db.ts:42");
-      }
-      throw new ConnectError(req.failMessage, req.failCode);
-    },
-    hidden: (req) => echo("Hidden", req),
-  });
-  router.service(TokenService, {
-    createToken: (req) =>
-      create(CreateTokenResponseSchema, {
-        expiresAt: "2030-01-01",
-        id: `id-${req.timestamp}`,
-        token: "secret",
-      }),
-    deleteToken: () => create(DeleteTokenResponseSchema),
-  });
+  router.service(GatewayTestService, gatewayTestImpl);
+  router.service(TokenService, tokenImpl);
 }
 
-/** Same wiring as production: one `routes`, one set of router options. */
+/** Same wiring as production: the same implementations and interceptors for Connect and REST. */
 function createHandler() {
-  const routerOptions = { interceptors: [tagResponse] };
-  const router = createConnectRouter(routerOptions);
-  routes(router);
-  const gateway = createRestGateway({ router, maxBodyBytes });
-  return connectNodeAdapter({ ...routerOptions, routes, fallback: gateway.handle });
+  const interceptors = [tagResponse];
+  const gateway = createRestGateway({
+    services: [
+      createServiceImplSpec<typeof GatewayTestService>(GatewayTestService, gatewayTestImpl),
+      createServiceImplSpec<typeof TokenService>(TokenService, tokenImpl),
+    ],
+    interceptors,
+    maxBodyBytes,
+  });
+  return connectNodeAdapter({ interceptors, routes, fallback: gateway.handle });
 }
 
 interface Reply {

@@ -13,7 +13,7 @@ import {
   FileDescriptorProtoSchema,
   MethodOptionsSchema,
 } from "@bufbuild/protobuf/wkt";
-import { createConnectRouter } from "@connectrpc/connect";
+import { createServiceImplSpec } from "@connectrpc/connect";
 import { createRestGateway } from "../../../src/gateway/rest-gateway.js";
 import { restRoutesOfService } from "../../../src/gateway/rest-route.js";
 import { http } from "../../../src/gen/google/api/annotations_pb.js";
@@ -177,7 +177,7 @@ describe("restRoutesOfService", () => {
 describe("createRestGateway route table", () => {
   function gatewayOf(methods: MethodSpec[]) {
     const service = serviceOf(methods);
-    return createRestGateway({ router: createConnectRouter().service(service, {}) });
+    return createRestGateway({ services: [createServiceImplSpec(service, {})] });
   }
 
   it("throws when two rules claim the same method and path shape", () => {
@@ -207,9 +207,6 @@ describe("createRestGateway route table", () => {
   });
 
   it("rejects a bad maxBodyBytes", () => {
-    assert.throws(
-      () => createRestGateway({ router: createConnectRouter(), maxBodyBytes: -1 }),
-      /maxBodyBytes/,
-    );
+    assert.throws(() => createRestGateway({ services: [], maxBodyBytes: -1 }), /maxBodyBytes/);
   });
 });
