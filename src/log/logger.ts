@@ -5,7 +5,7 @@ export type { Logger } from "pino";
 export interface LoggerOptions {
   /** pino level name: fatal, error, warn, info, debug, trace or silent. Default "info". */
   level?: string;
-  /** Where JSON lines go. Default stdout. */
+  /** Where JSON lines go. Default stdout, written asynchronously (see `createLogger`). */
   destination?: DestinationStream;
 }
 
@@ -30,7 +30,13 @@ export const REDACTED_PATHS = [
   "*.headers.cookie",
 ];
 
-/** JSON-lines logger. */
+/**
+ * JSON-lines logger. By default lines go to stdout asynchronously: a busy
+ * service writes the lines of many requests at once instead of making one
+ * blocking write per line, and pino writes what is left when the process
+ * exits. Each write holds whole lines and at most 4 KiB (PIPE_BUF), so
+ * WORKERS processes sharing one pipe never interleave inside a line.
+ */
 export function createLogger(opts: LoggerOptions = {}): Logger {
   const options = {
     level: opts.level ?? "info",
@@ -38,5 +44,5 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     base: { pid: process.pid },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
   };
-  return opts.destination === undefined ? pino(options) : pino(options, opts.destination);
+  return pino(options, opts.destination ?? pino.destination({ sync: false, maxWrite: 4096 }));
 }
