@@ -25,15 +25,17 @@ const SERVER_SIDE = new Set([Code.Internal, Code.Unknown, Code.Unavailable, Code
  */
 export function callTelemetryInterceptor(opts: CallTelemetryOptions): Interceptor {
   const { logger, metrics } = opts;
+  const seriesOf = createSeriesCache(metrics);
   return (next) => async (req) => {
     const started = performance.now();
     const method = `${req.service.typeName}/${req.method.name}`;
     const protocol = callProtocol(req);
+    const series = seriesOf(method, protocol);
     const entry = { method, protocol, requestId: req.contextValues.get(requestIdKey) };
     const finish = (code: string) => {
       const seconds = (performance.now() - started) / 1000;
-      metrics.requestDuration.observe({ method, protocol }, seconds);
-      metrics.requests.inc({ method, protocol, code });
+      series.duration.observe(seconds);
+      series.calls(code).inc();
       return Math.round(seconds * 1000);
     };
     try {
@@ -56,5 +58,39 @@ export function callTelemetryInterceptor(opts: CallTelemetryOptions): Intercepto
       }
       throw error;
     }
+  };
+}
+
+interface Series {
+  readonly duration: { observe(seconds: number): void };
+  calls(code: string): { inc(): void };
+}
+
+/**
+ * The metric series of one method and protocol, looked up once: resolving
+ * label values to a series on every observation costs more than the
+ * observation itself.
+ */
+function createSeriesCache(metrics: ServiceMetrics): (method: string, protocol: string) => Series {
+  const cache = new Map<string, Series>();
+  return (method, protocol) => {
+    const key = `${method} ${protocol}`;
+    let series = cache.get(key);
+    if (series === undefined) {
+      const byCode = new Map<string, { inc(): void }>();
+      series = {
+        duration: metrics.requestDuration.labels({ method, protocol }),
+        calls(code) {
+          let counter = byCode.get(code);
+          if (counter === undefined) {
+            counter = metrics.requests.labels({ method, protocol, code });
+            byCode.set(code, counter);
+          }
+          return counter;
+        },
+      };
+      cache.set(key, series);
+    }
+    return series;
   };
 }
