@@ -1,4 +1,4 @@
-import { redisKeys } from "../src/redis/keys.js";
+import { redisKeysOf } from "../src/redis/keys.js";
 import { createTokenStore } from "../src/token/token-store.js";
 import { newBenchUsers } from "./bench-users.js";
 import { startBenchRedis } from "./redis-server.js";
@@ -36,7 +36,7 @@ export async function measureTokenMemory(
     const benchUsers = newBenchUsers(users);
     const pipeline = redis.client.pipeline();
     for (const user of benchUsers) {
-      pipeline.sadd(redisKeys.userKeys(user.userId), user.publicKeyHex);
+      pipeline.sadd(redisKeysOf(user.userId).userKeys, user.publicKeyHex);
     }
     await pipeline.exec();
     const store = createTokenStore({
@@ -48,7 +48,7 @@ export async function measureTokenMemory(
     const forgetReplays = async () => {
       const p = redis.client.pipeline();
       for (const user of benchUsers) {
-        p.del(redisKeys.replay(user.userId));
+        p.del(redisKeysOf(user.userId).replay);
       }
       await p.exec();
     };

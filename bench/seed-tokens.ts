@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { generateToken, generateTokenId, hashToken } from "../src/token/token-secret.js";
+import { generateToken, generateTokenId, tokenDigest } from "../src/token/token-secret.js";
 import type { TokenStore } from "../src/token/token-store.js";
 import type { BenchUser } from "./bench-users.js";
 import type { LiveToken } from "./signed-requests.js";
@@ -34,9 +34,9 @@ export async function seedTokens(opts: SeedOptions): Promise<LiveToken[]> {
         const outcome = await opts.store.create({
           userKey: user.userId,
           signingKey: user.publicKeyHex,
-          messageHash: randomBytes(32).toString("hex"),
+          messageDigest: randomBytes(32),
           tokenId,
-          tokenHash: hashToken(generateToken()),
+          tokenDigest: tokenDigest(generateToken()),
           name: opts.named ? `seed-${i}` : undefined,
           expiresAtMs,
         });

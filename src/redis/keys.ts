@@ -1,30 +1,80 @@
-/**
- * Redis key names. Every key of one user carries the hash tag `{u:<userKey>}`,
- * so all keys an operation touches live in one cluster slot (no CROSSSLOT) and
- * each operation can be one atomic script. `userKey` is the lowercase user id.
- */
-export const redisKeys = {
-  /** SET of the user's registered public keys (64 lowercase hex each). */
-  userKeys: (userKey: string) => `{u:${userKey}}:keys`,
-  /**
-   * STRING of one token: the SHA-256 of the token (base64url, 43 characters),
-   * then `:` and the name for a named token. Expires with the token. A string
-   * of at most 44 bytes is Redis' most compact value (embstr).
-   */
-  token: (userKey: string, tokenId: string) => `{u:${userKey}}:t:${tokenId}`,
-  /** ZSET of the names of the user's live named tokens, scored by expiry (ms); makes names unique. */
-  names: (userKey: string) => `{u:${userKey}}:names`,
-  /**
-   * ZSET counting the user's live tokens (session ones included), scored by
-   * expiry: members are a prefix of the token's hash, so it counts tokens
-   * without enumerating their ids.
-   */
-  live: (userKey: string) => `{u:${userKey}}:live`,
-  /** ZSET of the SHA-256 of signed messages accepted recently, scored by when they may be forgotten. */
-  replay: (userKey: string) => `{u:${userKey}}:replay`,
-  /** HASH token bucket of create/delete calls: `t` tokens left, `ts` last refill (ms). */
-  rate: (userKey: string) => `{u:${userKey}}:rate`,
-} as const;
+// Redis key names: the only place that spells them. Keys are short on
+// purpose: there is one key per token, and jemalloc rounds allocations up to
+// size classes (…, 32, 48, 64, …), so a token key of at most 44 bytes (with
+// its 3-byte sds header and NUL, 48) costs 16 bytes less than one of 45–60.
 
-/** How much of a token's SHA-256 (base64url) names it in the `live` set: 96 bits. */
-export const LIVE_MEMBER_LENGTH = 16;
+// Any UUID text, in either case; which versions are valid ids is decided upstream.
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The hash tag content of a user's keys: the 16 bytes of the user's UUID,
+ * base64url without padding (22 characters). Derived from the hex digits, so
+ * `0B3C…` and `0b3c…` are one user; base64url has no `{` or `}`, and distinct
+ * users never share a tag. Throws for anything but UUID text, since silently
+ * truncated hex would make users collide.
+ */
+export function userTag(userKey: string): string {
+  if (!UUID_TEXT.test(userKey)) {
+    throw new Error("a user key must be UUID text");
+  }
+  return Buffer.from(userKey.replace(/-/g, ""), "hex").toString("base64url");
+}
+
+/**
+ * The Redis keys of one user: `{<tag>}` (see {@link userTag}) and one letter
+ * saying what the key holds. Every key starts with the same hash tag, so all
+ * keys an operation touches live in one cluster slot (no CROSSSLOT) and each
+ * operation can be one atomic script.
+ */
+export interface UserRedisKeys {
+  /** `{tag}k`: SET of the user's registered public **k**eys (64 lowercase hex each). */
+  readonly userKeys: string;
+  /**
+   * `{tag}t<tokenId>`: STRING of one **t**oken, 41 bytes with a 16-character
+   * id. The value is the token's digest (`tokenDigest()`, 28 raw bytes),
+   * followed directly by the UTF-8 name for a named token. Expires with the
+   * token.
+   */
+  token(tokenId: string): string;
+  /**
+   * `{tag}n`: ZSET of the **n**ames of the user's live named tokens, scored
+   * by expiry (ms); makes names unique.
+   */
+  readonly names: string;
+  /**
+   * `{tag}l`: ZSET counting the user's **l**ive tokens (session ones
+   * included), scored by expiry. Members are the first {@link LIVE_MEMBER_BYTES}
+   * bytes of the token's digest, not its id, so it counts tokens without
+   * enumerating them.
+   */
+  readonly live: string;
+  /**
+   * `{tag}p`: ZSET of the raw SHA-256 of signed messages already **p**layed
+   * (accepted) recently, scored by when they may be forgotten; refuses replays.
+   */
+  readonly replay: string;
+  /**
+   * `{tag}r`: HASH token bucket limiting the **r**ate of create/delete calls:
+   * `t` tokens left, `ts` last refill (ms).
+   */
+  readonly rate: string;
+}
+
+/**
+ * The keys of the user `userKey` (UUID text, `userKeyOf`). The tag is worked
+ * out once per call, since a create names six keys.
+ */
+export function redisKeysOf(userKey: string): UserRedisKeys {
+  const tag = `{${userTag(userKey)}}`;
+  return {
+    userKeys: `${tag}k`,
+    token: (tokenId) => `${tag}t${tokenId}`,
+    names: `${tag}n`,
+    live: `${tag}l`,
+    replay: `${tag}p`,
+    rate: `${tag}r`,
+  };
+}
+
+/** How much of a token's digest names it in the `live` set: 12 bytes, 96 bits. */
+export const LIVE_MEMBER_BYTES = 12;

@@ -7,8 +7,11 @@
 // -2 replayed message, -3 rate limited, -4 too many live tokens.
 //
 // Common KEYS: 1 keys set, 2 token string, 3 names zset, 4 live zset,
-// 5 replay zset, 6 rate bucket. Common ARGV: 1 signing key, 2 message hash,
-// 3 replay window ms, 4 rate capacity, 5 rate period ms.
+// 5 replay zset, 6 rate bucket. Common ARGV: 1 signing key, 2 message digest
+// (raw SHA-256), 3 replay window ms, 4 rate capacity, 5 rate period ms.
+//
+// Digests, live members and records are raw bytes: Lua strings are binary
+// safe, and string.sub and # count bytes.
 
 const PRELUDE = `
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return {-1, 0} end
@@ -35,7 +38,7 @@ local function expireWithLast(key)
 end
 `;
 
-/** Extra ARGV: 6 token hash, 7 live member, 8 named "0"/"1", 9 name, 10 expires at ms, 11 max live tokens. */
+/** Extra ARGV: 6 token digest, 7 live member, 8 named "0"/"1", 9 name, 10 expires at ms, 11 max live tokens. */
 export const CREATE_TOKEN_LUA = `${PRELUDE}
 if ARGV[8] == '1' then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
@@ -53,21 +56,22 @@ end
 redis.call('ZADD', KEYS[4], ARGV[10], ARGV[7])
 expireWithLast(KEYS[4])
 local record = ARGV[6]
-if ARGV[8] == '1' then record = record .. ':' .. ARGV[9] end
+if ARGV[8] == '1' then record = record .. ARGV[9] end
 redis.call('SET', KEYS[2], record, 'PXAT', ARGV[10])
 remember()
 return {1, 0}
 `;
 
-/** Extra ARGV: 6 length of a live member. */
+/** Extra ARGV: 6 length of a token digest, 7 length of a live member (bytes). */
 export const DELETE_TOKEN_LUA = `${PRELUDE}
 local record = redis.call('GET', KEYS[2])
 if not record then return {0, 0} end
 redis.call('DEL', KEYS[2])
--- "<hash>" or "<hash>:<name>": base64url has no ':', so the first one ends the hash.
-local colon = string.find(record, ':', 1, true)
-if colon then redis.call('ZREM', KEYS[3], string.sub(record, colon + 1)) end
-redis.call('ZREM', KEYS[4], string.sub(record, 1, tonumber(ARGV[6])))
+-- "<digest>" or "<digest><name>": the digest has a fixed length and names are
+-- never empty, so anything after it is the name.
+local digestLength = tonumber(ARGV[6])
+if #record > digestLength then redis.call('ZREM', KEYS[3], string.sub(record, digestLength + 1)) end
+redis.call('ZREM', KEYS[4], string.sub(record, 1, tonumber(ARGV[7])))
 remember()
 return {1, 0}
 `;
@@ -75,7 +79,7 @@ return {1, 0}
 // Undoes a create that replicas did not confirm, so that its name, its slot in
 // the live count and its message are free for the retry.
 // KEYS: 1 token string, 2 names zset, 3 live zset, 4 replay zset.
-// ARGV: 1 name ("" for none), 2 live member, 3 message hash.
+// ARGV: 1 name ("" for none), 2 live member, 3 message digest.
 export const ROLLBACK_CREATE_LUA = `
 redis.call('DEL', KEYS[1])
 if ARGV[1] ~= '' then redis.call('ZREM', KEYS[2], ARGV[1]) end

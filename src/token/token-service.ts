@@ -17,7 +17,7 @@ import {
   tokenNotFound,
   tooManyTokens,
 } from "./token-errors.js";
-import { generateToken, generateTokenId, hashToken } from "./token-secret.js";
+import { generateToken, generateTokenId, tokenDigest } from "./token-secret.js";
 import type { CallRefusal, SignedCall, TokenStore } from "./token-store.js";
 import { userKeyOf } from "./user-id.js";
 import { createUserKeyCache } from "./user-key-cache.js";
@@ -108,8 +108,8 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     }
     // Replays are recognised by the message, not the signature bytes, which
     // can have more than one accepted encoding.
-    const messageHash = createHash("sha256").update(message).digest("base64url");
-    return { userKey, signingKey, messageHash };
+    const messageDigest = createHash("sha256").update(message).digest();
+    return { userKey, signingKey, messageDigest };
   }
 
   return {
@@ -129,7 +129,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       const outcome = await store.create({
         ...call,
         tokenId: id,
-        tokenHash: hashToken(token),
+        tokenDigest: tokenDigest(token),
         name: checked.name,
         expiresAtMs: expiresAt,
       });

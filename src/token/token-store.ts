@@ -1,18 +1,21 @@
 import type { Result } from "ioredis";
 import { createDurableWriter } from "../redis/durable-writer.js";
-import { LIVE_MEMBER_LENGTH, redisKeys } from "../redis/keys.js";
+import { LIVE_MEMBER_BYTES, redisKeysOf } from "../redis/keys.js";
 import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { unconfirmedWrite } from "../redis/redis-failure.js";
 import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA, ROLLBACK_CREATE_LUA } from "./token-scripts.js";
+import { TOKEN_DIGEST_BYTES } from "./token-secret.js";
 
 type ScriptReply = [status: number, retryAfterMs: number];
+/** Keys are text; digests go to the scripts as raw bytes. */
+type ScriptArg = string | Buffer;
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    perpsCreateToken(...keysAndArgs: string[]): Result<ScriptReply, Context>;
-    perpsDeleteToken(...keysAndArgs: string[]): Result<ScriptReply, Context>;
-    perpsRollbackCreate(...keysAndArgs: string[]): Result<number, Context>;
+    perpsCreateToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
+    perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
+    perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
   }
 }
 
@@ -22,14 +25,14 @@ export interface SignedCall {
   userKey: string;
   /** The public key whose signature was verified; it must still be registered. */
   signingKey: string;
-  /** SHA-256 (hex) of the signed message, remembered to refuse replays. */
-  messageHash: string;
+  /** SHA-256 of the signed message (32 raw bytes), remembered to refuse replays. */
+  messageDigest: Buffer;
 }
 
 export interface NewToken extends SignedCall {
   tokenId: string;
-  /** SHA-256 (base64url) of the bearer token; the token itself is never stored. */
-  tokenHash: string;
+  /** `tokenDigest()` of the bearer token; the token itself is never stored. */
+  tokenDigest: Buffer;
   /** Undefined for a session token. */
   name: string | undefined;
   expiresAtMs: number;
@@ -93,7 +96,7 @@ function refusal(status: number, retryAfterMs: number): CallRefusal {
 }
 
 /**
- * Tokens in Redis: one hash per token expiring with it, a per-user name
+ * Tokens in Redis: one string per token expiring with it, a per-user name
  * index, a count of live tokens, remembered messages and a rate bucket, all
  * in the user's slot.
  */
@@ -114,17 +117,13 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
 
-  const commonKeys = (userKey: string, tokenId: string) => [
-    redisKeys.userKeys(userKey),
-    redisKeys.token(userKey, tokenId),
-    redisKeys.names(userKey),
-    redisKeys.live(userKey),
-    redisKeys.replay(userKey),
-    redisKeys.rate(userKey),
-  ];
-  const commonArgs = (call: SignedCall) => [
+  const commonKeys = (userKey: string, tokenId: string) => {
+    const keys = redisKeysOf(userKey);
+    return [keys.userKeys, keys.token(tokenId), keys.names, keys.live, keys.replay, keys.rate];
+  };
+  const commonArgs = (call: SignedCall): ScriptArg[] => [
     call.signingKey,
-    call.messageHash,
+    call.messageDigest,
     replayWindowMs,
     rateCapacity,
     ratePeriodMs,
@@ -133,14 +132,15 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   return {
     maxActivePerUser,
     userKeys: (userKey) =>
-      redisCall("keys.read", () => redis.smembers(redisKeys.userKeys(userKey))),
+      redisCall("keys.read", () => redis.smembers(redisKeysOf(userKey).userKeys)),
 
     async create(token) {
+      const liveMember = token.tokenDigest.subarray(0, LIVE_MEMBER_BYTES);
       const args = [
         ...commonKeys(token.userKey, token.tokenId),
         ...commonArgs(token),
-        token.tokenHash,
-        token.tokenHash.slice(0, LIVE_MEMBER_LENGTH),
+        token.tokenDigest,
+        liveMember,
         token.name === undefined ? "0" : "1",
         token.name ?? "",
         String(token.expiresAtMs),
@@ -154,17 +154,18 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       );
       const [status, retryAfterMs] = reply;
       if (status === 1 && !confirmed) {
+        const keys = redisKeysOf(token.userKey);
         // Best effort: if the rollback fails too, the unconfirmed token simply
         // expires; nobody ever received its value.
         await redis
           .perpsRollbackCreate(
-            redisKeys.token(token.userKey, token.tokenId),
-            redisKeys.names(token.userKey),
-            redisKeys.live(token.userKey),
-            redisKeys.replay(token.userKey),
+            keys.token(token.tokenId),
+            keys.names,
+            keys.live,
+            keys.replay,
             token.name ?? "",
-            token.tokenHash.slice(0, LIVE_MEMBER_LENGTH),
-            token.messageHash,
+            liveMember,
+            token.messageDigest,
           )
           .catch(() => undefined);
         throw unconfirmedWrite();
@@ -185,7 +186,8 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       const args = [
         ...commonKeys(call.userKey, call.tokenId),
         ...commonArgs(call),
-        String(LIVE_MEMBER_LENGTH),
+        String(TOKEN_DIGEST_BYTES),
+        String(LIVE_MEMBER_BYTES),
       ];
       const { reply, confirmed } = await redisCall("token.delete", () =>
         writer.write(

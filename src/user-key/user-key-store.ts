@@ -1,6 +1,6 @@
 import type { Result } from "ioredis";
 import { createDurableWriter } from "../redis/durable-writer.js";
-import { redisKeys } from "../redis/keys.js";
+import { redisKeysOf } from "../redis/keys.js";
 import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { unconfirmedWrite } from "../redis/redis-failure.js";
@@ -56,7 +56,7 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
   return {
     maxKeysPerUser,
     async put(userKey, publicKey) {
-      const key = redisKeys.userKeys(userKey);
+      const key = redisKeysOf(userKey).userKeys;
       const { reply, confirmed } = await call("key.put", () =>
         writer.write(
           () => redis.perpsPutUserKey(key, publicKey, max),
@@ -69,7 +69,7 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
       return reply === 1 ? "stored" : "limit";
     },
     async delete(userKey, publicKey) {
-      const key = redisKeys.userKeys(userKey);
+      const key = redisKeysOf(userKey).userKeys;
       const { confirmed } = await call("key.delete", () =>
         writer.write(
           () => redis.srem(key, publicKey),

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { after, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { Cluster } from "ioredis";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { redisKeysOf } from "../../src/redis/keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
@@ -51,11 +53,11 @@ describe("Redis Cluster failover under load", () => {
     const durable = await startTestService({ redis: cluster.topology, redisMinReplicasAck: 1 });
     try {
       // Users whose slot is on the primary that will be killed.
-      const victim = await cluster.primaryPortOf("{u:probe}:keys");
+      const victim = await cluster.primaryPortOf(redisKeysOf(randomUUID()).userKeys);
       const users: TestUser[] = [];
       while (users.length < 4) {
         const user = await newUser();
-        if ((await cluster.primaryPortOf(`{u:${user.userId}}:keys`)) === victim) {
+        if ((await cluster.primaryPortOf(redisKeysOf(user.userId).userKeys)) === victim) {
           await register(fast, user);
           users.push(user);
         }
@@ -138,7 +140,8 @@ describe("Redis Cluster failover under load", () => {
       const reader = new Cluster(cluster.topology.nodes, { scaleReads: "master" });
       try {
         for (const { user, id } of acknowledged) {
-          assert.equal(await reader.exists(`{u:${user.userId}}:t:${id}`), 1, `token ${id} lost`);
+          const key = redisKeysOf(user.userId).token(id);
+          assert.equal(await reader.exists(key), 1, `token ${id} lost`);
         }
       } finally {
         reader.disconnect();

@@ -158,9 +158,12 @@ describe("replay protection", () => {
     const req = await signedCreate(user);
     await rest(h.service, "POST", req);
     const message = createTokenMessage({ ...req, expiresIn: undefined, name: undefined });
-    const hash = createHash("sha256").update(message).digest("base64url");
-    const key = `{u:${user.userId}}:replay`;
-    const until = Number(await h.service.redis.zscore(key, hash));
+    // The raw SHA-256 (32 bytes) under `{<tag>}p`, the tag being the user's 16 UUID bytes.
+    const digest = createHash("sha256").update(message).digest();
+    const tag = Buffer.from(user.userId.replace(/-/g, ""), "hex").toString("base64url");
+    const key = `{${tag}}p`;
+    assert.deepEqual(await h.service.redis.zrangeBuffer(key, 0, -1), [digest]);
+    const until = Number(await h.service.redis.zscore(key, digest));
     assert.ok(until - Date.now() > 240_000, `remembered for ${until - Date.now()} ms`);
     assert.ok((await h.service.redis.pttl(key)) > 240_000);
   });
@@ -180,25 +183,30 @@ describe("token storage", () => {
       const res = await rest(h.service, "POST", await signedCreate(user, { name }));
       tokens.push(res.body.token ?? "");
     }
-    const dump: string[] = [];
+    // Values are binary (digests), so everything is compared as bytes.
+    const dump: Buffer[] = [];
     for (const key of await allKeys(h.service.redis, "*")) {
-      dump.push(key);
+      dump.push(Buffer.from(key));
       const type = await h.service.redis.type(key);
       if (type === "hash") {
-        dump.push(...Object.entries(await h.service.redis.hgetall(key)).flat());
+        const fields = Object.entries(await h.service.redis.hgetallBuffer(key));
+        dump.push(...fields.flatMap(([field, value]) => [Buffer.from(field), value]));
       } else if (type === "zset") {
-        dump.push(...(await h.service.redis.zrange(key, 0, -1)));
+        dump.push(...(await h.service.redis.zrangeBuffer(key, 0, -1)));
       } else if (type === "set") {
-        dump.push(...(await h.service.redis.smembers(key)));
+        dump.push(...(await h.service.redis.smembersBuffer(key)));
       } else if (type === "string") {
-        dump.push((await h.service.redis.get(key)) ?? "");
+        dump.push((await h.service.redis.getBuffer(key)) ?? Buffer.alloc(0));
       }
     }
-    const text = dump.join("\n");
+    const bytes = Buffer.concat(dump.flatMap((part) => [part, Buffer.from("\n")]));
     for (const token of tokens) {
       assert.ok(token.startsWith("pt_"));
-      assert.ok(!text.includes(token));
-      assert.ok(!text.includes(token.slice(3, 30)), "no part of the secret either");
+      assert.ok(!bytes.includes(token));
+      assert.ok(!bytes.includes(token.slice(3, 30)), "no part of the secret either");
+      const secret = Buffer.from(token.slice(3, 46), "base64url");
+      assert.equal(secret.length, 32);
+      assert.ok(!bytes.includes(secret.subarray(0, 16)), "nor the secret's raw bytes");
     }
   });
 });

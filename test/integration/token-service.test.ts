@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
@@ -20,6 +20,13 @@ import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
 const DAY_MS = 86_400_000;
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+/** The hash tag content of a user's keys, worked out here rather than taken from the code under test. */
+function userTagOf(userId: string): string {
+  return Buffer.from(userId.replace(/-/g, ""), "hex").toString("base64url");
+}
 
 async function connectError(promise: Promise<unknown>): Promise<ConnectError> {
   try {
@@ -114,31 +121,46 @@ describe("TokenService and UserKeyService", () => {
       assert.ok(allowed.includes(res.expiresAt), `${res.expiresAt} not in ${allowed}`);
     });
 
-    it("stores only the SHA-256 of the token, in keys that share the user's hash tag", async () => {
+    it("stores only a digest of the token, in keys that share the user's hash tag", async () => {
       const user = await registeredUser();
       const res = await publicTokens.createToken(await signedCreate(user, { name: "stored" }));
-      const keys = await allKeys(service.redis, `*${user.userId}*`);
-      assert.ok(keys.length >= 3);
+      const tag = `{${userTagOf(user.userId)}}`;
+      const keys = await allKeys(service.redis, `${tag}*`);
+      assert.deepEqual(
+        keys.sort(),
+        [`${tag}k`, `${tag}l`, `${tag}n`, `${tag}p`, `${tag}r`, `${tag}t${res.id}`].sort(),
+      );
       for (const key of keys) {
-        assert.ok(key.startsWith(`{u:${user.userId}}:`), key);
         assert.ok(!key.includes(res.token));
       }
-      const record = (await service.redis.get(`{u:${user.userId}}:t:${res.id}`)) ?? "";
-      const { createHash } = await import("node:crypto");
-      const hash = createHash("sha256").update(res.token).digest("base64url");
-      assert.equal(record, `${hash}:stored`);
-      assert.ok(!JSON.stringify(record).includes(res.token));
-      const ttl = await service.redis.pttl(`{u:${user.userId}}:t:${res.id}`);
+      const tokenKey = `${tag}t${res.id}`;
+      assert.equal(Buffer.byteLength(tokenKey), 41);
+      const digest = sha256(res.token).subarray(0, 28);
+      // The 28-byte digest prefix, then the name with no separator.
+      const record = await service.redis.getBuffer(tokenKey);
+      assert.deepEqual(record, Buffer.concat([digest, Buffer.from("stored")]));
+      // The live count holds the first 12 bytes of that digest, not the token id.
+      assert.deepEqual(await service.redis.zrangeBuffer(`${tag}l`, 0, -1), [
+        digest.subarray(0, 12),
+      ]);
+      assert.deepEqual(await service.redis.zrange(`${tag}n`, 0, -1), ["stored"]);
+      const ttl = await service.redis.pttl(tokenKey);
       assert.ok(ttl > 7 * DAY_MS - 60_000 && ttl <= 7 * DAY_MS, String(ttl));
+      // A delete finds the name and the live member in the binary record.
+      await publicTokens.deleteToken(await signedDelete(user, res.id));
+      assert.equal(await service.redis.exists(tokenKey, `${tag}n`, `${tag}l`), 0);
     });
 
     it("a session token (no name) appears in no per-user enumeration", async () => {
       const user = await registeredUser();
       const res = await publicTokens.createToken(await signedCreate(user));
-      assert.deepEqual(await service.redis.exists(`{u:${user.userId}}:names`), 0);
-      const record = (await service.redis.get(`{u:${user.userId}}:t:${res.id}`)) ?? "";
-      // Only the token's hash: no name.
-      assert.match(record, /^[A-Za-z0-9_-]{43}$/);
+      const tag = `{${userTagOf(user.userId)}}`;
+      assert.deepEqual(await service.redis.exists(`${tag}n`), 0);
+      // Only the token's digest: no name, no id.
+      const record = await service.redis.getBuffer(`${tag}t${res.id}`);
+      assert.deepEqual(record, sha256(res.token).subarray(0, 28));
+      const live = await service.redis.zrangeBuffer(`${tag}l`, 0, -1);
+      assert.deepEqual(live, [sha256(res.token).subarray(0, 12)]);
     });
   });
 
@@ -483,7 +505,7 @@ describe("TokenService and UserKeyService", () => {
         await signedCreate(user, { name: "short", expiresIn: 1n }),
       );
       await new Promise((resolve) => setTimeout(resolve, 1100));
-      assert.equal(await service.redis.exists(`{u:${user.userId}}:t:${first.id}`), 0);
+      assert.equal(await service.redis.exists(`{${userTagOf(user.userId)}}t${first.id}`), 0);
       await publicTokens.createToken(await signedCreate(user, { name: "short" }));
       const err = await connectError(publicTokens.deleteToken(await signedDelete(user, first.id)));
       assert.equal(err.code, Code.NotFound);

@@ -4,8 +4,9 @@ import { describe, it } from "node:test";
 import {
   generateToken,
   generateTokenId,
-  hashToken,
   isWellFormedToken,
+  TOKEN_DIGEST_BYTES,
+  tokenDigest,
 } from "../../../src/token/token-secret.js";
 
 describe("token secrets", () => {
@@ -39,7 +40,10 @@ describe("token secrets", () => {
     }
   });
 
-  it("hashToken is the base64url SHA-256", () => {
-    assert.equal(hashToken("pt_x"), createHash("sha256").update("pt_x").digest("base64url"));
+  it("tokenDigest is the first 28 raw bytes of the SHA-256", () => {
+    const digest = tokenDigest("pt_x");
+    assert.equal(TOKEN_DIGEST_BYTES, 28);
+    assert.equal(digest.length, 28);
+    assert.deepEqual(digest, createHash("sha256").update("pt_x").digest().subarray(0, 28));
   });
 });

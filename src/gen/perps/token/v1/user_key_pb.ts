@@ -17,7 +17,7 @@ export const file_perps_token_v1_user_key: GenFile = /*@__PURE__*/
  */
 export type PutUserKeyRequest = Message<"perps.token.v1.PutUserKeyRequest"> & {
   /**
-   * UUID of the user (either case; stored under the lowercase form).
+   * UUID of the user (either case: both spellings are the same user).
    *
    * @generated from field: string user_id = 1;
    */
@@ -56,7 +56,7 @@ export const PutUserKeyResponseSchema: GenMessage<PutUserKeyResponse> = /*@__PUR
  */
 export type DeleteUserKeyRequest = Message<"perps.token.v1.DeleteUserKeyRequest"> & {
   /**
-   * UUID of the user (either case; stored under the lowercase form).
+   * UUID of the user (either case: both spellings are the same user).
    *
    * @generated from field: string user_id = 1;
    */

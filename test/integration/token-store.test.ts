@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { randomBytes, randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { Redis } from "ioredis";
+import { redisKeysOf } from "../../src/redis/keys.js";
+import { generateToken, generateTokenId, tokenDigest } from "../../src/token/token-secret.js";
+import { createTokenStore, type NewToken } from "../../src/token/token-store.js";
+import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
+
+const SIGNING_KEY = "ab".repeat(32);
+
+/** A new token of a new user whose signing key is registered. */
+async function newToken(redis: Redis, name: string | undefined): Promise<NewToken> {
+  const userKey = randomUUID();
+  await redis.sadd(redisKeysOf(userKey).userKeys, SIGNING_KEY);
+  return {
+    userKey,
+    signingKey: SIGNING_KEY,
+    messageDigest: randomBytes(32),
+    tokenId: generateTokenId(),
+    tokenDigest: tokenDigest(generateToken()),
+    name,
+    expiresAtMs: Date.now() + 60_000,
+  };
+}
+
+// The store's scripts against a plain redis-server: binary digests and
+// records, and the rollback of a create that no replica confirmed.
+describe("token store scripts", () => {
+  let server: TestRedis;
+  let redis: Redis;
+  before(async () => {
+    server = await startTestRedisServer();
+    redis = new Redis(server.url);
+  });
+  after(async () => {
+    redis.disconnect();
+    await server.dispose();
+  });
+
+  for (const name of ["bot ü", undefined]) {
+    it(`a ${name === undefined ? "session" : "named"} token: created and deleted as raw bytes`, async () => {
+      const store = createTokenStore({ redis });
+      const token = await newToken(redis, name);
+      const keys = redisKeysOf(token.userKey);
+      assert.deepEqual(await store.create(token), { kind: "created" });
+      const record = await redis.getBuffer(keys.token(token.tokenId));
+      assert.deepEqual(record, Buffer.concat([token.tokenDigest, Buffer.from(name ?? "")]));
+      assert.deepEqual(await redis.zrangeBuffer(keys.live, 0, -1), [
+        token.tokenDigest.subarray(0, 12),
+      ]);
+      assert.deepEqual(await redis.zrangeBuffer(keys.replay, 0, -1), [token.messageDigest]);
+      assert.deepEqual(await redis.zrange(keys.names, 0, -1), name === undefined ? [] : [name]);
+
+      const outcome = await store.delete({ ...token, messageDigest: randomBytes(32) });
+      assert.deepEqual(outcome, { kind: "deleted" });
+      assert.equal(await redis.exists(keys.token(token.tokenId), keys.live, keys.names), 0);
+    });
+  }
+
+  it("a create that no replica confirmed is undone, so its retry succeeds", async () => {
+    // No replica exists, so WAIT always comes back short.
+    const durable = createTokenStore({ redis, minReplicasAck: 1, waitTimeoutMs: 20 });
+    const token = await newToken(redis, "retried");
+    const keys = redisKeysOf(token.userKey);
+    await assert.rejects(
+      durable.create(token),
+      (err) => err instanceof ConnectError && err.code === Code.Unavailable,
+    );
+    assert.equal(
+      await redis.exists(keys.token(token.tokenId), keys.live, keys.names, keys.replay),
+      0,
+    );
+    // Same message, same name: neither is taken any more.
+    const fast = createTokenStore({ redis });
+    assert.deepEqual(await fast.create(token), { kind: "created" });
+  });
+});
