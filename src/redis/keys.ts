@@ -76,5 +76,10 @@ export function redisKeysOf(userKey: string): UserRedisKeys {
   };
 }
 
-/** How much of a token's digest names it in the `live` set: 12 bytes, 96 bits. */
-export const LIVE_MEMBER_BYTES = 12;
+/**
+ * How much of a token's digest names it in the `live` set: 8 bytes. The set
+ * only counts a user's tokens (at most `maxActivePerUser`), so 64 bits make a
+ * collision, which would merely undercount by one, practically impossible
+ * (about 1000² / 2⁶⁵ for a full set), and save 4 bytes per token.
+ */
+export const LIVE_MEMBER_BYTES = 8;

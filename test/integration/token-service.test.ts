@@ -139,10 +139,8 @@ describe("TokenService and UserKeyService", () => {
       // The 28-byte digest prefix, then the name with no separator.
       const record = await service.redis.getBuffer(tokenKey);
       assert.deepEqual(record, Buffer.concat([digest, Buffer.from("stored")]));
-      // The live count holds the first 12 bytes of that digest, not the token id.
-      assert.deepEqual(await service.redis.zrangeBuffer(`${tag}l`, 0, -1), [
-        digest.subarray(0, 12),
-      ]);
+      // The live count holds the first 8 bytes of that digest, not the token id.
+      assert.deepEqual(await service.redis.zrangeBuffer(`${tag}l`, 0, -1), [digest.subarray(0, 8)]);
       assert.deepEqual(await service.redis.zrange(`${tag}n`, 0, -1), ["stored"]);
       const ttl = await service.redis.pttl(tokenKey);
       assert.ok(ttl > 7 * DAY_MS - 60_000 && ttl <= 7 * DAY_MS, String(ttl));
@@ -160,7 +158,7 @@ describe("TokenService and UserKeyService", () => {
       const record = await service.redis.getBuffer(`${tag}t${res.id}`);
       assert.deepEqual(record, sha256(res.token).subarray(0, 28));
       const live = await service.redis.zrangeBuffer(`${tag}l`, 0, -1);
-      assert.deepEqual(live, [sha256(res.token).subarray(0, 12)]);
+      assert.deepEqual(live, [sha256(res.token).subarray(0, 8)]);
     });
   });
 

@@ -48,7 +48,7 @@ describe("token store scripts", () => {
       const record = await redis.getBuffer(keys.token(token.tokenId));
       assert.deepEqual(record, Buffer.concat([token.tokenDigest, Buffer.from(name ?? "")]));
       assert.deepEqual(await redis.zrangeBuffer(keys.live, 0, -1), [
-        token.tokenDigest.subarray(0, 12),
+        token.tokenDigest.subarray(0, 8),
       ]);
       assert.deepEqual(await redis.zrangeBuffer(keys.replay, 0, -1), [token.messageDigest]);
       assert.deepEqual(await redis.zrange(keys.names, 0, -1), name === undefined ? [] : [name]);
