@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { crc32 } from "node:zlib";
+import { randomText } from "./random-text.js";
 
 /** Prefix of every bearer token, so that secret scanners can recognise a leaked one. */
 export const TOKEN_PREFIX = "pt_";
@@ -26,7 +27,7 @@ function checksum(body: string): string {
 
 /** A new bearer token: prefix, 256 bits from the CSPRNG (base64url) and a CRC32 checksum. */
 export function generateToken(): string {
-  const body = TOKEN_PREFIX + randomBytes(SECRET_BYTES).toString("base64url");
+  const body = TOKEN_PREFIX + randomText(SECRET_BYTES);
   return body + checksum(body);
 }
 
@@ -56,5 +57,5 @@ export function tokenDigest(token: string): Buffer {
  * because it is part of a key per token; 96 bits cannot be guessed.
  */
 export function generateTokenId(): string {
-  return randomBytes(ID_BYTES).toString("base64url");
+  return randomText(ID_BYTES);
 }
