@@ -14,10 +14,17 @@ export interface Phase extends LoadResult {
   /** Every command Redis counted during the phase, scripts' inner calls included. */
   redisCommands: Record<string, number>;
   /**
-   * CPU time the service spent per answered request (µs): its cost
-   * whatever the load generator manages, and so its capacity on one core.
+   * CPU time the service spent per answered request (µs), all its threads
+   * (the event loop, the thread pool verifying signatures, GC helpers).
    */
   serviceCpuUsPerRequest: number;
+  /**
+   * CPU time of the service's main thread (the event loop) per answered
+   * request (µs): everything but the signature check itself, which runs on
+   * the thread pool. The event loop is the one part that cannot use more
+   * cores, so 1 s ÷ this is the most one process can serve.
+   */
+  eventLoopCpuUsPerRequest: number;
 }
 
 export interface Target {

@@ -9,13 +9,13 @@ export function reportMarkdown(r: BenchReport): string {
     "",
     `Ceiling: Ed25519 verify on one thread = **${r.verifyCeiling.perSecond.toLocaleString("en")}/s** (${r.verifyCeiling.microseconds} µs each).`,
     "",
-    "| Protocol | Concurrency | Throughput (req/s) | p50 ms | p90 ms | p99 ms | Errors | RSS before → after (MB) | Redis round trips / req | Service CPU µs / req |",
-    "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    "| Protocol | Concurrency | Throughput (req/s) | p50 ms | p90 ms | p99 ms | Errors | RSS before → after (MB) | Redis round trips / req | Service CPU µs / req | Event-loop CPU µs / req |",
+    "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
     ...r.phases.map(
       (p) =>
-        `| ${p.series} | ${p.concurrency} | ${p.throughput.toLocaleString("en")} | ${fmt(p.p50Ms)} | ${fmt(p.p90Ms)} | ${fmt(p.p99Ms)} | ${p.errors} | ${fmt(p.rssBeforeMb, 0)} → ${fmt(p.rssAfterMb, 0)} | ${fmt(p.redisRoundTrips)} | ${p.serviceCpuUsPerRequest} |`,
+        `| ${p.series} | ${p.concurrency} | ${p.throughput.toLocaleString("en")} | ${fmt(p.p50Ms)} | ${fmt(p.p90Ms)} | ${fmt(p.p99Ms)} | ${p.errors} | ${fmt(p.rssBeforeMb, 0)} → ${fmt(p.rssAfterMb, 0)} | ${fmt(p.redisRoundTrips)} | ${p.serviceCpuUsPerRequest} | ${p.eventLoopCpuUsPerRequest} |`,
     ),
-    `| REST create at half peak (paced, open model; ≤ ${r.halfPeak.concurrency} connections) | – | ${r.halfPeak.throughput.toLocaleString("en")} | ${fmt(r.halfPeak.p50Ms)} | ${fmt(r.halfPeak.p90Ms)} | ${fmt(r.halfPeak.p99Ms)} | ${r.halfPeak.errors} | ${fmt(r.halfPeak.rssBeforeMb, 0)} → ${fmt(r.halfPeak.rssAfterMb, 0)} | ${fmt(r.halfPeak.redisRoundTrips)} | ${r.halfPeak.serviceCpuUsPerRequest} |`,
+    `| REST create at half peak (paced, open model; ≤ ${r.halfPeak.concurrency} connections) | – | ${r.halfPeak.throughput.toLocaleString("en")} | ${fmt(r.halfPeak.p50Ms)} | ${fmt(r.halfPeak.p90Ms)} | ${fmt(r.halfPeak.p99Ms)} | ${r.halfPeak.errors} | ${fmt(r.halfPeak.rssBeforeMb, 0)} → ${fmt(r.halfPeak.rssAfterMb, 0)} | ${fmt(r.halfPeak.redisRoundTrips)} | ${r.halfPeak.serviceCpuUsPerRequest} | ${r.halfPeak.eventLoopCpuUsPerRequest} |`,
     "",
     `Redis memory per live token (${r.memory.users.toLocaleString("en")} users, ${r.memory.tokensPerKind.toLocaleString("en")} tokens of each kind): session **${r.memory.sessionBytesPerTokenSteady} B**, named **${r.memory.namedBytesPerTokenSteady} B** (${r.memory.sessionBytesPerToken} B and ${r.memory.namedBytesPerToken} B while the creates' replay entries are still remembered, for 5 minutes).`,
     "",

@@ -90,12 +90,14 @@ async function measure(
 ): Promise<Phase> {
   const rssBefore = service.rssBytes();
   const cpuBefore = service.cpuSeconds();
+  const mainBefore = service.mainThreadCpuSeconds();
   const before = await commandCalls(redis.client);
   const result = await run();
   // Requests cut off by the end of the load still reach Redis; let them finish.
   await sleep(300);
   const after = await commandCalls(redis.client);
   const cpuAfter = service.cpuSeconds();
+  const mainAfter = service.mainThreadCpuSeconds();
   const answered = Math.max(1, result.ok + result.errors);
   const trips = roundTripsPerRequest(
     before,
@@ -114,9 +116,10 @@ async function measure(
     redisRoundTrips: trips.perRequest,
     redisCommands: trips.commands,
     serviceCpuUsPerRequest: Math.round(((cpuAfter - cpuBefore) * 1e6) / answered),
+    eventLoopCpuUsPerRequest: Math.round(((mainAfter - mainBefore) * 1e6) / answered),
   };
   log(
-    `${series.padEnd(15)} c=${String(concurrency).padStart(3)}: ${String(phase.throughput).padStart(5)}/s p50 ${phase.p50Ms} p90 ${phase.p90Ms} p99 ${phase.p99Ms} ms, errors ${phase.errors}${phase.errors > 0 ? ` ${JSON.stringify(phase.failures)}` : ""}, RSS ${phase.rssAfterMb} MB, ${phase.redisRoundTrips} round trips, service CPU ${phase.serviceCpuUsPerRequest} µs/req`,
+    `${series.padEnd(15)} c=${String(concurrency).padStart(3)}: ${String(phase.throughput).padStart(5)}/s p50 ${phase.p50Ms} p90 ${phase.p90Ms} p99 ${phase.p99Ms} ms, errors ${phase.errors}${phase.errors > 0 ? ` ${JSON.stringify(phase.failures)}` : ""}, RSS ${phase.rssAfterMb} MB, ${phase.redisRoundTrips} round trips, service CPU ${phase.serviceCpuUsPerRequest} µs/req (event loop ${phase.eventLoopCpuUsPerRequest})`,
   );
   return phase;
 }
@@ -254,12 +257,14 @@ const firstRss = leak.rssMb[0] ?? 0;
 const lastRss = leak.rssMb[leak.rssMb.length - 1] ?? 0;
 const allErrors = [...phases, halfPeak].reduce((n, p) => n + p.errors, 0);
 const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
-// What one process could serve on a core of its own, from the CPU it spent per
-// REST create at its busiest: not capped by a load generator sharing the machine.
-const leanestCreateUs = Math.min(
-  ...restCreatePhases.filter((p) => p.concurrency > 1).map((p) => p.serviceCpuUsPerRequest),
+// What one process can serve when it has cores for its thread pool: the
+// event loop is its only serial part (signatures are checked on the pool),
+// so its CPU per REST create at its busiest bounds the process, whatever a
+// load generator sharing the machine manages.
+const leanestLoopUs = Math.min(
+  ...restCreatePhases.filter((p) => p.concurrency > 1).map((p) => p.eventLoopCpuUsPerRequest),
 );
-const restCapacity = Math.round(1e6 / Math.max(1, leanestCreateUs));
+const restCapacity = Math.round(1e6 / Math.max(1, leanestLoopUs));
 const targets: Target[] = [
   {
     name: "REST create vs verify ceiling",
@@ -268,10 +273,16 @@ const targets: Target[] = [
     met: restPeak >= 0.6 * ceiling.perSecond,
   },
   {
-    name: "REST create capacity (1 s ÷ service CPU per request) vs verify ceiling",
+    name: "REST create capacity of one process with cores for its thread pool (1 s ÷ event-loop CPU per request) vs verify ceiling",
     goal: "≥ 0.60 × ceiling",
-    measured: `${ratio(restCapacity, ceiling.perSecond)} (${restCapacity}/s: ${leanestCreateUs} µs of CPU per request)`,
+    measured: `${ratio(restCapacity, ceiling.perSecond)} (${restCapacity}/s: ${leanestLoopUs} µs of event-loop CPU per request)`,
     met: restCapacity >= 0.6 * ceiling.perSecond,
+  },
+  {
+    name: "Everything but the signature check (event-loop CPU per REST create) vs one verify",
+    goal: "≤ 1 × verify",
+    measured: `${ratio(leanestLoopUs, ceiling.microseconds)} (${leanestLoopUs} µs vs ${ceiling.microseconds} µs)`,
+    met: leanestLoopUs <= ceiling.microseconds,
   },
   {
     name: "REST create vs Connect create",

@@ -12,6 +12,8 @@ export interface ServiceProcess {
   rssBytes(): number;
   /** CPU time the service process has used so far (user + system), in seconds. */
   cpuSeconds(): number;
+  /** CPU time of its main thread (the event loop) so far, in seconds. */
+  mainThreadCpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -27,9 +29,15 @@ export interface ServiceProcessOptions {
 // Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux).
 const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
-/** User + system CPU time of a process in seconds (Linux). */
-export function cpuSecondsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+/**
+ * User + system CPU time of a process in seconds (Linux); with `tid`, of that
+ * one thread (the main thread's tid is the pid).
+ */
+export function cpuSecondsOf(pid: number, tid?: number): number {
+  const stat = readFileSync(
+    tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`,
+    "utf8",
+  );
   // Fields after the command name (in parentheses, which may hold spaces):
   // utime and stime are the 12th and 13th of them.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -91,6 +99,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     ...ports,
     rssBytes: () => rssOf(pid),
     cpuSeconds: () => cpuSecondsOf(pid),
+    mainThreadCpuSeconds: () => cpuSecondsOf(pid, pid),
     async stop() {
       child.kill("SIGTERM");
       await exited;
