@@ -12,10 +12,7 @@ interface WycheproofFile {
 }
 
 const vectors = JSON.parse(
-  readFileSync(
-    new URL("../../../../shared/testdata/wycheproof-ed25519.json", import.meta.url),
-    "utf8",
-  ),
+  readFileSync(new URL("../../data/wycheproof-ed25519.json", import.meta.url), "utf8"),
 ) as WycheproofFile;
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, "hex"));
