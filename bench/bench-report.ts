@@ -25,6 +25,10 @@ export interface Phase extends LoadResult {
    * cores, so 1 s ÷ this is the most one process can serve.
    */
   eventLoopCpuUsPerRequest: number;
+  /** CPU time of the load generator (this process) per answered request (µs). */
+  loadGeneratorCpuUsPerRequest: number;
+  /** CPU time of the Redis server per answered request (µs). */
+  redisCpuUsPerRequest: number;
 }
 
 export interface Target {

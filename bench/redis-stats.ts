@@ -61,3 +61,11 @@ export function roundTripsPerRequest(
     commands,
   };
 }
+
+/** CPU time the Redis server has used so far (user + system), in seconds, from INFO cpu. */
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info("cpu");
+  const field = (name: string) =>
+    Number(new RegExp(`^${name}:([0-9.]+)`, "m").exec(info)?.[1] ?? 0);
+  return field("used_cpu_sys") + field("used_cpu_user");
+}

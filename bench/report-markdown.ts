@@ -4,19 +4,37 @@ const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
 /** The README table of a run: every phase, then every target. */
 export function reportMarkdown(r: BenchReport): string {
+  const peak = r.phases
+    .filter((p) => p.series === "REST create")
+    .reduce<BenchReport["phases"][number] | undefined>(
+      (best, p) => (best === undefined || p.throughput > best.throughput ? p : best),
+      undefined,
+    );
+  const machineUs =
+    peak === undefined
+      ? 0
+      : peak.serviceCpuUsPerRequest + peak.loadGeneratorCpuUsPerRequest + peak.redisCpuUsPerRequest;
+  const budget =
+    peak === undefined || machineUs === 0
+      ? []
+      : [
+          `CPU per REST create at its peak (concurrency ${peak.concurrency}), every process of the run: service ${peak.serviceCpuUsPerRequest} + load generator ${peak.loadGeneratorCpuUsPerRequest} + Redis ${peak.redisCpuUsPerRequest} = ${machineUs} µs, so ${r.machine.cpus} cores fully busy would carry at most ${Math.round((r.machine.cpus * 1e6) / machineUs).toLocaleString("en")}/s.`,
+          "",
+        ];
   const lines = [
     `Run ${r.date}${r.quick ? " (--quick)" : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: one process (WORKERS=1)${r.machine.pinned ? " pinned to CPU 0; load generator and Redis on CPU 1" : "; load generator and Redis on the same machine"}.`,
     "",
     `Ceiling: Ed25519 verify on one thread = **${r.verifyCeiling.perSecond.toLocaleString("en")}/s** (${r.verifyCeiling.microseconds} µs each).`,
     "",
-    "| Protocol | Concurrency | Throughput (req/s) | p50 ms | p90 ms | p99 ms | Errors | RSS before → after (MB) | Redis round trips / req | Service CPU µs / req | Event-loop CPU µs / req |",
-    "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+    "| Protocol | Concurrency | Throughput (req/s) | p50 ms | p90 ms | p99 ms | Errors | RSS before → after (MB) | Redis round trips / req | Service CPU µs / req | Event-loop CPU µs / req | Load generator CPU µs / req | Redis CPU µs / req |",
+    "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ...r.phases.map(
       (p) =>
-        `| ${p.series} | ${p.concurrency} | ${p.throughput.toLocaleString("en")} | ${fmt(p.p50Ms)} | ${fmt(p.p90Ms)} | ${fmt(p.p99Ms)} | ${p.errors} | ${fmt(p.rssBeforeMb, 0)} → ${fmt(p.rssAfterMb, 0)} | ${fmt(p.redisRoundTrips)} | ${p.serviceCpuUsPerRequest} | ${p.eventLoopCpuUsPerRequest} |`,
+        `| ${p.series} | ${p.concurrency} | ${p.throughput.toLocaleString("en")} | ${fmt(p.p50Ms)} | ${fmt(p.p90Ms)} | ${fmt(p.p99Ms)} | ${p.errors} | ${fmt(p.rssBeforeMb, 0)} → ${fmt(p.rssAfterMb, 0)} | ${fmt(p.redisRoundTrips)} | ${p.serviceCpuUsPerRequest} | ${p.eventLoopCpuUsPerRequest} | ${p.loadGeneratorCpuUsPerRequest} | ${p.redisCpuUsPerRequest} |`,
     ),
-    `| REST create at half peak (paced, open model; ≤ ${r.halfPeak.concurrency} connections) | – | ${r.halfPeak.throughput.toLocaleString("en")} | ${fmt(r.halfPeak.p50Ms)} | ${fmt(r.halfPeak.p90Ms)} | ${fmt(r.halfPeak.p99Ms)} | ${r.halfPeak.errors} | ${fmt(r.halfPeak.rssBeforeMb, 0)} → ${fmt(r.halfPeak.rssAfterMb, 0)} | ${fmt(r.halfPeak.redisRoundTrips)} | ${r.halfPeak.serviceCpuUsPerRequest} | ${r.halfPeak.eventLoopCpuUsPerRequest} |`,
+    `| REST create at half peak (paced, open model; ≤ ${r.halfPeak.concurrency} connections) | – | ${r.halfPeak.throughput.toLocaleString("en")} | ${fmt(r.halfPeak.p50Ms)} | ${fmt(r.halfPeak.p90Ms)} | ${fmt(r.halfPeak.p99Ms)} | ${r.halfPeak.errors} | ${fmt(r.halfPeak.rssBeforeMb, 0)} → ${fmt(r.halfPeak.rssAfterMb, 0)} | ${fmt(r.halfPeak.redisRoundTrips)} | ${r.halfPeak.serviceCpuUsPerRequest} | ${r.halfPeak.eventLoopCpuUsPerRequest} | ${r.halfPeak.loadGeneratorCpuUsPerRequest} | ${r.halfPeak.redisCpuUsPerRequest} |`,
     "",
+    ...budget,
     `Redis memory per live token (${r.memory.users.toLocaleString("en")} users, ${r.memory.tokensPerKind.toLocaleString("en")} tokens of each kind): session **${r.memory.sessionBytesPerTokenSteady} B**, named **${r.memory.namedBytesPerTokenSteady} B** (${r.memory.sessionBytesPerToken} B and ${r.memory.namedBytesPerToken} B while the creates' replay entries are still remembered, for 5 minutes).`,
     "",
     `Leak check (REST create, RSS after each step): ${r.leak.requests.map((n, i) => `${(n / 1000).toFixed(0)}k → ${fmt(r.leak.rssMb[i] ?? 0, 0)} MB`).join(", ")}.`,

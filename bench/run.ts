@@ -16,7 +16,7 @@ import type { LoadResult } from "./load-result.js";
 import { runPacedHttpLoad } from "./paced-http-load.js";
 import { measureTokenMemory } from "./redis-memory.js";
 import { startBenchRedis } from "./redis-server.js";
-import { commandCalls, roundTripsPerRequest } from "./redis-stats.js";
+import { commandCalls, redisCpuSeconds, roundTripsPerRequest } from "./redis-stats.js";
 import { reportMarkdown } from "./report-markdown.js";
 import { reportSvg } from "./report-svg.js";
 import { seedTokens } from "./seed-tokens.js";
@@ -91,6 +91,8 @@ async function measure(
   const rssBefore = service.rssBytes();
   const cpuBefore = service.cpuSeconds();
   const mainBefore = service.mainThreadCpuSeconds();
+  const ownBefore = process.cpuUsage();
+  const redisBefore = await redisCpuSeconds(redis.client);
   const before = await commandCalls(redis.client);
   const result = await run();
   // Requests cut off by the end of the load still reach Redis; let them finish.
@@ -98,6 +100,8 @@ async function measure(
   const after = await commandCalls(redis.client);
   const cpuAfter = service.cpuSeconds();
   const mainAfter = service.mainThreadCpuSeconds();
+  const own = process.cpuUsage(ownBefore);
+  const redisAfter = await redisCpuSeconds(redis.client);
   const answered = Math.max(1, result.ok + result.errors);
   const trips = roundTripsPerRequest(
     before,
@@ -117,9 +121,11 @@ async function measure(
     redisCommands: trips.commands,
     serviceCpuUsPerRequest: Math.round(((cpuAfter - cpuBefore) * 1e6) / answered),
     eventLoopCpuUsPerRequest: Math.round(((mainAfter - mainBefore) * 1e6) / answered),
+    loadGeneratorCpuUsPerRequest: Math.round((own.user + own.system) / answered),
+    redisCpuUsPerRequest: Math.round(((redisAfter - redisBefore) * 1e6) / answered),
   };
   log(
-    `${series.padEnd(15)} c=${String(concurrency).padStart(3)}: ${String(phase.throughput).padStart(5)}/s p50 ${phase.p50Ms} p90 ${phase.p90Ms} p99 ${phase.p99Ms} ms, errors ${phase.errors}${phase.errors > 0 ? ` ${JSON.stringify(phase.failures)}` : ""}, RSS ${phase.rssAfterMb} MB, ${phase.redisRoundTrips} round trips, service CPU ${phase.serviceCpuUsPerRequest} µs/req (event loop ${phase.eventLoopCpuUsPerRequest})`,
+    `${series.padEnd(15)} c=${String(concurrency).padStart(3)}: ${String(phase.throughput).padStart(5)}/s p50 ${phase.p50Ms} p90 ${phase.p90Ms} p99 ${phase.p99Ms} ms, errors ${phase.errors}${phase.errors > 0 ? ` ${JSON.stringify(phase.failures)}` : ""}, RSS ${phase.rssAfterMb} MB, ${phase.redisRoundTrips} round trips, service CPU ${phase.serviceCpuUsPerRequest} µs/req (event loop ${phase.eventLoopCpuUsPerRequest}), load generator ${phase.loadGeneratorCpuUsPerRequest}, Redis ${phase.redisCpuUsPerRequest}`,
   );
   return phase;
 }
