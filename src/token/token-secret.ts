@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { randomText } from "./random-text.js";
 
@@ -49,7 +49,7 @@ export const TOKEN_DIGEST_BYTES = 28;
 
 /** What is stored instead of the token: its SHA-256 cut to {@link TOKEN_DIGEST_BYTES} raw bytes. */
 export function tokenDigest(token: string): Buffer {
-  return createHash("sha256").update(token).digest().subarray(0, TOKEN_DIGEST_BYTES);
+  return hash("sha256", token, "buffer").subarray(0, TOKEN_DIGEST_BYTES);
 }
 
 /**

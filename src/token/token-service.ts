@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
@@ -108,7 +108,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     }
     // Replays are recognised by the message, not the signature bytes, which
     // can have more than one accepted encoding.
-    const messageDigest = createHash("sha256").update(message).digest();
+    const messageDigest = hash("sha256", message, "buffer");
     return { userKey, signingKey, messageDigest };
   }
 
