@@ -1,7 +1,12 @@
 import type { LoadResult } from "./load-result.js";
 import type { TokenMemory } from "./redis-memory.js";
 
-export type Series = "REST create" | "REST delete" | "Connect create" | "gRPC create";
+export type Series =
+  | "REST create"
+  | "REST delete"
+  | "Connect create"
+  | "gRPC create"
+  | "Floor create";
 
 /** One measured phase: a protocol and operation at one concurrency. */
 export interface Phase extends LoadResult {
@@ -47,6 +52,12 @@ export interface BenchReport {
   phases: Phase[];
   /** REST create at half its peak throughput (open model, fixed rate). */
   halfPeak: Phase;
+  /**
+   * REST create against bench/floor-server.ts (node:http, one verify on the
+   * thread pool, one EVALSHA, nothing else) at the concurrency of the REST
+   * create peak: what this machine allows any server of the contract.
+   */
+  floor: Phase;
   leak: { requests: number[]; rssMb: number[] };
   memory: TokenMemory;
   targets: Target[];

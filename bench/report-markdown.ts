@@ -21,6 +21,17 @@ export function reportMarkdown(r: BenchReport): string {
           `CPU per REST create at its peak (concurrency ${peak.concurrency}), every process of the run: service ${peak.serviceCpuUsPerRequest} + load generator ${peak.loadGeneratorCpuUsPerRequest} + Redis ${peak.redisCpuUsPerRequest} = ${machineUs} µs, so ${r.machine.cpus} cores fully busy would carry at most ${Math.round((r.machine.cpus * 1e6) / machineUs).toLocaleString("en")}/s.`,
           "",
         ];
+  const f = r.floor;
+  const same = r.phases.find((p) => p.series === "REST create" && p.concurrency === f.concurrency);
+  const floorLines =
+    same === undefined
+      ? []
+      : [
+          `Floor (the last row): at concurrency ${f.concurrency} a server that does only what every create must (bench/floor-server.ts: node:http, JSON.parse, the verify on the thread pool, one EVALSHA, the JSON answer) serves ${f.throughput.toLocaleString("en")}/s = ${fmt(f.throughput / r.verifyCeiling.perSecond)} × the ceiling, with ${f.eventLoopCpuUsPerRequest} µs of event loop per create. The service at the same concurrency: ${same.throughput.toLocaleString("en")}/s; its own work beyond the floor (validation, protobuf transcoding, interceptors, request id, log line, metrics, the script's replay, rate, name and live-count checks) costs +${same.eventLoopCpuUsPerRequest - f.eventLoopCpuUsPerRequest} µs of event loop, +${same.serviceCpuUsPerRequest - same.eventLoopCpuUsPerRequest - (f.serviceCpuUsPerRequest - f.eventLoopCpuUsPerRequest)} µs on its other threads and +${same.redisCpuUsPerRequest - f.redisCpuUsPerRequest} µs of Redis per create.`,
+          "",
+        ];
+  const row = (label: string, concurrency: string, p: BenchReport["halfPeak"]) =>
+    `| ${label} | ${concurrency} | ${p.throughput.toLocaleString("en")} | ${fmt(p.p50Ms)} | ${fmt(p.p90Ms)} | ${fmt(p.p99Ms)} | ${p.errors} | ${fmt(p.rssBeforeMb, 0)} → ${fmt(p.rssAfterMb, 0)} | ${fmt(p.redisRoundTrips)} | ${p.serviceCpuUsPerRequest} | ${p.eventLoopCpuUsPerRequest} | ${p.loadGeneratorCpuUsPerRequest} | ${p.redisCpuUsPerRequest} |`;
   const lines = [
     `Run ${r.date}${r.quick ? " (--quick)" : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: one process (WORKERS=1)${r.machine.pinned ? " pinned to CPU 0; load generator and Redis on CPU 1" : "; load generator and Redis on the same machine"}.`,
     "",
@@ -28,13 +39,16 @@ export function reportMarkdown(r: BenchReport): string {
     "",
     "| Protocol | Concurrency | Throughput (req/s) | p50 ms | p90 ms | p99 ms | Errors | RSS before → after (MB) | Redis round trips / req | Service CPU µs / req | Event-loop CPU µs / req | Load generator CPU µs / req | Redis CPU µs / req |",
     "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
-    ...r.phases.map(
-      (p) =>
-        `| ${p.series} | ${p.concurrency} | ${p.throughput.toLocaleString("en")} | ${fmt(p.p50Ms)} | ${fmt(p.p90Ms)} | ${fmt(p.p99Ms)} | ${p.errors} | ${fmt(p.rssBeforeMb, 0)} → ${fmt(p.rssAfterMb, 0)} | ${fmt(p.redisRoundTrips)} | ${p.serviceCpuUsPerRequest} | ${p.eventLoopCpuUsPerRequest} | ${p.loadGeneratorCpuUsPerRequest} | ${p.redisCpuUsPerRequest} |`,
+    ...r.phases.map((p) => row(p.series, String(p.concurrency), p)),
+    row(
+      `REST create at half peak (paced, open model; ≤ ${r.halfPeak.concurrency} connections)`,
+      "–",
+      r.halfPeak,
     ),
-    `| REST create at half peak (paced, open model; ≤ ${r.halfPeak.concurrency} connections) | – | ${r.halfPeak.throughput.toLocaleString("en")} | ${fmt(r.halfPeak.p50Ms)} | ${fmt(r.halfPeak.p90Ms)} | ${fmt(r.halfPeak.p99Ms)} | ${r.halfPeak.errors} | ${fmt(r.halfPeak.rssBeforeMb, 0)} → ${fmt(r.halfPeak.rssAfterMb, 0)} | ${fmt(r.halfPeak.redisRoundTrips)} | ${r.halfPeak.serviceCpuUsPerRequest} | ${r.halfPeak.eventLoopCpuUsPerRequest} | ${r.halfPeak.loadGeneratorCpuUsPerRequest} | ${r.halfPeak.redisCpuUsPerRequest} |`,
+    row("Floor: REST create against bench/floor-server.ts", String(f.concurrency), f),
     "",
     ...budget,
+    ...floorLines,
     `Redis memory per live token (${r.memory.users.toLocaleString("en")} users, ${r.memory.tokensPerKind.toLocaleString("en")} tokens of each kind): session **${r.memory.sessionBytesPerTokenSteady} B**, named **${r.memory.namedBytesPerTokenSteady} B** (${r.memory.sessionBytesPerToken} B and ${r.memory.namedBytesPerToken} B while the creates' replay entries are still remembered, for 5 minutes).`,
     "",
     `Leak check (REST create, RSS after each step): ${r.leak.requests.map((n, i) => `${(n / 1000).toFixed(0)}k → ${fmt(r.leak.rssMb[i] ?? 0, 0)} MB`).join(", ")}.`,

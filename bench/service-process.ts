@@ -24,6 +24,8 @@ export interface ServiceProcessOptions {
   /** Pin the service to these CPUs (taskset list, e.g. "1"); undefined leaves it to the OS. */
   cpus?: string;
   env?: Record<string, string>;
+  /** Entry script. Default src/main.ts. */
+  main?: string;
 }
 
 // Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux).
@@ -57,7 +59,7 @@ export function rssOf(pid: number): number {
  * service (0) and read from its "listening" log line.
  */
 export async function startServiceProcess(opts: ServiceProcessOptions): Promise<ServiceProcess> {
-  const nodeArgs = [...(opts.nodeFlags ?? []), "--import", "tsx", "src/main.ts"];
+  const nodeArgs = [...(opts.nodeFlags ?? []), "--import", "tsx", opts.main ?? "src/main.ts"];
   const [command, args] =
     opts.cpus === undefined
       ? [process.execPath, nodeArgs]
