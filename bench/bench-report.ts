@@ -58,6 +58,8 @@ export interface BenchReport {
    * create peak: what this machine allows any server of the contract.
    */
   floor: Phase;
+  /** The floor server at half of `floor`'s throughput (paced, open model, like `halfPeak`). */
+  floorHalfPeak: Phase;
   leak: { requests: number[]; rssMb: number[] };
   memory: TokenMemory;
   targets: Target[];

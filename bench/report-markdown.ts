@@ -27,7 +27,7 @@ export function reportMarkdown(r: BenchReport): string {
     same === undefined
       ? []
       : [
-          `Floor (the last row): at concurrency ${f.concurrency} a server that does only what every create must (bench/floor-server.ts: node:http, JSON.parse, the verify on the thread pool, one EVALSHA, the JSON answer) serves ${f.throughput.toLocaleString("en")}/s = ${fmt(f.throughput / r.verifyCeiling.perSecond)} × the ceiling, with ${f.eventLoopCpuUsPerRequest} µs of event loop per create. The service at the same concurrency: ${same.throughput.toLocaleString("en")}/s; its own work beyond the floor (validation, protobuf transcoding, interceptors, request id, log line, metrics, the script's replay, rate, name and live-count checks) costs +${same.eventLoopCpuUsPerRequest - f.eventLoopCpuUsPerRequest} µs of event loop, +${same.serviceCpuUsPerRequest - same.eventLoopCpuUsPerRequest - (f.serviceCpuUsPerRequest - f.eventLoopCpuUsPerRequest)} µs on its other threads and +${same.redisCpuUsPerRequest - f.redisCpuUsPerRequest} µs of Redis per create.`,
+          `Floor (the last two rows): at concurrency ${f.concurrency} a server that does only what every create must (bench/floor-server.ts: node:http, JSON.parse, the verify on the thread pool, one EVALSHA, the JSON answer) serves ${f.throughput.toLocaleString("en")}/s = ${fmt(f.throughput / r.verifyCeiling.perSecond)} × the ceiling, with ${f.eventLoopCpuUsPerRequest} µs of event loop per create. The service at the same concurrency: ${same.throughput.toLocaleString("en")}/s; its own work beyond the floor (validation, protobuf transcoding, interceptors, request id, log line, metrics, the script's replay, rate, name and live-count checks) costs +${same.eventLoopCpuUsPerRequest - f.eventLoopCpuUsPerRequest} µs of event loop, +${same.serviceCpuUsPerRequest - same.eventLoopCpuUsPerRequest - (f.serviceCpuUsPerRequest - f.eventLoopCpuUsPerRequest)} µs on its other threads and +${same.redisCpuUsPerRequest - f.redisCpuUsPerRequest} µs of Redis per create.`,
           "",
         ];
   const row = (label: string, concurrency: string, p: BenchReport["halfPeak"]) =>
@@ -46,6 +46,11 @@ export function reportMarkdown(r: BenchReport): string {
       r.halfPeak,
     ),
     row("Floor: REST create against bench/floor-server.ts", String(f.concurrency), f),
+    row(
+      `Floor at half its peak (paced, open model; ≤ ${r.floorHalfPeak.concurrency} connections)`,
+      "–",
+      r.floorHalfPeak,
+    ),
     "",
     ...budget,
     ...floorLines,

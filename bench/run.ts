@@ -294,6 +294,25 @@ const floor = await measure(
   floorLoad(plan.seconds, ceiling.perSecond),
   floorServer,
 );
+// The tail at half of the floor's peak: how much of the service's tail at
+// half its peak this machine and runtime would show anyway.
+const floorHalfRate = Math.round(floor.throughput / 2);
+const floorHalfBodies = signer.creates(budget(floorHalfRate, plan.seconds, 64)).map((r) => r.json);
+const floorHalfPeak = await measure(
+  "Floor create",
+  64,
+  () =>
+    runPacedHttpLoad({
+      url: `http://127.0.0.1:${floorServer.httpPort}`,
+      method: "POST",
+      path: "/user/tokens",
+      bodies: floorHalfBodies,
+      rate: floorHalfRate,
+      seconds: plan.seconds,
+      maxConnections: 64,
+    }),
+  floorServer,
+);
 await floorServer.stop();
 rmSync(floorDir, { recursive: true, force: true });
 await redis.stop();
@@ -305,7 +324,7 @@ const restCreatePhases = phases.filter((p) => p.series === "REST create");
 const deletePhases = phases.filter((p) => p.series === "REST delete");
 const maxTrips = (list: Phase[]) => Math.max(0, ...list.map((p) => p.redisRoundTrips));
 const trend = rssTrend(leak.requests, leak.rssMb);
-const allErrors = [...phases, halfPeak, floor].reduce((n, p) => n + p.errors, 0);
+const allErrors = [...phases, halfPeak, floor, floorHalfPeak].reduce((n, p) => n + p.errors, 0);
 const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
 // What one process can serve when it has cores for its thread pool: the
 // event loop is its only serial part (signatures are checked on the pool),
@@ -343,7 +362,7 @@ const targets: Target[] = [
   {
     name: "p99 at half of peak (REST create)",
     goal: "≤ 10 ms",
-    measured: `${halfPeak.p99Ms} ms at ${halfPeak.throughput}/s`,
+    measured: `${halfPeak.p99Ms} ms at ${halfPeak.throughput}/s (the floor at half its peak: ${floorHalfPeak.p99Ms} ms at ${floorHalfPeak.throughput}/s)`,
     met: halfPeak.p99Ms <= 10,
   },
   {
@@ -382,6 +401,7 @@ const report: BenchReport = {
   phases,
   halfPeak,
   floor,
+  floorHalfPeak,
   leak,
   memory,
   targets,
