@@ -14,11 +14,8 @@ export interface PacedLoadOptions {
   maxConnections: number;
 }
 
-/** One request on its way: when it was due, and how it ends. */
-interface Pending {
-  readonly due: number;
-  readonly done: (status: number | undefined) => void;
-}
+/** How a request on its way ends: the answer's status, or undefined when its connection failed. */
+type Done = (status: number | undefined) => void;
 
 const HEADER_END = Buffer.from("\r\n\r\n");
 const CONTENT_LENGTH = /^content-length:[ \t]*(\d+)[ \t]*$/im;
@@ -35,13 +32,13 @@ function createConnection(
   on: { idle: (c: Connection) => void; closed: (c: Connection) => void },
 ) {
   const socket: Socket = connect({ host, port, noDelay: true });
-  let pending: Pending | undefined;
+  let pending: Done | undefined;
   let buffered: Buffer = Buffer.alloc(0);
   let closed = false;
   const finish = (status: number | undefined) => {
     const current = pending;
     pending = undefined;
-    current?.done(status);
+    current?.(status);
   };
   socket.on("data", (chunk: Buffer) => {
     buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
@@ -73,8 +70,8 @@ function createConnection(
     on.closed(connection);
   });
   const connection = {
-    send(request: string, next: Pending) {
-      pending = next;
+    send(request: string, done: Done) {
+      pending = done;
       socket.write(request);
     },
     close() {
@@ -134,10 +131,7 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
     }
   };
   const dispatch = (connection: Connection, body: string, due: number) => {
-    connection.send(`${requestHead}${Buffer.byteLength(body)}\r\n\r\n${body}`, {
-      due,
-      done: onAnswer(due),
-    });
+    connection.send(`${requestHead}${Buffer.byteLength(body)}\r\n\r\n${body}`, onAnswer(due));
   };
   const events = {
     idle(connection: Connection) {

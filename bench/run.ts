@@ -257,12 +257,7 @@ await service.stop();
 // The floor: the same load, at the concurrency of the REST create peak,
 // against a server that does only what every create must (bench/floor-server.ts).
 const restPeakConcurrency =
-  phases
-    .filter((p) => p.series === "REST create")
-    .reduce<Phase | undefined>(
-      (a, p) => (a === undefined || p.throughput > a.throughput ? p : a),
-      undefined,
-    )?.concurrency ?? 32;
+  phases.find((p) => p.series === "REST create" && p.throughput === restPeak)?.concurrency ?? 32;
 const floorDir = mkdtempSync(join(tmpdir(), "perps-bench-floor-"));
 const floorKeysFile = join(floorDir, "keys.json");
 writeFileSync(
