@@ -2,8 +2,10 @@ import type { HostPort, RedisTopology } from "../redis/redis-topology.js";
 
 /** The service's settings, parsed once from the environment at start-up. */
 export interface Config {
-  /** HOST: bind address of both listeners. Default 127.0.0.1. */
+  /** HOST: bind address of the public listener. Default 127.0.0.1. */
   host: string;
+  /** INTERNAL_HOST: bind address of the internal listener (key registration). Default 127.0.0.1. */
+  internalHost: string;
   /** HTTP_PORT: public listener (TokenService, REST, health). Default 8080. */
   httpPort: number;
   /** GRPC_PORT: internal listener (TokenService, UserKeyService, gRPC health). Default 9090. */
@@ -142,9 +144,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
   }
-  const host = env.HOST === undefined || env.HOST === "" ? "127.0.0.1" : env.HOST;
   return {
-    host,
+    host: set(env, "HOST") ?? "127.0.0.1",
+    internalHost: set(env, "INTERNAL_HOST") ?? "127.0.0.1",
     httpPort: integer(env, "HTTP_PORT", 8080, 0, 65_535),
     grpcPort: integer(env, "GRPC_PORT", 9090, 0, 65_535),
     redis: redisTopology(env),

@@ -39,6 +39,7 @@ export async function runService(
     redis,
     logger,
     host: config.host,
+    internalHost: config.internalHost,
     httpPort: config.httpPort,
     grpcPort: config.grpcPort,
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
@@ -49,7 +50,10 @@ export async function runService(
     ...(tls === undefined ? {} : { tls }),
   });
   const ports = await app.start();
-  logger.info({ host: config.host, ...ports, tls: tls !== undefined }, "listening");
+  logger.info(
+    { host: config.host, internalHost: config.internalHost, ...ports, tls: tls !== undefined },
+    "listening",
+  );
   return {
     ports,
     async stop() {

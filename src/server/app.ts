@@ -42,8 +42,10 @@ import { requestIdInterceptor } from "./request-id.js";
 export interface AppOptions {
   redis: RedisClient;
   logger: Logger;
-  /** Bind address of both listeners. */
+  /** Bind address of the public listener. */
   host: string;
+  /** Bind address of the internal listener (it registers keys unauthenticated). Default 127.0.0.1. */
+  internalHost?: string;
   /** Public listener port; 0 picks a free one. */
   httpPort: number;
   /** Internal listener port; 0 picks a free one. */
@@ -176,7 +178,7 @@ export function createApp(opts: AppOptions): App {
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),
   });
   const internalServer = createDualProtocolServer({
-    host: opts.host,
+    host: opts.internalHost ?? "127.0.0.1",
     port: opts.grpcPort,
     handler: listener(
       (router) => {

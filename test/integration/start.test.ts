@@ -5,6 +5,16 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 
+/** GET `url`'s status, or the error code when the connection fails. */
+async function statusOf(url: string): Promise<number | string> {
+  try {
+    return (await fetch(url)).status;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause;
+    return cause?.code ?? String(err);
+  }
+}
+
 describe("npm start", () => {
   const dirs: string[] = [];
   const tempDir = () => {
@@ -50,5 +60,17 @@ describe("npm start", () => {
     const run = startMainProcess({ PATH: bin, HTTP_PORT: "0", GRPC_PORT: "0" }, cwd);
     assert.equal(await run.exited, 1);
     assert.match(run.output(), /redis-server.*REDIS_URL/s);
+  });
+
+  it("HOST binds the public listener only; the internal one stays on INTERNAL_HOST (127.0.0.1)", async () => {
+    const run = startMainProcess({ HOST: "127.0.0.2", HTTP_PORT: "0", GRPC_PORT: "0" }, tempDir());
+    const [match] = await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+    const [httpPort, grpcPort] = [match?.[1], match?.[2]];
+    assert.match(run.output(), /"host":"127.0.0.2","internalHost":"127.0.0.1"/);
+    assert.equal(await statusOf(`http://127.0.0.2:${httpPort}/healthz`), 200);
+    assert.equal(await statusOf(`http://127.0.0.2:${grpcPort}/healthz`), "ECONNREFUSED");
+    assert.equal(await statusOf(`http://127.0.0.1:${grpcPort}/healthz`), 200);
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exited, 0);
   });
 });

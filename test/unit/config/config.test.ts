@@ -6,6 +6,7 @@ describe("parseConfig", () => {
   it("has the documented defaults", () => {
     assert.deepEqual(parseConfig({}), {
       host: "127.0.0.1",
+      internalHost: "127.0.0.1",
       httpPort: 8080,
       grpcPort: 9090,
       redis: undefined,
@@ -23,6 +24,7 @@ describe("parseConfig", () => {
   it("reads every variable", () => {
     const config = parseConfig({
       HOST: "0.0.0.0",
+      INTERNAL_HOST: "10.1.2.3",
       HTTP_PORT: "80",
       GRPC_PORT: "0",
       REDIS_URL: "rediss://user:pw@redis.internal:6380/1",
@@ -32,6 +34,9 @@ describe("parseConfig", () => {
       LOG_LEVEL: "warn",
     });
     assert.equal(config.host, "0.0.0.0");
+    // HOST binds the public listener only: the internal one stays where INTERNAL_HOST says.
+    assert.equal(config.internalHost, "10.1.2.3");
+    assert.equal(parseConfig({ HOST: "0.0.0.0" }).internalHost, "127.0.0.1");
     assert.equal(config.httpPort, 80);
     assert.equal(config.grpcPort, 0);
     assert.deepEqual(config.redis, { kind: "url", url: "rediss://user:pw@redis.internal:6380/1" });
