@@ -8,9 +8,6 @@ import { startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
 
-// Where the embedded redis-server keeps its data (AOF) when no Redis is configured.
-const EMBEDDED_REDIS_DIR = ".data/redis";
-
 function readConfig(): Config {
   try {
     return parseConfig(process.env);
@@ -47,10 +44,16 @@ function onSignals(logger: Logger, stop: () => Promise<void>): void {
   process.on("SIGINT", () => handle("SIGINT"));
 }
 
-async function embeddedRedis(logger: Logger): Promise<RedisServerProcess> {
+async function embeddedRedis(dir: string, logger: Logger): Promise<RedisServerProcess> {
   try {
-    const server = await startEmbeddedRedis(EMBEDDED_REDIS_DIR, freePort);
-    logger.info({ dir: EMBEDDED_REDIS_DIR }, "started embedded redis-server");
+    const { server, stale } = await startEmbeddedRedis(dir, freePort);
+    if (stale !== undefined) {
+      logger.warn({ dir, ...stale }, "stopped a redis-server left on the embedded folder");
+    }
+    logger.info({ dir }, "started embedded redis-server");
+    server.child.once("exit", (code, signal) =>
+      logger.info({ code, signal }, "embedded redis-server exited"),
+    );
     return server;
   } catch (err) {
     if (err instanceof EmbeddedRedisError) {
@@ -93,7 +96,8 @@ async function main(): Promise<void> {
     return;
   }
 
-  const embedded = config.redis === undefined ? await embeddedRedis(logger) : undefined;
+  const embedded =
+    config.redis === undefined ? await embeddedRedis(config.embeddedRedisDir, logger) : undefined;
   const topology = config.redis ?? (embedded === undefined ? undefined : topologyOf(embedded));
   if (topology === undefined) {
     throw new Error("no Redis topology");

@@ -21,6 +21,8 @@ export interface Config {
   redisMinReplicasAck: number;
   /** REDIS_WAIT_TIMEOUT_MS: how long WAIT may take before the write counts as unconfirmed. Default 500. */
   redisWaitTimeoutMs: number;
+  /** EMBEDDED_REDIS_DIR: data folder of the embedded redis-server (relative to the cwd). Default .data/redis. */
+  embeddedRedisDir: string;
   /** WORKERS: service processes sharing the ports. Default 1. */
   workers: number;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): serve both listeners over TLS. Default: cleartext. */
@@ -152,6 +154,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redis: redisTopology(env),
     redisMinReplicasAck: integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16),
     redisWaitTimeoutMs: integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000),
+    embeddedRedisDir: set(env, "EMBEDDED_REDIS_DIR") ?? ".data/redis",
     workers: integer(env, "WORKERS", 1, 1, 256),
     tls: tlsFiles(env),
     tokenMaxLifetimeSeconds: integer(

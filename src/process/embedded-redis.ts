@@ -1,9 +1,10 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import {
   RedisBinaryMissingError,
   type RedisServerProcess,
   startRedisServerProcess,
 } from "../redis/redis-server-process.js";
+import { type StaleRedis, StaleRedisError, stopStaleRedis } from "./stale-redis.js";
 
 // Unix socket paths are limited to about 107 bytes.
 const MAX_SOCKET_PATH = 100;
@@ -13,23 +14,40 @@ export class EmbeddedRedisError extends Error {
   override readonly name = "EmbeddedRedisError";
 }
 
+export interface EmbeddedRedis {
+  server: RedisServerProcess;
+  /** A server an earlier run left on the same folder, stopped before this one started. */
+  stale: StaleRedis;
+}
+
 /**
  * The embedded default of `npm start` without a configured Redis: a private
  * redis-server child keeping its data (AOF) in `dir`, on a unix socket there
- * (or a free local port when the path is too long for a socket).
+ * (or a free local port when the path is too long for a socket). It exits
+ * with this process, and a server left on `dir` by an earlier run is stopped
+ * first.
  */
 export async function startEmbeddedRedis(
   dir: string,
   freePort: () => Promise<number>,
-): Promise<RedisServerProcess> {
+): Promise<EmbeddedRedis> {
   const absolute = resolve(dir);
+  const socket = join(absolute, "redis.sock");
+  const pidFile = join(absolute, "redis.pid");
   try {
-    return await startRedisServerProcess({
+    const stale = await stopStaleRedis({ dir: absolute, socket, pidFile });
+    const server = await startRedisServerProcess({
       dir: absolute,
-      port: absolute.length < MAX_SOCKET_PATH ? "unix" : await freePort(),
+      port: socket.length < MAX_SOCKET_PATH ? "unix" : await freePort(),
       appendOnly: true,
+      extraArgs: ["--pidfile", pidFile],
+      exitWithParent: true,
     });
+    return { server, stale };
   } catch (err) {
+    if (err instanceof StaleRedisError) {
+      throw new EmbeddedRedisError(`${err.message}; stop it, then start again.`, { cause: err });
+    }
     if (err instanceof RedisBinaryMissingError) {
       throw new EmbeddedRedisError(
         "No redis-server binary on PATH. Install one (e.g. `apt-get install redis-server`, " +

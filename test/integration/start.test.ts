@@ -1,9 +1,21 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { Redis } from "ioredis";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { isRunning, redisServersIn, waitUntil } from "../support/process-table.js";
 
 /** GET `url`'s status, or the error code when the connection fails. */
 async function statusOf(url: string): Promise<number | string> {
@@ -18,13 +30,17 @@ async function statusOf(url: string): Promise<number | string> {
 describe("npm start", () => {
   const dirs: string[] = [];
   const tempDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), "perps-start-"));
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "perps-start-")));
     dirs.push(dir);
     return dir;
   };
+  const strays: ChildProcess[] = [];
   after(() => {
     // A run whose test failed half-way must not outlive the suite.
     killMainProcesses();
+    for (const child of strays) {
+      child.kill("SIGKILL");
+    }
     for (const dir of dirs) {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -60,6 +76,97 @@ describe("npm start", () => {
     const run = startMainProcess({ PATH: bin, HTTP_PORT: "0", GRPC_PORT: "0" }, cwd);
     assert.equal(await run.exited, 1);
     assert.match(run.output(), /redis-server.*REDIS_URL/s);
+  });
+
+  it("kill -9 of the service: its embedded redis-server exits gracefully with it", async () => {
+    const cwd = tempDir();
+    const dir = join(cwd, ".data/redis");
+    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0" }, cwd);
+    await run.waitFor(/"msg":"listening"/);
+    const [redisPid] = redisServersIn(dir);
+    assert.ok(redisPid !== undefined, "an embedded redis-server runs on the folder");
+    run.child.kill("SIGKILL");
+    await run.exitedWithin();
+    await waitUntil(
+      () => !isRunning(redisPid),
+      () => `redis-server ${redisPid} outlived its service`,
+      3000,
+    );
+    assert.equal(existsSync(join(dir, "redis.sock")), false, "SIGTERM, not a crash: socket gone");
+  });
+
+  it("a redis-server left on the data folder is shut down first: one server, data kept", async () => {
+    const dir = join(tempDir(), "redis");
+    mkdirSync(dir, { recursive: true });
+    const socket = join(dir, "redis.sock");
+    // Detached as an orphan of the old code would be, on the same folder and socket.
+    const stale = spawn(
+      "redis-server",
+      [
+        ...["--dir", dir, "--port", "0", "--unixsocket", socket, "--unixsocketperm", "700"],
+        ...["--save", "", "--appendonly", "yes", "--maxmemory-policy", "noeviction"],
+      ],
+      { detached: true, stdio: "ignore" },
+    );
+    strays.push(stale);
+    stale.unref();
+    await waitUntil(
+      () => existsSync(socket),
+      () => "the stale redis-server did not start",
+    );
+    const before = new Redis({ path: socket });
+    await before.set("kept", "yes");
+    before.disconnect();
+
+    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    await run.waitFor(/"msg":"listening"/);
+    await waitUntil(
+      () => !isRunning(stale.pid ?? 0),
+      () => "the stale redis-server still runs",
+    );
+    const servers = redisServersIn(dir);
+    assert.equal(servers.length, 1, `one redis-server on the folder: ${servers.join(", ")}`);
+    assert.match(run.output(), /"msg":"stopped a redis-server left on the embedded folder"/);
+    const after = new Redis({ path: socket });
+    try {
+      assert.equal(
+        await after.get("kept"),
+        "yes",
+        "the stale server flushed its AOF on the way out",
+      );
+    } finally {
+      after.disconnect();
+    }
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exitedWithin(), 0);
+  });
+
+  it("a pidfile naming a redis-server of another folder is left alone", async () => {
+    const other = join(tempDir(), "other");
+    mkdirSync(other);
+    const foreign = spawn(
+      "redis-server",
+      ["--dir", other, "--port", "0", "--unixsocket", join(other, "redis.sock"), "--save", ""],
+      { stdio: "ignore" },
+    );
+    strays.push(foreign);
+    await waitUntil(
+      () => existsSync(join(other, "redis.sock")),
+      () => "the other redis-server did not start",
+    );
+    const dir = join(tempDir(), "redis");
+    mkdirSync(dir);
+    // A stale pidfile whose pid was reused by a redis-server of another folder.
+    writeFileSync(join(dir, "redis.pid"), `${foreign.pid}\n`);
+    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    await run.waitFor(/"msg":"listening"/);
+    assert.ok(isRunning(foreign.pid ?? 0), "the other folder's redis-server still runs");
+    assert.equal(redisServersIn(dir).length, 1);
+    // The new server wrote its own pid over the stale one.
+    assert.notEqual(readFileSync(join(dir, "redis.pid"), "utf8").trim(), String(foreign.pid));
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exitedWithin(), 0);
+    foreign.kill("SIGTERM");
   });
 
   it("HOST binds the public listener only; the internal one stays on INTERNAL_HOST (127.0.0.1)", async () => {

@@ -2,41 +2,48 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const TSX = join(ROOT, "node_modules/tsx/dist/cli.mjs");
 const MAIN = join(ROOT, "src/main.ts");
+// `--import tsx` as npm start has it, resolved here so that any cwd works.
+const TSX = import.meta.resolve("tsx");
 
 export interface MainProcess {
   readonly child: ChildProcess;
-  /** Resolves with the exit code. */
-  readonly exited: Promise<number | null>;
+  /** Resolves with the exit code, or the signal that ended it. */
+  readonly exited: Promise<number | NodeJS.Signals | null>;
+  /** `exited`, or a rejection after `timeoutMs` (a process that ignores a signal fails, not hangs). */
+  exitedWithin(timeoutMs?: number): Promise<number | NodeJS.Signals | null>;
   /** Everything it wrote to stdout and stderr so far. */
   output(): string;
   /** Resolves with the first `count` matches of `pattern` in the output, or throws after `timeoutMs`. */
   waitFor(pattern: RegExp, count?: number, timeoutMs?: number): Promise<RegExpMatchArray[]>;
 }
 
-const started: MainProcess[] = [];
+// With whether each leads its own process group (then the group is killed).
+const started: { run: MainProcess; group: boolean }[] = [];
 
-/**
- * Runs `npm start`'s command (tsx src/main.ts) as a child process with only
- * `env` (and PATH, HOME unless given) in its environment, in `cwd`.
- */
-export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainProcess {
-  const child = spawn(process.execPath, [TSX, MAIN], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+function track(child: ChildProcess, group = false): MainProcess {
   let output = "";
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
   };
   child.stdout?.on("data", collect);
   child.stderr?.on("data", collect);
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const exited = new Promise<number | NodeJS.Signals | null>((done) =>
+    child.once("exit", (code, signal) => done(code ?? signal)),
+  );
   const run: MainProcess = {
     child,
     exited,
+    exitedWithin(timeoutMs = 10_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`still running after ${timeoutMs} ms:\n${output}`)),
+          timeoutMs,
+        );
+      });
+      return Promise.race([exited, late]).finally(() => clearTimeout(timer));
+    },
     output: () => output,
     async waitFor(pattern, count = 1, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
@@ -50,13 +57,63 @@ export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainP
       throw new Error(`no ${count}× ${pattern} within ${timeoutMs} ms in:\n${output}`);
     },
   };
-  started.push(run);
+  started.push({ run, group });
   return run;
+}
+
+const environment = (env: Record<string, string>) => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "",
+  ...env,
+});
+
+/**
+ * Runs `npm start`'s command (node --import tsx src/main.ts) as a child
+ * process with only `env` (and PATH, HOME unless given) in its environment,
+ * in `cwd`.
+ */
+export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainProcess {
+  return track(
+    spawn(process.execPath, ["--import", TSX, MAIN], {
+      cwd,
+      env: environment(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+  );
+}
+
+/**
+ * Runs the real `npm start` in the repository, as a process manager or a
+ * terminal would: npm leads its own process group, so a test can signal
+ * npm's pid alone or the whole group (what Ctrl-C does). Give `env` ports 0
+ * and EMBEDDED_REDIS_DIR (or REDIS_URL) so that the repository's .data/ is
+ * never used.
+ */
+export function startNpmStart(env: Record<string, string>): MainProcess {
+  return track(
+    spawn("npm", ["start", "--silent"], {
+      cwd: ROOT,
+      env: environment(env),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    }),
+    true,
+  );
 }
 
 /** Kills every process started here that still runs (for a suite's `after`). */
 export function killMainProcesses(): void {
-  for (const run of started) {
-    run.child.kill("SIGKILL");
+  for (const { run, group } of started) {
+    const pid = run.child.pid;
+    if (group && pid !== undefined) {
+      // npm and the service it started; the embedded Redis follows the service.
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // The group is gone already.
+      }
+    } else if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill("SIGKILL");
+    }
   }
 }

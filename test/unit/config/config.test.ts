@@ -12,6 +12,7 @@ describe("parseConfig", () => {
       redis: undefined,
       redisMinReplicasAck: 0,
       redisWaitTimeoutMs: 500,
+      embeddedRedisDir: ".data/redis",
       workers: 1,
       tls: undefined,
       tokenMaxLifetimeSeconds: 31_536_000,
@@ -25,6 +26,7 @@ describe("parseConfig", () => {
     const config = parseConfig({
       HOST: "0.0.0.0",
       INTERNAL_HOST: "10.1.2.3",
+      EMBEDDED_REDIS_DIR: "/var/lib/perps/redis",
       HTTP_PORT: "80",
       GRPC_PORT: "0",
       REDIS_URL: "rediss://user:pw@redis.internal:6380/1",
@@ -37,6 +39,7 @@ describe("parseConfig", () => {
     // HOST binds the public listener only: the internal one stays where INTERNAL_HOST says.
     assert.equal(config.internalHost, "10.1.2.3");
     assert.equal(parseConfig({ HOST: "0.0.0.0" }).internalHost, "127.0.0.1");
+    assert.equal(config.embeddedRedisDir, "/var/lib/perps/redis");
     assert.equal(config.httpPort, 80);
     assert.equal(config.grpcPort, 0);
     assert.deepEqual(config.redis, { kind: "url", url: "rediss://user:pw@redis.internal:6380/1" });
