@@ -20,8 +20,16 @@ function readConfig(): Config {
   }
 }
 
-/** Runs `stop` once on SIGTERM or SIGINT, then exits. */
-function onSignals(logger: Logger, stop: () => Promise<void>): void {
+/**
+ * Runs `stop` once on the first of `signals`, then exits 0. Once only: a
+ * terminal's Ctrl-C sends SIGINT to the whole group, and npm forwards its
+ * own copy too.
+ */
+function onSignals(
+  logger: Logger,
+  stop: () => Promise<void>,
+  signals: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"],
+): void {
   let stopping = false;
   const handle = (signal: string) => {
     if (stopping) {
@@ -40,8 +48,9 @@ function onSignals(logger: Logger, stop: () => Promise<void>): void {
       },
     );
   };
-  process.on("SIGTERM", () => handle("SIGTERM"));
-  process.on("SIGINT", () => handle("SIGINT"));
+  for (const signal of signals) {
+    process.on(signal, () => handle(signal));
+  }
 }
 
 async function embeddedRedis(dir: string, logger: Logger): Promise<RedisServerProcess> {
@@ -92,7 +101,11 @@ async function main(): Promise<void> {
       throw new Error("a worker needs a configured Redis");
     }
     const service = await runService(config, config.redis, logger);
-    onSignals(logger, () => service.stop());
+    // Ctrl-C sends SIGINT to the whole group: the primary stops the workers
+    // (SIGTERM), so that none exits before the primary knows it is stopping
+    // (it would start another).
+    process.on("SIGINT", () => {});
+    onSignals(logger, () => service.stop(), ["SIGTERM"]);
     return;
   }
 

@@ -14,8 +14,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { Redis } from "ioredis";
-import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { killMainProcesses, startMainProcess, startNpmStart } from "../support/main-process.js";
 import { isRunning, redisServersIn, waitUntil } from "../support/process-table.js";
+
+/** The first `"pid":N` of a log line with `msg`. */
+async function pidOf(run: ReturnType<typeof startMainProcess>, msg: string): Promise<number> {
+  const [match] = await run.waitFor(new RegExp(`"pid":(\\d+),[^\\n]*"msg":"${msg}"`));
+  return Number(match?.[1]);
+}
 
 /** GET `url`'s status, or the error code when the connection fails. */
 async function statusOf(url: string): Promise<number | string> {
@@ -77,6 +83,60 @@ describe("npm start", () => {
     assert.equal(await run.exited, 1);
     assert.match(run.output(), /redis-server.*REDIS_URL/s);
   });
+
+  for (const { name, signal, group, workers } of [
+    {
+      name: "SIGTERM to npm's pid (a process manager)",
+      signal: "SIGTERM",
+      group: false,
+      workers: 1,
+    },
+    { name: "SIGINT to npm's pid", signal: "SIGINT", group: false, workers: 1 },
+    {
+      name: "Ctrl-C: SIGINT to npm's whole process group",
+      signal: "SIGINT",
+      group: true,
+      workers: 1,
+    },
+    { name: "Ctrl-C with WORKERS=2", signal: "SIGINT", group: true, workers: 2 },
+  ] as const) {
+    it(`the real npm start: ${name} stops the service and its Redis, exit 0`, async () => {
+      const dir = join(tempDir(), "redis");
+      const run = startNpmStart({
+        HTTP_PORT: "0",
+        GRPC_PORT: "0",
+        EMBEDDED_REDIS_DIR: dir,
+        WORKERS: String(workers),
+      });
+      await run.waitFor(/"msg":"listening"/, workers);
+      const servicePid = await pidOf(run, "started embedded redis-server");
+      const workerPids = (await run.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/, workers)).map(
+        (match) => Number(match[1]),
+      );
+      const [redisPid] = redisServersIn(dir);
+      assert.ok(redisPid !== undefined, "an embedded redis-server runs on the folder");
+      const npmPid = run.child.pid ?? 0;
+      assert.notEqual(servicePid, npmPid, "the service is npm's child");
+      process.kill(group ? -npmPid : npmPid, signal);
+      // npm exits 0: the service it runs stopped cleanly (npm re-raises the signal only when its child died of it).
+      assert.equal(await run.exitedWithin(), 0, run.output());
+      await waitUntil(
+        () => ![servicePid, ...workerPids, redisPid].some(isRunning),
+        () => `a process still runs: ${[servicePid, ...workerPids, redisPid].filter(isRunning)}`,
+      );
+      // Each process stopped once; no worker was replaced on the way out.
+      const stops = workers === 1 ? 1 : workers + 1;
+      assert.equal(
+        [...run.output().matchAll(/"msg":"shutting down"/g)].length,
+        stops,
+        run.output(),
+      );
+      assert.equal([...run.output().matchAll(/"msg":"stopped"/g)].length, stops, run.output());
+      assert.doesNotMatch(run.output(), /shutdown failed|worker died/);
+      // Redis stopped gracefully: it removed its socket.
+      assert.equal(existsSync(join(dir, "redis.sock")), false);
+    });
+  }
 
   it("kill -9 of the service: its embedded redis-server exits gracefully with it", async () => {
     const cwd = tempDir();
