@@ -13,8 +13,8 @@ export interface StaleRedisOptions {
   timeoutMs?: number;
 }
 
-/** What `stopStaleRedis` found and stopped. */
-export type StaleRedis = { stopped: "socket" } | { stopped: "pid"; pid: number } | undefined;
+/** How `stopStaleRedis` found the server it stopped (`redisPid`, not `pid`: that is the log's). */
+export type StaleRedis = { via: "socket" } | { via: "pidfile"; redisPid: number } | undefined;
 
 /** Thrown when a stale server of the folder does not stop in time. */
 export class StaleRedisError extends Error {
@@ -114,7 +114,7 @@ function pidOf(pidFile: string): number | undefined {
 export async function stopStaleRedis(opts: StaleRedisOptions): Promise<StaleRedis> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   if (existsSync(opts.socket) && (await shutdownThroughSocket(opts.socket, timeoutMs))) {
-    return { stopped: "socket" };
+    return { via: "socket" };
   }
   const pid = pidOf(opts.pidFile);
   if (pid === undefined || !alive(pid) || !isRedisOf(pid, opts.dir)) {
@@ -128,5 +128,5 @@ export async function stopStaleRedis(opts: StaleRedisOptions): Promise<StaleRedi
     }
     await sleep(50);
   }
-  return { stopped: "pid", pid };
+  return { via: "pidfile", redisPid: pid };
 }

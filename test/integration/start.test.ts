@@ -201,6 +201,47 @@ describe("npm start", () => {
     assert.equal(await run.exitedWithin(), 0);
   });
 
+  it("a stale redis-server whose socket was deleted is found by its pidfile and stopped", async () => {
+    const dir = join(tempDir(), "redis");
+    mkdirSync(dir, { recursive: true });
+    const socket = join(dir, "redis.sock");
+    const stale = spawn(
+      "redis-server",
+      [
+        ...[
+          "--dir",
+          dir,
+          "--port",
+          "0",
+          "--unixsocket",
+          socket,
+          "--pidfile",
+          join(dir, "redis.pid"),
+        ],
+        ...["--save", "", "--appendonly", "yes"],
+      ],
+      { detached: true, stdio: "ignore" },
+    );
+    strays.push(stale);
+    stale.unref();
+    await waitUntil(
+      () => existsSync(socket) && existsSync(join(dir, "redis.pid")),
+      () => "the stale redis-server did not start",
+    );
+    // What a second server on the folder does to the first one's socket.
+    rmSync(socket);
+    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    await run.waitFor(/"msg":"listening"/);
+    await waitUntil(
+      () => !isRunning(stale.pid ?? 0),
+      () => "the stale redis-server still runs",
+    );
+    assert.deepEqual(redisServersIn(dir).length, 1);
+    assert.match(run.output(), /"via":"pidfile","redisPid":\d+,"msg":"stopped a redis-server left/);
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exitedWithin(), 0);
+  });
+
   it("a pidfile naming a redis-server of another folder is left alone", async () => {
     const other = join(tempDir(), "other");
     mkdirSync(other);
