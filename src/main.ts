@@ -60,8 +60,9 @@ async function embeddedRedis(dir: string, logger: Logger): Promise<RedisServerPr
       logger.warn({ dir, ...stale }, "stopped a redis-server left on the embedded folder");
     }
     logger.info({ dir }, "started embedded redis-server");
+    // 0 when stopped with the service; anything else is a crash the operator must see.
     server.child.once("exit", (code, signal) =>
-      logger.info({ code, signal }, "embedded redis-server exited"),
+      logger[code === 0 ? "info" : "error"]({ code, signal }, "embedded redis-server exited"),
     );
     return server;
   } catch (err) {

@@ -155,6 +155,20 @@ describe("npm start", () => {
     assert.equal(existsSync(join(dir, "redis.sock")), false, "SIGTERM, not a crash: socket gone");
   });
 
+  it("the embedded redis-server crashing: the service logs it, keeps serving, and stops cleanly", async () => {
+    const dir = join(tempDir(), "redis");
+    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const [match] = await run.waitFor(/"httpPort":(\d+)/);
+    const [redisPid] = redisServersIn(dir);
+    assert.ok(redisPid !== undefined, "an embedded redis-server runs on the folder");
+    process.kill(redisPid, "SIGKILL");
+    await run.waitFor(/"level":50,[^\n]*"msg":"embedded redis-server exited"/);
+    assert.equal(await statusOf(`http://127.0.0.1:${match?.[1]}/healthz`), 200);
+    assert.equal(await statusOf(`http://127.0.0.1:${match?.[1]}/readyz`), 503);
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exitedWithin(), 0, run.output());
+  });
+
   it("a redis-server left on the data folder is shut down first: one server, data kept", async () => {
     const dir = join(tempDir(), "redis");
     mkdirSync(dir, { recursive: true });
