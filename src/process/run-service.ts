@@ -46,6 +46,8 @@ export async function runService(
     tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
     redisMinReplicasAck: config.redisMinReplicasAck,
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxConnectionsPerListener: config.maxConnectionsPerListener,
     ...(tls === undefined ? {} : { tls }),
   });
   const ports = await app.start();
