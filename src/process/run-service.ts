@@ -31,7 +31,12 @@ export async function runService(
 ): Promise<RunningService> {
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
   const redis = createRedisClient({ topology });
+  // Every Redis error event has a listener: an 'error' without one would stop
+  // the process. A cluster reports its nodes' connection errors apart.
   redis.on("error", (err: Error) => logger.warn({ err: err.message }, "redis connection error"));
+  redis.on("node error", (err: Error, node: string) =>
+    logger.warn({ err: err.message, node }, "redis node connection error"),
+  );
   await waitForRedisReady(redis, 5000).catch((err: unknown) =>
     logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
   );
