@@ -21,6 +21,7 @@ import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
 import type { NodeHandler } from "./node-handler.js";
 import {
+  EXPECTATION_FAILED,
   newRequestId,
   REQUEST_TIMEOUT,
   rawHttp1Refusal,
@@ -188,6 +189,24 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       code: refusal.code,
       requestId,
       reason: err.code ?? "bad request",
+      protocol: "http1",
+    });
+  });
+  // Without this listener Node would answer 417 itself, with no request id.
+  h1.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
+    const requestId = newRequestId();
+    const body = refusalBody(EXPECTATION_FAILED);
+    res.writeHead(EXPECTATION_FAILED.status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": requestId,
+    });
+    res.end(body);
+    opts.onTransportAnswer?.({
+      status: EXPECTATION_FAILED.status,
+      code: EXPECTATION_FAILED.code,
+      requestId,
+      reason: "unsupported expectation",
       protocol: "http1",
     });
   });

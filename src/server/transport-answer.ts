@@ -45,6 +45,12 @@ const CHUNK_EXTENSIONS_TOO_LARGE: TransportRefusal = {
   code: Code.ResourceExhausted,
   message: "chunk extensions too large",
 };
+/** Node answers an `Expect` other than `100-continue` itself. */
+export const EXPECTATION_FAILED: TransportRefusal = {
+  status: 417,
+  code: Code.FailedPrecondition,
+  message: "only the expectation 100-continue is supported",
+};
 const BAD_REQUEST: TransportRefusal = {
   status: 400,
   code: Code.InvalidArgument,

@@ -165,6 +165,22 @@ describe("transport limits and answers", () => {
     });
   });
 
+  it("answers an unsupported Expect 417 with x-request-id, a log line and a count", async () => {
+    const countBefore = await transportCount(service, "failed_precondition");
+    const answer = await rawHttp1(
+      portOf(service.publicUrl),
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: magic\r\nConnection: close\r\n\r\n",
+    );
+    assert.equal(answer.status, 417);
+    assert.equal(JSON.parse(answer.body).code, 9);
+    await assertObservable(answer.headers.get("x-request-id"), {
+      protocol: "http1",
+      code: "FailedPrecondition",
+      metricCode: "failed_precondition",
+      countBefore,
+    });
+  });
+
   it("cuts an HTTP/1.1 request that trickles at REQUEST_TIMEOUT_MS: 408 with x-request-id", async () => {
     const countBefore = await transportCount(service, "deadline_exceeded");
     const answer = await rawHttp1(
