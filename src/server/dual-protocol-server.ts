@@ -162,12 +162,17 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       }
     });
   }
-  // The response in progress on each HTTP/1 connection: a parse error after
-  // its headers went out cannot be answered any more.
+  // The response in progress on each HTTP/1 keep-alive connection: a parse
+  // error in the middle of its bytes cannot be answered any more.
   const responding = new WeakMap<object, ServerResponse>();
   h1.on("request", (req: IncomingMessage, res: ServerResponse) => {
     trackRequest(res);
     responding.set(req.socket, res);
+    res.once("close", () => {
+      if (responding.get(req.socket) === res) {
+        responding.delete(req.socket);
+      }
+    });
     if (closing) {
       res.setHeader("connection", "close");
     }
@@ -176,7 +181,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     const resetByPeer = ["ECONNRESET", "EPIPE", "ECONNABORTED", "ETIMEDOUT"].includes(
       err.code ?? "",
     );
-    if (resetByPeer || !socket.writable || responding.get(socket)?.headersSent === true) {
+    const inProgress = responding.get(socket);
+    const answering = inProgress?.headersSent === true && !inProgress.writableEnded;
+    if (resetByPeer || !socket.writable || answering) {
       report(err, "http1");
       socket.destroy();
       return;

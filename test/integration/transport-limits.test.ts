@@ -23,6 +23,8 @@ interface RawAnswer {
   status: number;
   headers: Map<string, string>;
   body: string;
+  /** Everything received. */
+  text: string;
   /** Milliseconds from the first byte sent until the server closed the connection. */
   closedAfterMs: number;
 }
@@ -37,7 +39,7 @@ function parseAnswer(text: string, closedAfterMs: number): RawAnswer {
       return [field.slice(0, at).toLowerCase(), field.slice(at + 1).trim()] as const;
     }),
   );
-  return { status: Number(statusLine.split(" ")[1]), headers, body, closedAfterMs };
+  return { status: Number(statusLine.split(" ")[1]), headers, body, text, closedAfterMs };
 }
 
 /**
@@ -147,6 +149,35 @@ describe("transport limits and answers", () => {
       metricCode: "invalid_argument",
       countBefore,
     });
+  });
+
+  it("answers garbage after an answered request on the same connection 400 with x-request-id", async () => {
+    const answer = await rawHttp1(
+      portOf(service.publicUrl),
+      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nHELLO?\r\n\r\n",
+    );
+    assert.equal(answer.status, 200);
+    const second = answer.text.slice(answer.text.indexOf("HTTP/1.1 ", 1));
+    const refusal = parseAnswer(second, answer.closedAfterMs);
+    assert.equal(refusal.status, 400);
+    assert.match(refusal.headers.get("x-request-id") ?? "", UUID);
+  });
+
+  it("answers garbage sent after an answer was received on the same connection 400 with x-request-id", async () => {
+    const socket = connect(portOf(service.publicUrl), "127.0.0.1");
+    socket.on("error", () => {});
+    await once(socket, "connect");
+    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    await once(socket, "data");
+    let text = "";
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    socket.write("HELLO?\r\n\r\n");
+    await once(socket, "close");
+    const refusal = parseAnswer(text, 0);
+    assert.equal(refusal.status, 400);
+    assert.match(refusal.headers.get("x-request-id") ?? "", UUID);
   });
 
   it("answers too large headers 431 with x-request-id, a log line and a count", async () => {
