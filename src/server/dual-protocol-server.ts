@@ -235,7 +235,8 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         return; // The whole request arrived in time.
       }
       if (res.headersSent) {
-        stream.close(h2constants.NGHTTP2_CANCEL);
+        // Answered already (the handler did not wait for the body), or cut mid-answer.
+        stream.close(res.writableEnded ? h2constants.NGHTTP2_NO_ERROR : h2constants.NGHTTP2_CANCEL);
         return;
       }
       const requestId = newRequestId();
