@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { connect as connectH2, type IncomingHttpHeaders } from "node:http2";
 import { connect, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -77,6 +78,33 @@ function rawHttp1(port: number, first: string, trickle = ""): Promise<RawAnswer>
       done(parseAnswer(text, Date.now() - started));
     });
   });
+}
+
+/** Whether a new connection is served (true) or closed unanswered (false). */
+function isServed(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    });
+    let text = "";
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => done(text.startsWith("HTTP/1.1 200")));
+  });
+}
+
+/** Waits until a new connection is served again (the server counts one until it has seen it close). */
+async function servedAgain(port: number): Promise<boolean> {
+  const deadline = Date.now() + 3000;
+  while (Date.now() < deadline) {
+    if (await isServed(port)) {
+      return true;
+    }
+    await sleep(50);
+  }
+  return false;
 }
 
 interface LogLine {
@@ -303,21 +331,6 @@ describe("transport limits and answers", () => {
     return Number(chunk.toString().split(" ")[1]);
   }
 
-  /** Whether a new connection is served (true) or closed unanswered (false). */
-  function isServed(port: number): Promise<boolean> {
-    return new Promise((done) => {
-      const socket = connect(port, "127.0.0.1", () => {
-        socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-      });
-      let text = "";
-      socket.on("data", (chunk: Buffer) => {
-        text += chunk.toString();
-      });
-      socket.on("error", () => {});
-      socket.on("close", () => done(text.startsWith("HTTP/1.1 200")));
-    });
-  }
-
   it("refuses connections over MAX_CONNECTIONS_PER_LISTENER, serves the others, accepts again after closes", async () => {
     const port = portOf(service.publicUrl);
     const open: Socket[] = [];
@@ -333,9 +346,8 @@ describe("transport limits and answers", () => {
       }
       const closing = open.splice(0, 2);
       await Promise.all(closing.map((socket) => once(socket.end(), "close")));
-      await sleep(100);
-      assert.equal(await isServed(port), true, "accepted again after closes");
-      assert.equal(await isServed(port), true);
+      assert.equal(await servedAgain(port), true, "accepted again after closes");
+      assert.equal(await isServed(port), true, "two were closed, so a second one fits too");
     } finally {
       for (const socket of open) {
         socket.destroy();
@@ -346,5 +358,49 @@ describe("transport limits and answers", () => {
       [],
       "no warning, no error",
     );
+  });
+});
+
+describe("npm start's process", () => {
+  let redis: TestRedis;
+  before(async () => {
+    redis = await startTestRedisServer();
+  });
+  after(async () => {
+    killMainProcesses();
+    await redis.dispose();
+  });
+
+  it("takes REQUEST_TIMEOUT_MS and MAX_CONNECTIONS_PER_LISTENER from the environment", async () => {
+    const run = startMainProcess({
+      REDIS_URL: redis.url,
+      HTTP_PORT: "0",
+      GRPC_PORT: "0",
+      REQUEST_TIMEOUT_MS: "1000",
+      MAX_CONNECTIONS_PER_LISTENER: "1",
+    });
+    const match = (await run.waitFor(/"httpPort":(\d+)/))[0] ?? [];
+    const port = Number(match[1]);
+    const first = connect(port, "127.0.0.1");
+    first.on("error", () => {});
+    try {
+      await once(first, "connect");
+      await sleep(100);
+      const second = await rawHttp1(port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+      assert.equal(second.text, "", "the second connection is refused");
+    } finally {
+      first.destroy();
+    }
+    assert.equal(await servedAgain(port), true);
+    const started = Date.now();
+    const answer = await rawHttp1(
+      port,
+      `POST ${CREATE_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      "x".repeat(99),
+    );
+    assert.equal(answer.status, 408);
+    assert.ok(Date.now() - started < 4000, "cut at about a second, not 30");
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exited, 0);
   });
 });
