@@ -33,6 +33,10 @@ export interface Config {
   tokenMaxActivePerUser: number;
   /** TOKEN_RATE_LIMIT_PER_MINUTE: signed create/delete calls per user per minute. Default 60. */
   tokenRateLimitPerMinute: number;
+  /** REQUEST_TIMEOUT_MS: time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000. */
+  requestTimeoutMs: number;
+  /** MAX_CONNECTIONS_PER_LISTENER: most open connections per listener and process. Default 4096. */
+  maxConnectionsPerListener: number;
   /** LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: string;
 }
@@ -166,6 +170,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     ),
     tokenMaxActivePerUser: integer(env, "TOKEN_MAX_ACTIVE_PER_USER", 1000, 1, 1_000_000),
     tokenRateLimitPerMinute: integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    maxConnectionsPerListener: integer(env, "MAX_CONNECTIONS_PER_LISTENER", 4096, 1, 1_000_000),
     logLevel,
   };
 }

@@ -31,7 +31,12 @@ export async function runService(
 ): Promise<RunningService> {
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
   const redis = createRedisClient({ topology });
+  // Every Redis error event goes to the log (ioredis would print an unheard one
+  // to the console, outside the JSON log). A cluster reports its nodes' apart.
   redis.on("error", (err: Error) => logger.warn({ err: err.message }, "redis connection error"));
+  redis.on("node error", (err: Error, node: string) =>
+    logger.warn({ err: err.message, node }, "redis node connection error"),
+  );
   await waitForRedisReady(redis, 5000).catch((err: unknown) =>
     logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
   );
@@ -47,6 +52,8 @@ export async function runService(
     tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
     redisMinReplicasAck: config.redisMinReplicasAck,
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxConnectionsPerListener: config.maxConnectionsPerListener,
     ...(tls === undefined ? {} : { tls }),
   });
   const ports = await app.start();

@@ -5,6 +5,7 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
@@ -30,7 +31,11 @@ import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import { createUserKeyStore } from "../user-key/user-key-store.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
-import { createDualProtocolServer } from "./dual-protocol-server.js";
+import {
+  type ClientErrorSource,
+  createDualProtocolServer,
+  type DualProtocolServerOptions,
+} from "./dual-protocol-server.js";
 import { errorInterceptor } from "./error-interceptor.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
@@ -38,6 +43,7 @@ import { createHealthEndpoints } from "./health-endpoints.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
+import type { TransportAnswer } from "./transport-answer.js";
 
 export interface AppOptions {
   redis: RedisClient;
@@ -66,6 +72,10 @@ export interface AppOptions {
   metrics?: ServiceMetrics;
   /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
   tls?: { cert: string; key: string };
+  /** Time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000 ms. */
+  requestTimeoutMs?: number;
+  /** Most open connections per listener. Default 4096. */
+  maxConnectionsPerListener?: number;
 }
 
 export interface App {
@@ -167,7 +177,45 @@ export function createApp(opts: AppOptions): App {
     };
   }
 
+  /** What both listeners share: limits, TLS, and where transport events are reported. */
+  function transport(
+    name: "public" | "internal",
+  ): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
+    return {
+      ...(opts.tls === undefined ? {} : { tls: opts.tls }),
+      ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
+      ...(opts.maxConnectionsPerListener === undefined
+        ? {}
+        : { maxConnections: opts.maxConnectionsPerListener }),
+      // A reset or a broken connection harms nobody but its client: a debug line.
+      onClientError: (err: Error & { code?: string }, source: ClientErrorSource) =>
+        opts.logger.debug(
+          { listener: name, source, err: err.code ?? err.message },
+          "client connection error",
+        ),
+      onServerError: (err: Error) =>
+        opts.logger.warn({ listener: name, err: String(err) }, "listener error"),
+      onTransportAnswer: (answer: TransportAnswer) => {
+        opts.logger.info(
+          {
+            method: "http",
+            protocol: answer.protocol,
+            requestId: answer.requestId,
+            code: Code[answer.code],
+            status: answer.status,
+            reason: answer.reason,
+          },
+          "request",
+        );
+        metrics.requests
+          .labels({ method: "http", protocol: "http", code: codeToString(answer.code) })
+          .inc();
+      },
+    };
+  }
+
   const publicServer = createDualProtocolServer({
+    ...transport("public"),
     host: opts.host,
     port: opts.httpPort,
     handler: listener(
@@ -175,9 +223,9 @@ export function createApp(opts: AppOptions): App {
       [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
       [health, openApi],
     ),
-    ...(opts.tls === undefined ? {} : { tls: opts.tls }),
   });
   const internalServer = createDualProtocolServer({
+    ...transport("internal"),
     host: opts.internalHost ?? "127.0.0.1",
     port: opts.grpcPort,
     handler: listener(
@@ -191,7 +239,6 @@ export function createApp(opts: AppOptions): App {
       [],
       [health, metricsEndpoint],
     ),
-    ...(opts.tls === undefined ? {} : { tls: opts.tls }),
   });
 
   return {

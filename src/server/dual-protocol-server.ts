@@ -8,6 +8,8 @@ import {
   type Http2ServerRequest,
   type Http2ServerResponse,
   type Http2Session,
+  constants as h2constants,
+  type ServerHttp2Stream,
 } from "node:http2";
 import {
   type AddressInfo,
@@ -15,8 +17,27 @@ import {
   type Server,
   type Socket,
 } from "node:net";
+import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
 import type { NodeHandler } from "./node-handler.js";
+import {
+  EXPECTATION_FAILED,
+  newRequestId,
+  REQUEST_TIMEOUT,
+  rawHttp1Refusal,
+  refusalBody,
+  refusalOfClientError,
+  type TransportAnswer,
+} from "./transport-answer.js";
+
+/** Where a client's connection failed. */
+export type ClientErrorSource =
+  | "socket"
+  | "tls-handshake"
+  | "http1"
+  | "http2-session"
+  | "http2-stream"
+  | "over-cap";
 
 export interface DualProtocolServerOptions {
   handler: NodeHandler;
@@ -28,8 +49,18 @@ export interface DualProtocolServerOptions {
   maxConcurrentStreams?: number;
   /** Time allowed to receive a request's headers. Default 10000 ms. */
   headersTimeoutMs?: number;
-  /** Time allowed to receive a whole request. Default 30000 ms. */
+  /**
+   * Time allowed to receive a whole request, HTTP/1.1 and HTTP/2 alike.
+   * Default 30000 ms. An HTTP/1.1 request over it is answered 408 and its
+   * connection closed; an HTTP/2 stream over it is answered 408 and reset if
+   * nothing was answered yet, else reset (the session lives on).
+   */
   requestTimeoutMs?: number;
+  /**
+   * Most open connections; one over it is closed as soon as it is accepted.
+   * Default 4096.
+   */
+  maxConnections?: number;
   /** How long an idle HTTP/1.1 keep-alive connection stays open. Default 5000 ms. */
   keepAliveTimeoutMs?: number;
   /** An idle HTTP/2 connection is closed after this time. Default 120000 ms. */
@@ -39,6 +70,16 @@ export interface DualProtocolServerOptions {
    * http/1.1. Default: cleartext, where the first bytes pick the protocol.
    */
   tls?: { cert: string; key: string };
+  /**
+   * A client's connection failed: reset, broken protocol, failed TLS
+   * handshake, over the connection cap. Only that client is affected; the
+   * connection is closed. Called at most once per error. Default: ignored.
+   */
+  onClientError?: (err: Error, source: ClientErrorSource) => void;
+  /** The listening socket failed after it listened (e.g. EMFILE on accept); it keeps listening. Default: ignored. */
+  onServerError?: (err: Error) => void;
+  /** The transport layer answered by itself (400, 408, 431...), with a new `x-request-id`. Default: ignored. */
+  onTransportAnswer?: (answer: TransportAnswer) => void;
 }
 
 export interface DualProtocolServer {
@@ -66,14 +107,28 @@ const H2_PREFACE_START = Buffer.from("PRI");
  * (HTTP/2), curl, browsers and fetch (HTTP/1.1) all reach the same handler.
  */
 export function createDualProtocolServer(opts: DualProtocolServerOptions): DualProtocolServer {
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  // Node refuses a headers timeout longer than the request timeout.
+  const headersTimeoutMs = Math.min(opts.headersTimeoutMs ?? 10_000, requestTimeoutMs);
+  // Resets and broken connections are routine (health checks, scanners,
+  // clients going away): each is reported once and never left unhandled,
+  // since an 'error' event without a listener stops the process.
+  const reported = new WeakSet<Error>();
+  const report = (err: Error, source: ClientErrorSource): void => {
+    if (!reported.has(err)) {
+      reported.add(err);
+      opts.onClientError?.(err, source);
+    }
+  };
+
   const h1 = createHttp1Server(
     {
-      headersTimeout: opts.headersTimeoutMs ?? 10_000,
-      requestTimeout: opts.requestTimeoutMs ?? 30_000,
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
       keepAliveTimeout: opts.keepAliveTimeoutMs ?? 5000,
       // Node checks the two timeouts above only this often (default 30 s),
       // which would let slow clients hold connections far longer.
-      connectionsCheckingInterval: Math.min(1000, opts.headersTimeoutMs ?? 10_000),
+      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
     },
     opts.handler,
   );
@@ -86,6 +141,11 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
+  });
+  // Node has already destroyed the session or stream; this only reports it.
+  h2.on("sessionError", (err: Error) => report(err, "http2-session"));
+  h2.on("stream", (stream: ServerHttp2Stream) => {
+    stream.on("error", (err: Error) => report(err, "http2-stream"));
   });
 
   const sockets = new Set<Socket>();
@@ -102,17 +162,107 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       }
     });
   }
-  h1.on("request", (_req: IncomingMessage, res: ServerResponse) => {
+  // The response in progress on each HTTP/1 keep-alive connection: a parse
+  // error in the middle of its bytes cannot be answered any more.
+  const responding = new WeakMap<object, ServerResponse>();
+  h1.on("request", (req: IncomingMessage, res: ServerResponse) => {
     trackRequest(res);
+    responding.set(req.socket, res);
+    res.once("close", () => {
+      if (responding.get(req.socket) === res) {
+        responding.delete(req.socket);
+      }
+    });
     if (closing) {
       res.setHeader("connection", "close");
     }
   });
-  h2.on("request", (_req: Http2ServerRequest, res: Http2ServerResponse) => trackRequest(res));
+  h1.on("clientError", (err: Error & { code?: string }, socket: Duplex) => {
+    const resetByPeer = ["ECONNRESET", "EPIPE", "ECONNABORTED", "ETIMEDOUT"].includes(
+      err.code ?? "",
+    );
+    const inProgress = responding.get(socket);
+    const answering = inProgress?.headersSent === true && !inProgress.writableEnded;
+    if (resetByPeer || !socket.writable || answering) {
+      report(err, "http1");
+      socket.destroy();
+      return;
+    }
+    const refusal = refusalOfClientError(err.code);
+    const requestId = newRequestId();
+    socket.end(rawHttp1Refusal(refusal, requestId), () => socket.destroy());
+    opts.onTransportAnswer?.({
+      status: refusal.status,
+      code: refusal.code,
+      requestId,
+      reason: err.code ?? "bad request",
+      protocol: "http1",
+    });
+  });
+  // Without this listener Node would answer 417 itself, with no request id.
+  h1.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
+    const requestId = newRequestId();
+    const body = refusalBody(EXPECTATION_FAILED);
+    res.writeHead(EXPECTATION_FAILED.status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": requestId,
+    });
+    res.end(body);
+    opts.onTransportAnswer?.({
+      status: EXPECTATION_FAILED.status,
+      code: EXPECTATION_FAILED.code,
+      requestId,
+      reason: "unsupported expectation",
+      protocol: "http1",
+    });
+  });
+  h2.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    trackRequest(res);
+    limitRequestTime(req, res);
+  });
+
+  /**
+   * HTTP/2 has no request timeout of its own: a stream whose body never ends
+   * would live as long as its session. A stream still receiving its request
+   * after `requestTimeoutMs` is answered 408 (if nothing was answered yet)
+   * and reset, as HTTP/1.1's requestTimeout closes the connection.
+   */
+  function limitRequestTime(req: Http2ServerRequest, res: Http2ServerResponse): void {
+    const { stream } = req;
+    const timer = setTimeout(() => {
+      if (stream.destroyed || stream.state.remoteClose === 1) {
+        return; // The whole request arrived in time.
+      }
+      if (res.headersSent) {
+        // Answered already (the handler did not wait for the body), or cut mid-answer.
+        stream.close(res.writableEnded ? h2constants.NGHTTP2_NO_ERROR : h2constants.NGHTTP2_CANCEL);
+        return;
+      }
+      const requestId = newRequestId();
+      res.writeHead(REQUEST_TIMEOUT.status, {
+        "content-type": "application/json",
+        "x-request-id": requestId,
+      });
+      // NO_ERROR after a whole answer: stop sending, the request is refused.
+      res.end(refusalBody(REQUEST_TIMEOUT), () => stream.close(h2constants.NGHTTP2_NO_ERROR));
+      opts.onTransportAnswer?.({
+        status: REQUEST_TIMEOUT.status,
+        code: REQUEST_TIMEOUT.code,
+        requestId,
+        reason: "ERR_HTTP2_REQUEST_TIMEOUT",
+        protocol: "http2",
+      });
+    }, requestTimeoutMs);
+    stream.once("close", () => clearTimeout(timer));
+  }
 
   function track(socket: Socket): void {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+    // For the whole life of the connection: while the first bytes pick the
+    // protocol no server listens yet, and a reset must not go unhandled.
+    socket.on("error", (err: Error) => report(err, "socket"));
   }
 
   function cleartext(socket: Socket): void {
@@ -138,7 +288,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     };
     socket.on("data", onData);
     // A connection that never sends a byte must not be held forever.
-    socket.setTimeout(opts.headersTimeoutMs ?? 10_000, () => socket.destroy());
+    socket.setTimeout(headersTimeoutMs, () => socket.destroy());
   }
 
   let tcp: Server;
@@ -150,16 +300,22 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       key: opts.tls.key,
       ALPNProtocols: ["h2", "http/1.1"],
       // A client that does not finish the handshake must not be held forever.
-      handshakeTimeout: opts.headersTimeoutMs ?? 10_000,
+      handshakeTimeout: headersTimeoutMs,
     });
     tlsServer.on("secureConnection", (socket) => {
       track(socket);
       (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
     });
-    // Handshake failures (scanners, wrong protocol) are the client's problem.
-    tlsServer.on("tlsClientError", (_err, socket) => socket.destroy());
+    // Handshake failures (scanners, wrong protocol, resets) are the client's problem.
+    tlsServer.on("tlsClientError", (err, socket) => {
+      report(err, "tls-handshake");
+      socket.destroy();
+    });
     tcp = tlsServer;
   }
+  tcp.maxConnections = opts.maxConnections ?? 4096;
+  // Node closes a connection over the cap as soon as it accepts it.
+  tcp.on("drop", () => report(new Error("connection over the cap"), "over-cap"));
 
   let port = 0;
   return {
@@ -171,6 +327,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         tcp.once("error", reject);
         tcp.listen(opts.port, opts.host, () => {
           tcp.off("error", reject);
+          // From now on an error (e.g. EMFILE when accepting) concerns one
+          // connection; the listener goes on.
+          tcp.on("error", (err: Error) => opts.onServerError?.(err));
           port = (tcp.address() as AddressInfo).port;
           // The HTTP/1 server never listens itself (it is handed sockets), but
           // its connection tracking, which enforces headersTimeout and

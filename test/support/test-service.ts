@@ -56,6 +56,12 @@ export interface TestServiceOptions {
   tokenMaxActivePerUser?: number;
   /** Default here 100000: most suites sign many calls per user within a minute. */
   tokenRateLimitPerMinute?: number;
+  /** Time allowed to receive a whole request. Default 30000 ms. */
+  requestTimeoutMs?: number;
+  /** Most open connections per listener. Default 4096. */
+  maxConnectionsPerListener?: number;
+  /** Lowest level of the lines kept in `logs`. Default "info". */
+  logLevel?: string;
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -67,7 +73,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       callback();
     },
   });
-  const logger = createLogger({ level: "info", destination });
+  const logger = createLogger({ level: opts.logLevel ?? "info", destination });
   const topology: RedisTopology | undefined =
     opts.redis ?? (opts.redisUrl === undefined ? undefined : { kind: "url", url: opts.redisUrl });
   if (topology === undefined) {
@@ -93,6 +99,10 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     ...(opts.tokenMaxActivePerUser === undefined
       ? {}
       : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),
+    ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
+    ...(opts.maxConnectionsPerListener === undefined
+      ? {}
+      : { maxConnectionsPerListener: opts.maxConnectionsPerListener }),
   });
   const { httpPort, grpcPort } = await app.start();
   return {

@@ -18,6 +18,8 @@ describe("parseConfig", () => {
       tokenMaxLifetimeSeconds: 31_536_000,
       tokenMaxActivePerUser: 1000,
       tokenRateLimitPerMinute: 60,
+      requestTimeoutMs: 30_000,
+      maxConnectionsPerListener: 4096,
       logLevel: "info",
     });
   });
@@ -33,8 +35,12 @@ describe("parseConfig", () => {
       TOKEN_MAX_LIFETIME_SECONDS: "604800",
       TOKEN_MAX_ACTIVE_PER_USER: "10",
       TOKEN_RATE_LIMIT_PER_MINUTE: "600",
+      REQUEST_TIMEOUT_MS: "1500",
+      MAX_CONNECTIONS_PER_LISTENER: "100",
       LOG_LEVEL: "warn",
     });
+    assert.equal(config.requestTimeoutMs, 1500);
+    assert.equal(config.maxConnectionsPerListener, 100);
     assert.equal(config.host, "0.0.0.0");
     // HOST binds the public listener only: the internal one stays where INTERNAL_HOST says.
     assert.equal(config.internalHost, "10.1.2.3");
@@ -124,6 +130,9 @@ describe("parseConfig", () => {
     ["WORKERS", "0"],
     ["TLS_CERT_FILE", "cert.pem"],
     ["REDIS_MIN_REPLICAS_ACK", "-1"],
+    ["REQUEST_TIMEOUT_MS", "99"],
+    ["REQUEST_TIMEOUT_MS", "30s"],
+    ["MAX_CONNECTIONS_PER_LISTENER", "0"],
   ]) {
     it(`refuses ${name}=${value}, naming the variable`, () => {
       assert.throws(
