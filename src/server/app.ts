@@ -5,7 +5,6 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
@@ -29,9 +28,12 @@ import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import { createUserKeyStore } from "../user-key/user-key-store.js";
+import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
+import { createConnectHandler } from "./connect-handler.js";
 import { createDualProtocolServer } from "./dual-protocol-server.js";
 import { errorInterceptor } from "./error-interceptor.js";
+import { exchangeOf } from "./exchange.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
@@ -125,6 +127,9 @@ export function createApp(opts: AppOptions): App {
     callTelemetryInterceptor({ logger: opts.logger, metrics }),
     errorInterceptor(),
   ];
+  // What the interceptors do not see (plain endpoints, refusals made before a
+  // call) is logged and counted per answer.
+  const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics);
   // The committed document: what is served is what is checked in and tested.
@@ -135,7 +140,8 @@ export function createApp(opts: AppOptions): App {
   /**
    * A listener's handler: plain HTTP endpoints (health, metrics), then
    * Connect/gRPC/gRPC-Web, then the REST mapping of the google.api.http rules
-   * of the `rest` services (the same implementations and interceptors).
+   * of the `rest` services (the same implementations and interceptors); each
+   * answer, whoever gives it, with its request id, log line and count.
    */
   function listener(
     routes: (router: ConnectRouter) => void,
@@ -149,20 +155,33 @@ export function createApp(opts: AppOptions): App {
             services: rest,
             interceptors,
             maxBodyBytes: READ_MAX_BYTES,
+            contextValues: telemetry.contextValues,
             onInternalError: (err) =>
               opts.logger.error({ err: String(err) }, "REST gateway failure"),
+            onErrorAnswer: (req, answer) => {
+              const exchange = exchangeOf(req);
+              if (exchange !== undefined) {
+                exchange.protocol = "rest";
+                if (answer.method !== undefined) {
+                  exchange.method = `${answer.method.parent.typeName}/${answer.method.name}`;
+                }
+                exchange.code = answer.code;
+                exchange.message = answer.message;
+              }
+            },
           }).handle;
-    const connect = connectNodeAdapter({
+    const connect = createConnectHandler({
       interceptors,
       readMaxBytes: READ_MAX_BYTES,
       routes,
       fallback,
+      contextValues: telemetry.contextValues,
     });
-    return (req: NodeServerRequest, res: NodeServerResponse) => {
+    return telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
       if (!endpoints.some((endpoint) => endpoint(req, res))) {
         connect(req, res);
       }
-    };
+    });
   }
 
   const publicServer = createDualProtocolServer({
