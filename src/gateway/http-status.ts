@@ -33,3 +33,41 @@ export function httpStatusFromCode(code: Code): number {
       return 500;
   }
 }
+
+/**
+ * The code of an answer that has only an HTTP status (a plain endpoint, or a
+ * refusal made before any code was chosen); undefined for a success. The
+ * inverse of `httpStatusFromCode`, plus the statuses the HTTP layer answers
+ * with: 405 and 505 are UNIMPLEMENTED, 413 and 415 INVALID_ARGUMENT, as the
+ * REST gateway answers them.
+ */
+export function codeFromHttpStatus(status: number): Code | undefined {
+  switch (status) {
+    case 401:
+      return Code.Unauthenticated;
+    case 403:
+      return Code.PermissionDenied;
+    case 404:
+      return Code.NotFound;
+    case 405:
+    case 501:
+    case 505:
+      return Code.Unimplemented;
+    case 408:
+    case 504:
+      return Code.DeadlineExceeded;
+    case 409:
+      return Code.AlreadyExists;
+    case 429:
+      return Code.ResourceExhausted;
+    case 499:
+      return Code.Canceled;
+    case 503:
+      return Code.Unavailable;
+    default:
+      if (status < 400) {
+        return undefined;
+      }
+      return status < 500 ? Code.InvalidArgument : Code.Internal;
+  }
+}

@@ -1,4 +1,4 @@
-import type { JsonValue, Message } from "@bufbuild/protobuf";
+import type { DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -48,6 +48,20 @@ export interface RestGatewayOptions {
    * gets a 500 "internal error". Default: none.
    */
   onInternalError?: (error: unknown) => void;
+  /**
+   * Called with each error answer just before it is sent, including the
+   * gateway's own refusals that no interceptor sees (unknown path, 405, 413,
+   * 415, a body that does not fit the request message). Default: none.
+   */
+  onErrorAnswer?: (req: NodeRequest, answer: RestErrorAnswer) => void;
+}
+
+/** An error answer of the gateway. */
+export interface RestErrorAnswer {
+  readonly code: Code;
+  readonly message: string;
+  /** The method of the route the request matched; undefined when it matched none. */
+  readonly method: DescMethod | undefined;
 }
 
 export interface RestGateway {
@@ -81,42 +95,52 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
   });
 
   async function serve(req: NodeRequest, res: NodeResponse): Promise<void> {
-    const url = req.url ?? "";
-    const q = url.indexOf("?");
-    const rawPath = q < 0 ? url : url.slice(0, q);
-    const method = req.method ?? "";
-    const match = table.match(method, rawPath);
-    if (match.kind === "not-found") {
-      throw new RestError(Code.NotFound, "no such resource", { httpStatus: 404 });
-    }
-    if (match.kind === "method-not-allowed") {
-      throw new RestError(Code.Unimplemented, `method ${method} is not allowed here`, {
-        httpStatus: 405,
-        headers: { allow: match.allow.join(", ") },
+    let method: DescMethod | undefined;
+    try {
+      const url = req.url ?? "";
+      const q = url.indexOf("?");
+      const rawPath = q < 0 ? url : url.slice(0, q);
+      const httpMethod = req.method ?? "";
+      const match = table.match(httpMethod, rawPath);
+      if (match.kind === "not-found") {
+        throw new RestError(Code.NotFound, "no such resource", { httpStatus: 404 });
+      }
+      if (match.kind === "method-not-allowed") {
+        throw new RestError(Code.Unimplemented, `method ${httpMethod} is not allowed here`, {
+          httpStatus: 405,
+          headers: { allow: match.allow.join(", ") },
+        });
+      }
+      const { route, variables } = match;
+      method = route.method;
+      const body = route.body.kind === "none" ? undefined : await readJsonBody(req, maxBodyBytes);
+      const input = transcodeRequest(route, {
+        body,
+        variables,
+        query: new URLSearchParams(q < 0 ? "" : url.slice(q + 1)),
       });
+      const output = await callMethod(invoker, route, input, req, res, opts.contextValues);
+      send(res, route.successStatus, output.header, transcodeResponse(route, output.message));
+    } catch (err) {
+      let error: RestError;
+      if (err instanceof RestError) {
+        error = err;
+      } else {
+        opts.onInternalError?.(err);
+        error = new RestError(Code.Internal, "internal error", { httpStatus: 500 });
+      }
+      opts.onErrorAnswer?.(req, { code: error.code, message: error.message, method });
+      sendError(res, error.httpStatus, error.code, error.message, error.headers);
     }
-    const { route, variables } = match;
-    const body = route.body.kind === "none" ? undefined : await readJsonBody(req, maxBodyBytes);
-    const input = transcodeRequest(route, {
-      body,
-      variables,
-      query: new URLSearchParams(q < 0 ? "" : url.slice(q + 1)),
-    });
-    const output = await callMethod(invoker, route, input, req, res, opts.contextValues);
-    send(res, route.successStatus, output.header, transcodeResponse(route, output.message));
   }
+
+  // Only a bug in an answer hook gets here.
+  const failed = (err: unknown) => opts.onInternalError?.(err);
 
   return {
     routes: table.routes,
     handle(req, res) {
-      serve(req, res).catch((err: unknown) => {
-        if (err instanceof RestError) {
-          sendError(res, err.httpStatus, err.code, err.message, err.headers);
-          return;
-        }
-        opts.onInternalError?.(err);
-        sendError(res, 500, Code.Internal, "internal error", {});
-      });
+      serve(req, res).catch(failed);
     },
   };
 }

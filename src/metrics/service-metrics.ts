@@ -3,7 +3,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client
 /** The service's Prometheus metrics, in a registry of their own (no global state). */
 export interface ServiceMetrics {
   readonly registry: Registry;
-  /** Calls by method, protocol and result code. */
+  /** Answers (calls, refusals, plain endpoints) by method, protocol and result code. */
   readonly requests: Counter<"method" | "protocol" | "code">;
   /** Call latency by method and protocol. */
   readonly requestDuration: Histogram<"method" | "protocol">;
@@ -33,7 +33,7 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
     registry,
     requests: new Counter({
       name: "perps_token_requests_total",
-      help: "Calls of the token service by method, protocol (rest, connect, grpc, grpc-web) and code.",
+      help: "Answers of the token service by method (the RPC, or http), protocol (rest, connect, grpc, grpc-web, http) and code.",
       labelNames: ["method", "protocol", "code"],
       registers,
     }),

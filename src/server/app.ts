@@ -5,8 +5,6 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
-import { codeToString } from "@connectrpc/connect/protocol-connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
@@ -30,20 +28,22 @@ import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import { createUserKeyStore } from "../user-key/user-key-store.js";
+import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
+import { createConnectHandler } from "./connect-handler.js";
 import {
   type ClientErrorSource,
   createDualProtocolServer,
   type DualProtocolServerOptions,
 } from "./dual-protocol-server.js";
 import { errorInterceptor } from "./error-interceptor.js";
+import { exchangeOf } from "./exchange.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
-import type { TransportAnswer } from "./transport-answer.js";
 
 export interface AppOptions {
   redis: RedisClient;
@@ -137,6 +137,9 @@ export function createApp(opts: AppOptions): App {
     callTelemetryInterceptor({ logger: opts.logger, metrics }),
     errorInterceptor(),
   ];
+  // What the interceptors do not see (plain endpoints, refusals made before a
+  // call) is logged and counted per answer.
+  const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics);
   // The committed document: what is served is what is checked in and tested.
@@ -147,7 +150,8 @@ export function createApp(opts: AppOptions): App {
   /**
    * A listener's handler: plain HTTP endpoints (health, metrics), then
    * Connect/gRPC/gRPC-Web, then the REST mapping of the google.api.http rules
-   * of the `rest` services (the same implementations and interceptors).
+   * of the `rest` services (the same implementations and interceptors); each
+   * answer, whoever gives it, with its request id, log line and count.
    */
   function listener(
     routes: (router: ConnectRouter) => void,
@@ -161,20 +165,33 @@ export function createApp(opts: AppOptions): App {
             services: rest,
             interceptors,
             maxBodyBytes: READ_MAX_BYTES,
+            contextValues: telemetry.contextValues,
             onInternalError: (err) =>
               opts.logger.error({ err: String(err) }, "REST gateway failure"),
+            onErrorAnswer: (req, answer) => {
+              const exchange = exchangeOf(req);
+              if (exchange !== undefined) {
+                exchange.protocol = "rest";
+                if (answer.method !== undefined) {
+                  exchange.method = `${answer.method.parent.typeName}/${answer.method.name}`;
+                }
+                exchange.code = answer.code;
+                exchange.message = answer.message;
+              }
+            },
           }).handle;
-    const connect = connectNodeAdapter({
+    const connect = createConnectHandler({
       interceptors,
       readMaxBytes: READ_MAX_BYTES,
       routes,
       fallback,
+      contextValues: telemetry.contextValues,
     });
-    return (req: NodeServerRequest, res: NodeServerResponse) => {
+    return telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
       if (!endpoints.some((endpoint) => endpoint(req, res))) {
         connect(req, res);
       }
-    };
+    });
   }
 
   /** What both listeners share: limits, TLS, and where transport events are reported. */
@@ -195,22 +212,7 @@ export function createApp(opts: AppOptions): App {
         ),
       onServerError: (err: Error) =>
         opts.logger.warn({ listener: name, err: String(err) }, "listener error"),
-      onTransportAnswer: (answer: TransportAnswer) => {
-        opts.logger.info(
-          {
-            method: "http",
-            protocol: answer.protocol,
-            requestId: answer.requestId,
-            code: Code[answer.code],
-            status: answer.status,
-            reason: answer.reason,
-          },
-          "request",
-        );
-        metrics.requests
-          .labels({ method: "http", protocol: "http", code: codeToString(answer.code) })
-          .inc();
-      },
+      onTransportAnswer: telemetry.transportAnswer,
     };
   }
 

@@ -6,11 +6,15 @@ export function callProtocol(req: UnaryRequest | StreamRequest): string {
   if (req.contextValues.get(restCallKey)) {
     return "rest";
   }
-  const contentType = req.header.get("content-type") ?? "";
-  if (contentType.startsWith("application/grpc-web")) {
+  return rpcProtocol(req.header.get("content-type"));
+}
+
+/** The protocol of a request to a Connect path, by its content type: connect, grpc or grpc-web. */
+export function rpcProtocol(contentType: string | null | undefined): string {
+  if (contentType?.startsWith("application/grpc-web")) {
     return "grpc-web";
   }
-  if (contentType.startsWith("application/grpc")) {
+  if (contentType?.startsWith("application/grpc")) {
     return "grpc";
   }
   return "connect";

@@ -1,8 +1,10 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { Logger } from "../log/logger.js";
+import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import { callProtocol } from "./call-protocol.js";
+import { exchangeKey } from "./exchange.js";
 import { requestIdKey } from "./request-id.js";
 
 export interface CallTelemetryOptions {
@@ -21,16 +23,21 @@ const SERVER_SIDE = new Set([Code.Internal, Code.Unknown, Code.Unavailable, Code
  * (method, protocol, request id, code, duration) and the metrics (calls by
  * code, latency, tokens created and deleted). Request bodies are never logged
  * (they hold signatures); the cause of a server-side failure is logged, never
- * sent.
+ * sent. The call's exchange is marked as told, so the listener does not log
+ * or count it a second time (see answer-telemetry.ts).
  */
 export function callTelemetryInterceptor(opts: CallTelemetryOptions): Interceptor {
   const { metrics } = opts;
   // The line of a call has fixed fields, none of which can hold a secret, so
   // the redaction safety net (key paths; ~9 µs a line) has nothing to catch.
   const logger = opts.logger.child({}, { redact: [] });
-  const seriesOf = createSeriesCache(metrics);
+  const seriesOf = createRequestSeries(metrics);
   return (next) => async (req) => {
     const started = performance.now();
+    const exchange = req.contextValues.get(exchangeKey);
+    if (exchange !== undefined) {
+      exchange.told = true;
+    }
     const method = `${req.service.typeName}/${req.method.name}`;
     const protocol = callProtocol(req);
     const series = seriesOf(method, protocol);
@@ -61,39 +68,5 @@ export function callTelemetryInterceptor(opts: CallTelemetryOptions): Intercepto
       }
       throw error;
     }
-  };
-}
-
-interface Series {
-  readonly duration: { observe(seconds: number): void };
-  calls(code: string): { inc(): void };
-}
-
-/**
- * The metric series of one method and protocol, looked up once: resolving
- * label values to a series on every observation costs more than the
- * observation itself.
- */
-function createSeriesCache(metrics: ServiceMetrics): (method: string, protocol: string) => Series {
-  const cache = new Map<string, Series>();
-  return (method, protocol) => {
-    const key = `${method} ${protocol}`;
-    let series = cache.get(key);
-    if (series === undefined) {
-      const byCode = new Map<string, { inc(): void }>();
-      series = {
-        duration: metrics.requestDuration.labels({ method, protocol }),
-        calls(code) {
-          let counter = byCode.get(code);
-          if (counter === undefined) {
-            counter = metrics.requests.labels({ method, protocol, code });
-            byCode.set(code, counter);
-          }
-          return counter;
-        },
-      };
-      cache.set(key, series);
-    }
-    return series;
   };
 }

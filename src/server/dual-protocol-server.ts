@@ -239,20 +239,26 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         stream.close(res.writableEnded ? h2constants.NGHTTP2_NO_ERROR : h2constants.NGHTTP2_CANCEL);
         return;
       }
-      const requestId = newRequestId();
+      // The handler has the request: where it gave the exchange an id (the
+      // app's telemetry does), the exchange's own line and count tell this
+      // answer; only an exchange nobody tells is reported here.
+      const given = res.getHeader("x-request-id");
+      const requestId = typeof given === "string" ? given : newRequestId();
       res.writeHead(REQUEST_TIMEOUT.status, {
         "content-type": "application/json",
         "x-request-id": requestId,
       });
       // NO_ERROR after a whole answer: stop sending, the request is refused.
       res.end(refusalBody(REQUEST_TIMEOUT), () => stream.close(h2constants.NGHTTP2_NO_ERROR));
-      opts.onTransportAnswer?.({
-        status: REQUEST_TIMEOUT.status,
-        code: REQUEST_TIMEOUT.code,
-        requestId,
-        reason: "ERR_HTTP2_REQUEST_TIMEOUT",
-        protocol: "http2",
-      });
+      if (given === undefined) {
+        opts.onTransportAnswer?.({
+          status: REQUEST_TIMEOUT.status,
+          code: REQUEST_TIMEOUT.code,
+          requestId,
+          reason: "ERR_HTTP2_REQUEST_TIMEOUT",
+          protocol: "http2",
+        });
+      }
     }, requestTimeoutMs);
     stream.once("close", () => clearTimeout(timer));
   }

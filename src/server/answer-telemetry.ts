@@ -1,0 +1,163 @@
+import { STATUS_CODES } from "node:http";
+import { Code, type ContextValues, createContextValues } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
+import { codeFromHttpStatus } from "../gateway/http-status.js";
+import type { Logger } from "../log/logger.js";
+import { createRequestSeries } from "../metrics/request-series.js";
+import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import { rpcProtocol } from "./call-protocol.js";
+import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
+import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-handler.js";
+import { requestIdKey, settleRequestId } from "./request-id.js";
+import type { TransportAnswer } from "./transport-answer.js";
+
+export interface AnswerTelemetryOptions {
+  logger: Logger;
+  metrics: ServiceMetrics;
+}
+
+export interface AnswerTelemetry {
+  /**
+   * A listener's handler that gives every exchange its request id (in the
+   * `x-request-id` response header, whoever answers) and, once the exchange
+   * is over, its one log line and count, unless the call telemetry
+   * interceptor already wrote them.
+   */
+  wrap(handler: NodeHandler): NodeHandler;
+  /**
+   * Context values of a call, carrying its exchange and request id to the
+   * interceptors: the `contextValues` option of the Connect handler and of
+   * the REST gateway.
+   */
+  contextValues(req: NodeServerRequest): ContextValues;
+  /**
+   * The line and count of an answer the transport gave by itself, before any
+   * handler (Node's HTTP/1 refusals, the HTTP/2 request timeout).
+   */
+  transportAnswer(answer: TransportAnswer): void;
+}
+
+// Codes that point at our side rather than at the caller.
+const SERVER_SIDE = new Set([Code.Internal, Code.Unknown, Code.Unavailable, Code.DataLoss]);
+
+/**
+ * The protocol label of an exchange. A gRPC or gRPC-Web request that named no
+ * RPC of ours (an unknown method) is still labelled by its protocol: a client
+ * calling methods we do not serve should show as such.
+ */
+function protocolOf(exchange: Exchange, contentType: string | undefined): string {
+  return exchange.method === "http" && contentType?.startsWith("application/grpc")
+    ? rpcProtocol(contentType)
+    : exchange.protocol;
+}
+
+/**
+ * Every answer the service gives is observable, not only the calls that reach
+ * the interceptors: plain endpoints (health, metrics, OpenAPI), unknown
+ * paths, the REST gateway's refusals of malformed requests and Connect's own
+ * refusals (unsupported content type or HTTP method, malformed message) get
+ * the same request id, log line and count as a call. The per-request cost is
+ * one small object and one shared 'close' listener: the line of a call that
+ * the interceptor told is not written again.
+ */
+export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelemetry {
+  // The fields of these lines cannot hold a secret (see the call telemetry interceptor).
+  const logger = opts.logger.child({}, { redact: [] });
+  const seriesOf = createRequestSeries(opts.metrics);
+
+  function tell(exchange: Exchange, res: NodeServerResponse): void {
+    const seconds = (performance.now() - exchange.started) / 1000;
+    const answered = res.writableEnded;
+    const code = answered ? (exchange.code ?? codeFromHttpStatus(res.statusCode)) : Code.Canceled;
+    const protocol = protocolOf(exchange, res.req.headers["content-type"]);
+    const series = seriesOf(exchange.method, protocol);
+    series.duration.observe(seconds);
+    series.calls(code === undefined ? "ok" : codeToString(code)).inc();
+    const line = {
+      method: exchange.method,
+      protocol,
+      requestId: exchange.requestId,
+      code: code === undefined ? "ok" : Code[code],
+      ms: Math.round(seconds * 1000),
+    };
+    if (!answered) {
+      // No answer: the client went away first. Resets and scans make these by the thousand.
+      logger.debug({ ...line, message: "the client left before the answer" }, "request abandoned");
+    } else if (code === undefined) {
+      logger.info(line, "request");
+    } else {
+      const message = exchange.message || (STATUS_CODES[res.statusCode] ?? "");
+      // A readiness probe answering 503 is the probe working, not a failure.
+      if (SERVER_SIDE.has(code) && !(code === Code.Unavailable && protocol === "http")) {
+        logger.error({ ...line, cause: message }, "request failed");
+      } else {
+        logger.info({ ...line, message }, "request");
+      }
+    }
+  }
+
+  // One listener for all responses: the response is `this`, so no closure per request.
+  function onClose(this: NodeServerResponse): void {
+    const exchange = exchangeOf(this.req);
+    if (exchange === undefined || exchange.told) {
+      return;
+    }
+    exchange.told = true;
+    if (this.writableEnded) {
+      tell(exchange, this);
+    } else {
+      // Abandoned: the layer serving the request learns it from the request's
+      // own events, which may come after this one; let it note what it knows.
+      setImmediate(tell, exchange, this);
+    }
+  }
+
+  return {
+    wrap(handler) {
+      return (req, res) => {
+        const exchange = new Exchange(
+          settleRequestId(req.headers["x-request-id"]),
+          performance.now(),
+        );
+        attachExchange(req, exchange);
+        res.setHeader("x-request-id", exchange.requestId);
+        res.on("close", onClose);
+        try {
+          handler(req, res);
+        } catch (err) {
+          // A handler that throws must not take the process with it.
+          exchange.code = Code.Internal;
+          exchange.message = String(err);
+          if (!res.headersSent) {
+            res.writeHead(500);
+          }
+          res.end();
+        }
+      };
+    },
+    transportAnswer(answer) {
+      // No handler saw the request: no method, and no arrival time to time it from.
+      seriesOf("http", "http").calls(codeToString(answer.code)).inc();
+      logger.info(
+        {
+          method: "http",
+          protocol: answer.protocol,
+          requestId: answer.requestId,
+          code: Code[answer.code],
+          status: answer.status,
+          message: answer.reason,
+        },
+        "request",
+      );
+    },
+    contextValues(req) {
+      const values = createContextValues();
+      const exchange = exchangeOf(req);
+      if (exchange !== undefined) {
+        values.set(exchangeKey, exchange);
+        values.set(requestIdKey, exchange.requestId);
+      }
+      return values;
+    },
+  };
+}

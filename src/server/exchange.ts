@@ -1,0 +1,48 @@
+import { type Code, createContextKey } from "@connectrpc/connect";
+import type { NodeServerRequest } from "./node-handler.js";
+
+/**
+ * One request and its answer, followed from the moment a listener receives
+ * the request until the answer is sent: whatever layer answers (a plain
+ * endpoint, the REST gateway, Connect itself or a service method) fills in
+ * what it knows, and the listener's telemetry leaves one log line and one
+ * count for it (see answer-telemetry.ts).
+ */
+export class Exchange {
+  /** The RPC's full name ("package.Service/Method") once a route or path named one. */
+  method = "http";
+  /** rest, connect, grpc or grpc-web once known; http for plain endpoints. */
+  protocol = "http";
+  /** The answer's code, when the layer that answered knows it; else the HTTP status tells. */
+  code: Code | undefined = undefined;
+  /** What the answer says is wrong, for the log. */
+  message = "";
+  /** Set once the exchange has its log line and count (the call telemetry interceptor's, or the listener's). */
+  told = false;
+
+  constructor(
+    /** The request id, echoed in `x-request-id`. */
+    readonly requestId: string,
+    /** `performance.now()` when the request arrived. */
+    readonly started: number,
+  ) {}
+}
+
+/** The exchange a call belongs to, for the interceptors. */
+export const exchangeKey = createContextKey<Exchange | undefined>(undefined, {
+  description: "exchange",
+});
+
+const EXCHANGE = Symbol("exchange");
+
+type Carrier = NodeServerRequest & { [EXCHANGE]?: Exchange };
+
+/** Attaches the exchange to its request, where every layer that gets the request finds it. */
+export function attachExchange(req: NodeServerRequest, exchange: Exchange): void {
+  (req as Carrier)[EXCHANGE] = exchange;
+}
+
+/** The request's exchange; undefined when the handler runs outside the listener's telemetry (unit tests). */
+export function exchangeOf(req: NodeServerRequest): Exchange | undefined {
+  return (req as Carrier)[EXCHANGE];
+}
