@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { isErrorCode } from "./code-name.js";
 import { codeFromHttpStatus } from "./http-status-code.js";
+import { REDIRECT_MODE, redirectRefusal } from "./redirect-refusal.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { TokenApiError } from "./token-api-error.js";
 import type {
@@ -90,7 +91,16 @@ export function createRestCalls(opts: RestCallsOptions): TokenCalls {
         headers: { "content-type": "application/json" },
         body: jsonBody(fields),
         signal,
+        redirect: REDIRECT_MODE,
       });
+      const redirect = redirectRefusal(res, url);
+      if (redirect !== undefined) {
+        await res.body?.cancel();
+        // UNKNOWN, as an unexpected HTTP status is on every transport: retrying cannot help.
+        throw new TokenApiError(Code.Unknown, redirect, {
+          ...(res.status === 0 ? {} : { httpStatus: res.status }),
+        });
+      }
       if (!res.ok) {
         throw await errorFromResponse(res);
       }
