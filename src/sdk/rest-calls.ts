@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { isErrorCode } from "./code-name.js";
+import { createdTokenIdOfJsonDetails } from "./created-token-detail.js";
 import { codeFromHttpStatus } from "./http-status-code.js";
 import { REDIRECT_MODE, redirectRefusal } from "./redirect-refusal.js";
 import { parseRetryAfter } from "./retry-after.js";
@@ -51,7 +52,11 @@ async function errorFromResponse(res: Response): Promise<TokenApiError> {
     retryAfterSeconds: parseRetryAfter(res.headers.get("retry-after"), Date.now()),
   };
   if (isRecord(body) && isErrorCode(body.code) && typeof body.message === "string") {
-    return new TokenApiError(body.code, body.message, opts);
+    const createdTokenId = createdTokenIdOfJsonDetails(body.details);
+    return new TokenApiError(body.code, body.message, {
+      ...opts,
+      ...(createdTokenId === undefined ? {} : { createdTokenId }),
+    });
   }
   // Not the service's status JSON: something in between answered.
   return new TokenApiError(
