@@ -58,6 +58,10 @@ ${COMMON_HELP}
 
 With --json: {"expiresAt":"YYYY-MM-DD","id":"…","token":"pt_…"}
 
+If the service says this very request already created a token (its first
+answer was lost), the error names that token's id (createdTokenId with --json):
+its secret cannot be shown again; delete it to free the name.
+
 ${EXIT_CODES_HELP}`,
 
   async run(args, ctx) {

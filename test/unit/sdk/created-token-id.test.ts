@@ -104,6 +104,29 @@ describe("TokenApiError.createdTokenId from a REST error body", () => {
     alreadyCreated("rest")(await refusal(restBody([other, REST_DETAIL])));
   });
 
+  it("a client with a fixed clock resends the identical signed request (the documented recovery)", async () => {
+    const sent: string[] = [];
+    const at = Date.now();
+    const client = createTokenClient({
+      baseUrl: "http://127.0.0.1:1",
+      signer: { privateKey: user.secretKey },
+      now: () => at,
+      fetch: async (_input, init) => {
+        sent.push(String(init?.body));
+        return new Response(restBody([REST_DETAIL]), { status: 409 });
+      },
+    });
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(
+        client.createToken({ userId: user.userId, name: "n" }),
+        alreadyCreated("rest"),
+      );
+    }
+    assert.equal(sent.length, 2);
+    assert.equal(sent[0], sent[1]);
+    assert.match(sent[0] ?? "", /"signature":"[0-9a-f]{128}"/);
+  });
+
   it("is undefined without that exact detail", async () => {
     const bodies = [
       JSON.stringify({ code: Code.AlreadyExists, message: MESSAGE }),
