@@ -1,3 +1,5 @@
+import type { OptionSpec } from "./parse-options.js";
+
 /** Where a command writes and what it reads from its environment, so runs are testable. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -18,5 +20,7 @@ export interface Command {
   readonly summary: string;
   /** The full `--help` text. */
   readonly help: string;
+  /** Its options, so that `--help` and `--json` are told apart from values that look like them. */
+  readonly options: OptionSpec;
   run(args: string[], ctx: CliContext): Promise<void>;
 }

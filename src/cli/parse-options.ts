@@ -18,14 +18,61 @@ function isParseArgsError(err: unknown): err is TypeError & { code: string } {
   );
 }
 
-/** Parses a command's arguments strictly: unknown options and positionals are usage errors. */
+/**
+ * The arguments with each option that takes a value joined to the argument
+ * after it (`--token-id -AbC` becomes `--token-id=-AbC`, `-x v` becomes
+ * `--long=v`). node's parseArgs refuses a value that starts with `-` unless
+ * it is joined with `=`, but token ids, names and tokens may start with one
+ * and must work as printed: whatever follows such an option is its value.
+ * Stops at `--`; an option with nothing after it is left for parseArgs to
+ * report as missing its value.
+ */
+export function joinOptionValues(args: readonly string[], spec: OptionSpec): string[] {
+  const takesValue = new Map<string, string>();
+  for (const [name, option] of Object.entries(spec)) {
+    if (option.type === "string") {
+      takesValue.set(`--${name}`, name);
+      if (option.short !== undefined) {
+        takesValue.set(`-${option.short}`, name);
+      }
+    }
+  }
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (arg === "--") {
+      joined.push(...args.slice(i));
+      break;
+    }
+    const name = takesValue.get(arg);
+    const value = args[i + 1];
+    if (name !== undefined && value !== undefined) {
+      joined.push(`--${name}=${value}`);
+      i++;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
+/**
+ * Parses a command's arguments strictly: unknown options and positionals are
+ * usage errors; the argument after an option that takes a value is that
+ * value, whatever it starts with.
+ */
 export function parseOptions<S extends OptionSpec>(
   command: string,
   args: string[],
   spec: S,
 ): OptionValues<S> {
   try {
-    const { values } = parseArgs({ args, options: spec, strict: true, allowPositionals: false });
+    const { values } = parseArgs({
+      args: joinOptionValues(args, spec),
+      options: spec,
+      strict: true,
+      allowPositionals: false,
+    });
     return values as OptionValues<S>;
   } catch (err) {
     if (isParseArgsError(err)) {
@@ -44,15 +91,20 @@ export function required(command: string, value: string | undefined, flag: strin
   return value;
 }
 
-/** True when the arguments ask for help (`--help` or `-h` before any `--`). */
-export function wantsHelp(args: readonly string[]): boolean {
-  const end = args.indexOf("--");
-  const head = end === -1 ? args : args.slice(0, end);
+// The flags themselves, not values that look like them (`--name --help`), before any `--`.
+function flags(args: readonly string[], spec: OptionSpec): string[] {
+  const joined = joinOptionValues(args, spec);
+  const end = joined.indexOf("--");
+  return end === -1 ? joined : joined.slice(0, end);
+}
+
+/** True when the arguments ask for help (`--help` or `-h`, not as an option's value). */
+export function wantsHelp(args: readonly string[], spec: OptionSpec): boolean {
+  const head = flags(args, spec);
   return head.includes("--help") || head.includes("-h");
 }
 
 /** True when the arguments ask for JSON output, so that even a usage error comes as JSON. */
-export function wantsJson(args: readonly string[]): boolean {
-  const end = args.indexOf("--");
-  return (end === -1 ? args : args.slice(0, end)).includes("--json");
+export function wantsJson(args: readonly string[], spec: OptionSpec): boolean {
+  return flags(args, spec).includes("--json");
 }

@@ -15,6 +15,20 @@ interface ErrorReport {
   fields: Record<string, unknown>;
 }
 
+// A replayed create that had been accepted (its first answer lost): the token
+// exists, its secret is gone, and its name stays taken until it is deleted.
+function createdTokenHint(err: TokenApiError): string {
+  const id = err.createdTokenId;
+  if (id === undefined) {
+    return "";
+  }
+  return (
+    `\nThis request had already been accepted: it created token ${id}, whose secret cannot be` +
+    ` shown again.\nTo free its name, delete it: ${CLI_NAME} delete --user USER_ID --key FILE` +
+    ` --token-id ${id}`
+  );
+}
+
 function describe(err: unknown): ErrorReport {
   if (err instanceof UsageError) {
     const help =
@@ -34,7 +48,7 @@ function describe(err: unknown): ErrorReport {
     return {
       exitCode: ExitCode.Refused,
       kind: "service",
-      text: `${CLI_NAME}: ${err.codeName}${http}: ${err.message}${retry}`,
+      text: `${CLI_NAME}: ${err.codeName}${http}: ${err.message}${retry}${createdTokenHint(err)}`,
       fields: {
         code: err.code,
         codeName: err.codeName,
@@ -43,6 +57,7 @@ function describe(err: unknown): ErrorReport {
         ...(err.retryAfterSeconds === undefined
           ? {}
           : { retryAfterSeconds: err.retryAfterSeconds }),
+        ...(err.createdTokenId === undefined ? {} : { createdTokenId: err.createdTokenId }),
       },
     };
   }

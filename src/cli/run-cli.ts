@@ -1,4 +1,5 @@
 import type { CliIo, Command } from "./cli-context.js";
+import { COMMON_OPTIONS } from "./command-options.js";
 import { createCommand } from "./commands/create.js";
 import { deleteCommand } from "./commands/delete.js";
 import { deleteKeyCommand } from "./commands/delete-key.js";
@@ -44,7 +45,8 @@ key file could not be read), 2 wrong command line.`;
 /** Runs one command line (without the node and script arguments); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const [name, ...args] = argv;
-  const json = wantsJson(argv);
+  const command = COMMANDS.find((c) => c.name === name);
+  const json = wantsJson(argv, command?.options ?? COMMON_OPTIONS);
   if (name === undefined) {
     io.stderr(`${TOP_HELP}\n`);
     return ExitCode.Usage;
@@ -54,12 +56,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     io.stdout(`${topic?.help ?? TOP_HELP}\n`);
     return ExitCode.Ok;
   }
-  const command = COMMANDS.find((c) => c.name === name);
   try {
     if (command === undefined) {
       throw new UsageError(undefined, `unknown command '${name}'`);
     }
-    if (wantsHelp(args)) {
+    if (wantsHelp(args, command.options)) {
       io.stdout(`${command.help}\n`);
       return ExitCode.Ok;
     }

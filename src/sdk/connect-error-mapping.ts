@@ -1,4 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
+import { createdTokenIdOfConnectError } from "./created-token-detail.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { TokenApiError } from "./token-api-error.js";
 
@@ -12,8 +13,10 @@ export function fromConnectError(err: unknown): unknown {
   if (!(err instanceof ConnectError)) {
     return err;
   }
+  const createdTokenId = createdTokenIdOfConnectError(err);
   return new TokenApiError(err.code, err.rawMessage, {
     retryAfterSeconds: parseRetryAfter(err.metadata.get("retry-after"), Date.now()),
+    ...(createdTokenId === undefined ? {} : { createdTokenId }),
     cause: err,
   });
 }

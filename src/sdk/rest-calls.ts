@@ -1,6 +1,8 @@
 import { Code } from "@connectrpc/connect";
 import { isErrorCode } from "./code-name.js";
+import { createdTokenIdOfJsonDetails } from "./created-token-detail.js";
 import { codeFromHttpStatus } from "./http-status-code.js";
+import { REDIRECT_MODE, redirectRefusal } from "./redirect-refusal.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { TokenApiError } from "./token-api-error.js";
 import type {
@@ -50,7 +52,11 @@ async function errorFromResponse(res: Response): Promise<TokenApiError> {
     retryAfterSeconds: parseRetryAfter(res.headers.get("retry-after"), Date.now()),
   };
   if (isRecord(body) && isErrorCode(body.code) && typeof body.message === "string") {
-    return new TokenApiError(body.code, body.message, opts);
+    const createdTokenId = createdTokenIdOfJsonDetails(body.details);
+    return new TokenApiError(body.code, body.message, {
+      ...opts,
+      ...(createdTokenId === undefined ? {} : { createdTokenId }),
+    });
   }
   // Not the service's status JSON: something in between answered.
   return new TokenApiError(
@@ -90,7 +96,16 @@ export function createRestCalls(opts: RestCallsOptions): TokenCalls {
         headers: { "content-type": "application/json" },
         body: jsonBody(fields),
         signal,
+        redirect: REDIRECT_MODE,
       });
+      const redirect = redirectRefusal(res, url);
+      if (redirect !== undefined) {
+        await res.body?.cancel();
+        // UNKNOWN, as an unexpected HTTP status is on every transport: retrying cannot help.
+        throw new TokenApiError(Code.Unknown, redirect, {
+          ...(res.status === 0 ? {} : { httpStatus: res.status }),
+        });
+      }
       if (!res.ok) {
         throw await errorFromResponse(res);
       }

@@ -18,7 +18,10 @@ export type TokenTransport = "rest" | "connect" | "grpc";
 export interface TokenClientOptions {
   /**
    * Base URL of the service's public listener, e.g. `http://127.0.0.1:8080`;
-   * a path prefix (`https://api.example.com/tokens`) is kept.
+   * a path prefix (`https://api.example.com/tokens`) is kept. Redirects are
+   * not followed (a 307 or 308 would resend the signed request elsewhere): an
+   * answer that redirects is a TokenApiError UNKNOWN naming it, so give the
+   * service's own URL.
    */
   baseUrl: string;
   /** Wire protocol. Default "rest". */

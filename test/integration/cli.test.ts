@@ -277,6 +277,44 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     }
   });
 
+  it("values starting with '-' (1 token id in 64) are taken as printed, spaced or with =", async () => {
+    const userId = randomUUID();
+    // A key file, a name and an id that all start with "-", passed back as printed.
+    const keygen = await run(["keygen", "--out", "-frank.pem", "--json"]);
+    assert.equal(keygen.code, 0, keygen.stderr);
+    assert.equal(json(keygen.stdout).keyFile, "-frank.pem");
+    const registered = await run(["register-key", "--user", userId, "--key", "-frank.pem"]);
+    assert.equal(registered.code, 0, registered.stderr);
+    const key = ["--user", userId, "--key", "-frank.pem"];
+
+    const created = await run(["create", ...key, "--name", "-bot", "--json"]);
+    assert.equal(created.code, 0, created.stderr);
+    const id = String(json(created.stdout).id);
+    // The same name again reaches the service (a duplicate), not a usage error.
+    const again = await run(["create", ...key, "--name=-bot"]);
+    assert.equal(again.code, 1, again.stderr);
+    assert.match(again.stderr, /^perps-tokens: ALREADY_EXISTS \(HTTP 409\): name: /);
+    const deleted = await run(["delete", ...key, "--token-id", id, "--json"]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.deepEqual(json(deleted.stdout), { deleted: true, tokenId: id });
+
+    // An id that starts with "-" reaches the service, which knows no such token.
+    for (const form of [
+      ["--token-id", "-AbCdEfGhIjKlMnO"],
+      ["--token-id=-AbCdEfGhIjKlMnO"],
+      ["--token-id", "--bCdEfGhIjKlMnOp"],
+    ]) {
+      const missing = await run(["delete", ...key, ...form]);
+      assert.equal(missing.code, 1, `${form.join(" ")}: ${missing.stderr}`);
+      assert.equal(missing.stderr, "perps-tokens: NOT_FOUND (HTTP 404): tokenId: no such token\n");
+    }
+    // A value that looks like a flag is a value: the id "--json" asks for no JSON output.
+    const lookalike = await run(["delete", ...key, "--token-id", "--json"]);
+    assert.equal(lookalike.code, 1, lookalike.stderr);
+    assert.equal(lookalike.stdout, "");
+    assert.equal(lookalike.stderr, "perps-tokens: NOT_FOUND (HTTP 404): tokenId: no such token\n");
+  });
+
   it("reads a key file holding the key as 64 hex characters", async () => {
     const userId = randomUUID();
     await run(["keygen", "--out", "erin.pem"]);

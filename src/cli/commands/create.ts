@@ -39,6 +39,7 @@ function expiresIn(value: string | undefined): number | undefined {
 /** `create`: a signed CreateToken on the public listener. */
 export const createCommand: Command = {
   name: NAME,
+  options: OPTIONS,
   summary: "create a bearer token (signed with your private key)",
   help: `Usage: perps-tokens create --user USER_ID --key FILE [--name NAME] [--expires-in SECONDS]
 
@@ -56,6 +57,10 @@ ${PUBLIC_URL_HELP}
 ${COMMON_HELP}
 
 With --json: {"expiresAt":"YYYY-MM-DD","id":"…","token":"pt_…"}
+
+If the service says this very request already created a token (its first
+answer was lost), the error names that token's id (createdTokenId with --json):
+its secret cannot be shown again; delete it to free the name.
 
 ${EXIT_CODES_HELP}`,
 
