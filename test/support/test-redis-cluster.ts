@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { freePort } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/free-port.js";
 import {
   type RedisServerProcess,
   startRedisServerProcess,
@@ -75,13 +75,15 @@ export async function startTestRedisCluster(
   const primaries = opts.primaries ?? 3;
   const replicas = opts.replicasPerPrimary ?? 1;
   const root = mkdtempSync(join(tmpdir(), "perps-cluster-"));
+  const count = primaries * (1 + replicas);
+  // Client and bus ports all distinct: picked one by one, two could be the same.
+  const ports = await freePorts(2 * count);
   const nodes: ClusterNode[] = [];
-  for (let i = 0; i < primaries * (1 + replicas); i++) {
-    nodes.push({ port: await freePort(), dir: join(root, `node-${i}`), process: undefined });
-  }
   const busPorts = new Map<number, number>();
-  for (const node of nodes) {
-    busPorts.set(node.port, await freePort());
+  for (let i = 0; i < count; i++) {
+    const port = ports[i] ?? 0;
+    nodes.push({ port, dir: join(root, `node-${i}`), process: undefined });
+    busPorts.set(port, ports[count + i] ?? 0);
   }
   const start = async (node: ClusterNode) => {
     node.process = await startRedisServerProcess({
@@ -107,7 +109,14 @@ export async function startTestRedisCluster(
       ],
     });
   };
-  await Promise.all(nodes.map(start));
+  const starts = await Promise.allSettled(nodes.map(start));
+  const failed = starts.find((result) => result.status === "rejected");
+  if (failed !== undefined) {
+    // Those that did start must not outlive the test that could not use them.
+    await Promise.all(nodes.map((node) => node.process?.stop()));
+    rmSync(root, { recursive: true, force: true });
+    throw failed.reason;
+  }
 
   const findNode = (port: number) => {
     const node = nodes.find((n) => n.port === port);

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/free-port.js";
 import {
   type RedisServerProcess,
   startRedisServerProcess,
@@ -42,11 +42,7 @@ async function waitForReplicaAcks(primaryPort: number): Promise<void> {
  */
 export async function startTestRedisSentinel(): Promise<TestRedisSentinel> {
   const root = mkdtempSync(join(tmpdir(), "perps-sentinel-"));
-  const [primaryPort, replicaPort, sentinelPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
+  const [primaryPort, replicaPort, sentinelPort] = await freePorts(3);
   const started: RedisServerProcess[] = [];
   // Replicas sync at once (default: 5 s later).
   const syncNow = ["--repl-diskless-sync-delay", "0"];
