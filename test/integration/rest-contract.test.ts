@@ -697,6 +697,19 @@ describe("REST contract of /user/tokens", () => {
       assertError(res, 404, NOT_FOUND);
     });
 
+    it("a tokenId with a lone surrogate → 400 (its UTF-8 would be U+FFFD's, another id's message)", async () => {
+      const user = await registeredUser();
+      // JSON.stringify escapes the lone surrogate as \ud800; signText signs its UTF-8, U+FFFD.
+      const fields = await deleteFields(user, "a\uD800b");
+      assert.match(jsonText(fields), /a\\ud800b/);
+      assertError(
+        await del(fields),
+        400,
+        INVALID_ARGUMENT,
+        "tokenId: must not contain unpaired surrogates",
+      );
+    });
+
     it("timestamps of ±(2^53−1) pass the shape rules and are expired (→ 401)", async () => {
       const user = await registeredUser();
       for (const timestamp of [MAX_SAFE, -MAX_SAFE]) {
