@@ -11,13 +11,14 @@ import { expiresAtMs, utcDate } from "./expiry-date.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
 import { createTokenMessage, deleteTokenMessage } from "./signed-message.js";
 import {
+  alreadyCreated,
   invalidSignature,
   nameTaken,
   refusalError,
   tokenNotFound,
   tooManyTokens,
 } from "./token-errors.js";
-import { generateToken, generateTokenId, tokenDigest } from "./token-secret.js";
+import { generateToken, tokenDigest, tokenIdOf } from "./token-secret.js";
 import type { CallRefusal, SignedCall, TokenStore } from "./token-store.js";
 import { userKeyOf } from "./user-id.js";
 import { createUserKeyCache } from "./user-key-cache.js";
@@ -124,7 +125,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       );
 
       const token = generateToken();
-      const id = generateTokenId();
+      const id = tokenIdOf(call.messageDigest);
       const expiresAt = expiresAtMs(nowMs, checked.lifetimeSeconds);
       const outcome = await store.create({
         ...call,
@@ -136,6 +137,8 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       switch (outcome.kind) {
         case "created":
           return create(CreateTokenResponseSchema, { expiresAt: utcDate(expiresAt), id, token });
+        case "already-created":
+          throw alreadyCreated(id);
         case "name-taken":
           throw nameTaken();
         case "too-many-tokens":
