@@ -935,6 +935,33 @@ describe("REST contract of /user/tokens", () => {
       assertError(await del(await deleteFields(user, token.id)), 404, NOT_FOUND);
     });
 
+    it("the same create again while its token is live → 409 with a google.rpc.ErrorInfo naming it", async () => {
+      const user = await registeredUser();
+      const fields = await createFields(user, { name: "replayed" });
+      const sentAt = Date.now();
+      const first = assertCreated(await post(fields), DEFAULT_EXPIRES_IN, sentAt, Date.now());
+      const again = await post(fields);
+      assert.equal(again.status, 409, describeResponse(again));
+      assert.match(again.headers.get("content-type") ?? "", /^application\/json(;|$)/);
+      assert.deepEqual(parseJson(again.text), {
+        code: ALREADY_EXISTS,
+        message: `Signature already used: this request created token ${first.id}`,
+        details: [
+          {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            reason: "TOKEN_ALREADY_CREATED",
+            domain: "perps-tokens",
+            metadata: { tokenId: first.id },
+          },
+        ],
+      });
+      assert.ok(!again.text.includes(first.token), "the token is never sent again");
+      // A refused request (the name is taken) is remembered too: sent again, it is used.
+      const refused = await createFields(user, { name: "replayed", timestamp: sentAt - 1 });
+      assertError(await post(refused), 409, ALREADY_EXISTS, /^name: /);
+      assertError(await post(refused), 401, UNAUTHENTICATED, "Signature already used");
+    });
+
     it("another user's tokenId → 404 NOT_FOUND, and the token survives", async () => {
       const alice = await registeredUser();
       const bob = await registeredUser();
