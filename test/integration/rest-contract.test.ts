@@ -937,8 +937,8 @@ describe("REST contract of /user/tokens", () => {
 
     it("the same create again while its token is live → 409 with a google.rpc.ErrorInfo naming it", async () => {
       const user = await registeredUser();
-      const fields = await createFields(user, { name: "replayed" });
       const sentAt = Date.now();
+      const fields = await createFields(user, { name: "replayed", timestamp: sentAt });
       const first = assertCreated(await post(fields), DEFAULT_EXPIRES_IN, sentAt, Date.now());
       const again = await post(fields);
       assert.equal(again.status, 409, describeResponse(again));

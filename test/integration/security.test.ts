@@ -371,11 +371,19 @@ describe("a create whose answer was lost (finding 1)", () => {
 
   it("the client recovers: the id from the 409 deletes the token and frees its name", async () => {
     const user = await h.user();
-    const req = await signedCreate(user, { name: "stuck" });
+    // Distinct timestamps: equal messages would be replays of one another.
+    const base = Date.now();
+    const req = await signedCreate(user, { name: "stuck", timestamp: BigInt(base - 3) });
     assert.equal((await rest(h.service, "POST", req)).status, 201);
     // Before the fix a new request for the name was a 409 with nothing to act on.
     assert.equal(
-      (await rest(h.service, "POST", await signedCreate(user, { name: "stuck" }))).status,
+      (
+        await rest(
+          h.service,
+          "POST",
+          await signedCreate(user, { name: "stuck", timestamp: BigInt(base - 2) }),
+        )
+      ).status,
       409,
     );
     const replay = await rest(h.service, "POST", req);
@@ -387,7 +395,11 @@ describe("a create whose answer was lost (finding 1)", () => {
     const { tokenId } = detail.metadata as { tokenId: string };
     const deleted = await rest(h.service, "DELETE", await signedDelete(user, tokenId));
     assert.equal(deleted.status, 200);
-    const fresh = await rest(h.service, "POST", await signedCreate(user, { name: "stuck" }));
+    const fresh = await rest(
+      h.service,
+      "POST",
+      await signedCreate(user, { name: "stuck", timestamp: BigInt(base - 1) }),
+    );
     assert.equal(fresh.status, 201);
     // Its token gone, the old request is a plain replay.
     const stale = await rest(h.service, "POST", req);
