@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { generateToken, generateTokenId, tokenDigest } from "../src/token/token-secret.js";
+import { generateToken, tokenDigest, tokenIdOf } from "../src/token/token-secret.js";
 import type { TokenStore } from "../src/token/token-store.js";
 import type { BenchUser } from "./bench-users.js";
 import type { LiveToken } from "./signed-requests.js";
@@ -30,11 +30,13 @@ export async function seedTokens(opts: SeedOptions): Promise<LiveToken[]> {
         if (user === undefined) {
           throw new Error("no users to seed tokens for");
         }
-        const tokenId = generateTokenId();
+        // A random stand-in for a signed message's digest, and its id as the service derives it.
+        const messageDigest = randomBytes(32);
+        const tokenId = tokenIdOf(messageDigest);
         const outcome = await opts.store.create({
           userKey: user.userId,
           signingKey: user.publicKeyHex,
-          messageDigest: randomBytes(32),
+          messageDigest,
           tokenId,
           tokenDigest: tokenDigest(generateToken()),
           name: opts.named ? `seed-${i}` : undefined,

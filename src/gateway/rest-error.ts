@@ -1,3 +1,4 @@
+import type { JsonValue } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { httpStatusFromCode } from "./http-status.js";
 
@@ -12,16 +13,24 @@ export class RestError extends Error {
   readonly httpStatus: number;
   /** Extra response headers, e.g. `allow` on a 405. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The body's `details`: protojson Any values (see errorDetailsJson). */
+  readonly details: readonly JsonValue[];
 
   constructor(
     code: Code,
     message: string,
-    opts: { httpStatus?: number; headers?: Record<string, string> } = {},
+    opts: {
+      httpStatus?: number;
+      headers?: Record<string, string>;
+      /** Default: none. */
+      details?: readonly JsonValue[];
+    } = {},
   ) {
     super(message);
     this.code = code;
     this.httpStatus = opts.httpStatus ?? httpStatusFromCode(code);
     this.headers = opts.headers ?? {};
+    this.details = opts.details ?? [];
   }
 }
 
@@ -31,9 +40,13 @@ export function invalidArgument(message: string): RestError {
 }
 
 /**
- * The google.rpc.Status JSON body. Details are always empty: the gateway does
- * not transcode error details (they would need a type registry for Any).
+ * The google.rpc.Status JSON body. `details` are protojson Any values, as
+ * errorDetailsJson makes them from a ConnectError's details; default none.
  */
-export function statusJson(code: Code, message: string): string {
-  return JSON.stringify({ code, message, details: [] });
+export function statusJson(
+  code: Code,
+  message: string,
+  details: readonly JsonValue[] = [],
+): string {
+  return JSON.stringify({ code, message, details });
 }

@@ -8,6 +8,7 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import { errorDetailsJson } from "./error-details.js";
 import { isJsonMediaType } from "./media-type.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
 import { transcodeRequest } from "./request-transcoder.js";
@@ -79,7 +80,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * methods. Each request is transcoded into the request message, handed to
  * the method's implementation through the interceptors (no wire format in
  * between), and the response or error is transcoded back to JSON. Errors are
- * google.rpc.Status JSON: `{"code": <gRPC code>, "message": "...", "details": []}`.
+ * google.rpc.Status JSON: `{"code": <gRPC code>, "message": "...", "details": [...]}`,
+ * the details being the ConnectError's, as protojson Any (error-details.ts).
  *
  * Throws at start-up when a rule cannot be served.
  */
@@ -130,7 +132,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
         error = new RestError(Code.Internal, "internal error", { httpStatus: 500 });
       }
       opts.onErrorAnswer?.(req, { code: error.code, message: error.message, method });
-      sendError(res, error.httpStatus, error.code, error.message, error.headers);
+      sendError(res, error.httpStatus, error.code, error.message, error.headers, error.details);
     }
   }
 
@@ -300,7 +302,10 @@ async function callMethod(
     if (e instanceof ConnectError) {
       // Interceptors turn unexpected exceptions into neutral ConnectErrors, so
       // the message of one is meant for clients.
-      throw new RestError(e.code, e.rawMessage, { headers: restHeaders(e.metadata) });
+      throw new RestError(e.code, e.rawMessage, {
+        headers: restHeaders(e.metadata),
+        details: errorDetailsJson(e),
+      });
     }
     throw e;
   }
@@ -326,8 +331,9 @@ function sendError(
   code: Code,
   message: string,
   headers: Readonly<Record<string, string>>,
+  details: readonly JsonValue[] = [],
 ): void {
-  writeResponse(res, status, { ...headers }, statusJson(code, message));
+  writeResponse(res, status, { ...headers }, statusJson(code, message, details));
 }
 
 function writeResponse(

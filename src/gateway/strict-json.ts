@@ -22,6 +22,8 @@ const int64: Bounds = [-maxSafe, maxSafe];
 const uint64: Bounds = [0, maxSafe];
 const maxFloat = 3.4028234663852886e38;
 const base64Re = /^[A-Za-z0-9+/\-_]*={0,2}$/;
+// A string with one has no UTF-8 form (a JSON escape such as "\ud800" makes one).
+const LONE_SURROGATE = /\p{Cs}/u;
 
 type Bounds = readonly [number, number];
 
@@ -149,6 +151,8 @@ function checkScalar(type: ScalarType, value: JsonValue, path: string): void {
   switch (type) {
     case ScalarType.STRING:
       if (typeof value !== "string") fail(path, "must be a JSON string");
+      // fromJson refuses these too, but without naming the field.
+      if (LONE_SURROGATE.test(value)) fail(path, "must not contain unpaired surrogates");
       return;
     case ScalarType.BOOL:
       if (typeof value !== "boolean") fail(path, "must be a JSON boolean");

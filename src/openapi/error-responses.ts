@@ -59,7 +59,8 @@ export function statusSchema(): JsonSchema {
       message: { type: "string", description: "What went wrong, for developers (English)." },
       details: {
         type: "array",
-        description: "Always empty: the gateway does not transcode error details.",
+        description:
+          "Error details, usually none. Each is a google.protobuf.Any in protojson: `@type` is `type.googleapis.com/` and the full name of a standard error detail of google/rpc/error_details.proto (e.g. `google.rpc.ErrorInfo`), the other members are its fields.",
         items: {
           type: "object",
           properties: { "@type": { type: "string" } },

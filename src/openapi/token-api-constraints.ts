@@ -101,7 +101,7 @@ export const tokenApiConstraints: Readonly<Record<string, JsonSchema>> = {
   [`${DeleteTokenRequestSchema.typeName}.token_id`]: {
     minLength: 1,
     maxLength: MAX_TOKEN_ID_LENGTH,
-    description: `The \`id\` the create answered (1 to ${MAX_TOKEN_ID_LENGTH} characters).`,
+    description: `The \`id\` the create answered (1 to ${MAX_TOKEN_ID_LENGTH} characters, no unpaired surrogates).`,
     examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
   },
   // The service always sends all three.

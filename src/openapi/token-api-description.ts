@@ -28,7 +28,7 @@ The service checks, in this order, and the first failing rule decides:
 1. **Shape** → 400: every field's type, pattern and range (all wrong fields are named, joined by \`; \`).
 2. **Time window** → 401 \`Signature expired\`: \`timestamp\` (Unix milliseconds) is more than ${toleranceMinutes} minutes from server time.
 3. **Signature** → 401 \`Invalid signature\`: it does not verify under any key registered for the user. An unknown user, a user without keys and a wrong signature get the same answer.
-4. **Replay** → 401 \`Signature already used\`: a signed request that was accepted once is refused if it comes again within the window. A request that failed (404, 409, 429, 503) is not remembered and can be retried as it is.
+4. **Replay** → 401 \`Signature already used\`: a signed request whose signature verified is remembered for the whole window, whatever its answer (201, 200, 404, 409, 429), and refused if it comes again: to retry a refused request, sign it again with a new timestamp. After a 503 the outcome is unknown and the same request may be sent again as it is. A create that was accepted and whose token is still live answers 409 instead, naming the token (see CreateToken), so a client whose answer was lost can delete it.
 5. **Business rules**: a name held by a live token of the user → 409; a \`tokenId\` that does not exist, has expired or belongs to another user → 404.
 
 ## JSON typing
@@ -37,7 +37,7 @@ Integers (\`timestamp\`, \`expiresIn\`) must be JSON numbers that are integers w
 
 ## Errors
 
-Every error has the body \`{"code": <gRPC code>, "message": "...", "details": []}\` (schema \`google.rpc.Status\`), with the HTTP status that follows from the code. 429 answers carry \`Retry-After\` (seconds).`;
+Every error has the body \`{"code": <gRPC code>, "message": "...", "details": [...]}\` (schema \`google.rpc.Status\`), with the HTTP status that follows from the code. \`details\` is usually empty; each detail is a protojson \`google.protobuf.Any\` (\`{"@type": "type.googleapis.com/google.rpc.ErrorInfo", ...}\`). 429 answers carry \`Retry-After\` (seconds).`;
 
 /** Added to CreateToken's description. */
 export const createTokenNotes = `Answers **201** with the new token, which is shown only this once.

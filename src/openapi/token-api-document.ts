@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
+import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED } from "../token/token-errors.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";
 import type { ErrorAnswer } from "./error-responses.js";
 import type { OpenApiDocument, OpenApiHeader } from "./openapi-document.js";
@@ -44,7 +45,7 @@ const shapeRules: ErrorAnswer = {
 
 const unauthenticated: ErrorAnswer = {
   code: Code.Unauthenticated,
-  description: `\`Signature expired\` (timestamp more than ${toleranceMinutes} minutes from server time), \`Invalid signature\` (it does not verify under a key of the user; unknown users get the same answer) or \`Signature already used\` (a replay of an accepted request).`,
+  description: `\`Signature expired\` (timestamp more than ${toleranceMinutes} minutes from server time), \`Invalid signature\` (it does not verify under a key of the user; unknown users get the same answer) or \`Signature already used\` (the same signed request came before, whatever its answer; sign it again with a new timestamp).`,
 };
 
 const unavailable: ErrorAnswer = {
@@ -71,6 +72,10 @@ export const tokenApiErrors: Readonly<Record<string, readonly ErrorAnswer[]>> = 
     },
     unauthenticated,
     { code: Code.AlreadyExists, description: "A live token of the user already has this `name`." },
+    {
+      code: Code.AlreadyExists,
+      description: `\`Signature already used: this request created token <id>\`: the same signed request was accepted before (its answer may have been lost) and its token is still live. The token is not returned again; \`details\` holds a \`google.rpc.ErrorInfo\` with \`reason\` \`${TOKEN_ALREADY_CREATED}\`, \`domain\` \`${ERROR_DOMAIN}\` and \`metadata.tokenId\`, so the client can delete that token (a signed delete) and create a new one.`,
+    },
     rateLimited(true),
     unavailable,
   ],

@@ -31,9 +31,10 @@ export interface UserRedisKeys {
   readonly userKeys: string;
   /**
    * `{tag}t<tokenId>`: STRING of one **t**oken, 41 bytes with a 16-character
-   * id. The value is the token's digest (`tokenDigest()`, 28 raw bytes),
-   * followed directly by the UTF-8 name for a named token. Expires with the
-   * token.
+   * id (`tokenIdOf()` the create's message digest, so a replay of that create
+   * finds it). The value is the token's digest (`tokenDigest()`, 28 raw
+   * bytes), followed directly by the UTF-8 name for a named token. Expires
+   * with the token.
    */
   token(tokenId: string): string;
   /**
@@ -50,7 +51,8 @@ export interface UserRedisKeys {
   readonly live: string;
   /**
    * `{tag}p`: ZSET of the raw SHA-256 of signed messages already **p**layed
-   * (accepted) recently, scored by when they may be forgotten; refuses replays.
+   * recently (every one whose signature verified, whatever the answer),
+   * scored by when they may be forgotten; refuses replays.
    */
   readonly replay: string;
   /**

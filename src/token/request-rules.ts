@@ -13,6 +13,8 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const SIGNATURE = /^[0-9a-f]{128}$/;
 // C0, DEL and C1 controls; lone surrogates cannot be encoded as UTF-8 for signing.
 const BAD_NAME_CHARS = /[\p{Cc}\p{Cs}]/u;
+// UTF-8 encodes a lone surrogate as U+FFFD, so two ids would share one signed message.
+const LONE_SURROGATE = /\p{Cs}/u;
 
 export interface RequestRuleOptions {
   /** Longest lifetime a token may be created with, in seconds (TOKEN_MAX_LIFETIME_SECONDS). */
@@ -137,6 +139,8 @@ export function checkDeleteRequest(req: DeleteTokenRequest): CheckedDeleteReques
     problems.push("tokenId: is required");
   } else if ([...req.tokenId].length > MAX_TOKEN_ID_LENGTH) {
     problems.push(`tokenId: must be at most ${MAX_TOKEN_ID_LENGTH} characters`);
+  } else if (LONE_SURROGATE.test(req.tokenId)) {
+    problems.push("tokenId: must not contain unpaired surrogates");
   }
   checkUserId(req.userId, problems);
   if (problems.length > 0) {

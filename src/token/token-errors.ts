@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { CallRefusal } from "./token-store.js";
 
 /** Whole seconds, at least 1, for a `retry-after` header (the REST gateway forwards it). */
@@ -12,6 +13,29 @@ export const invalidSignature = () => new ConnectError("Invalid signature", Code
 
 export const nameTaken = () =>
   new ConnectError("name: a live token of this user already has this name", Code.AlreadyExists);
+
+/** `ErrorInfo.reason` of a replayed create whose token is live; clients match on it. */
+export const TOKEN_ALREADY_CREATED = "TOKEN_ALREADY_CREATED";
+/** `ErrorInfo.domain` of this service's error details. */
+export const ERROR_DOMAIN = "perps-tokens";
+
+/**
+ * A replay of an accepted create whose token is still live: names the token
+ * (never returns it), so a client whose answer was lost can delete it and
+ * free its name. Whoever replays a captured request learns only the id.
+ */
+export const alreadyCreated = (tokenId: string) =>
+  new ConnectError(
+    `Signature already used: this request created token ${tokenId}`,
+    Code.AlreadyExists,
+    undefined,
+    [
+      {
+        desc: ErrorInfoSchema,
+        value: { reason: TOKEN_ALREADY_CREATED, domain: ERROR_DOMAIN, metadata: { tokenId } },
+      },
+    ],
+  );
 
 export const tokenNotFound = () => new ConnectError("tokenId: no such token", Code.NotFound);
 

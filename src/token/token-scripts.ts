@@ -4,21 +4,48 @@
 //
 // Both return {status, retryAfterMs}. Status: 1 done, 0 business refusal
 // (name taken / no such token), -1 signing key no longer registered,
-// -2 replayed message, -3 rate limited, -4 too many live tokens.
+// -2 replayed message, -3 rate limited, -4 too many live tokens, -5 (create
+// only) this very message already created the token KEYS[2], which is live.
 //
 // Common KEYS: 1 keys set, 2 token string, 3 names zset, 4 live zset,
 // 5 replay zset, 6 rate bucket. Common ARGV: 1 signing key, 2 message digest
 // (raw SHA-256), 3 replay window ms, 4 rate capacity, 5 rate period ms.
 //
+// Every message whose signature verified is remembered, whatever the outcome
+// (refusals included), so that a captured request works at most once: only a
+// create that replicas did not confirm forgets its message again (rollback).
+//
 // Digests, live members and records are raw bytes: Lua strings are binary
 // safe, and string.sub and # count bytes.
 
-const PRELUDE = `
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return {-1, 0} end
+/**
+ * Checks and bookkeeping shared by create and delete. `onReplay` runs before
+ * a replay is refused, for the create's answer naming its token.
+ */
+const prelude = (onReplay: string) => `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function remember()
+  -- NX: a message already remembered keeps its first deadline.
+  redis.call('ZADD', KEYS[5], 'NX', now + tonumber(ARGV[3]), ARGV[2])
+  redis.call('PEXPIRE', KEYS[5], ARGV[3])
+end
+local function expireWithLast(key)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', key, last[2]) end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-if redis.call('ZSCORE', KEYS[5], ARGV[2]) then return {-2, 0} end
+-- A key deleted since it verified: its message is remembered too, so that
+-- registering the same key again does not revive a captured request.
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then
+  remember()
+  return {-1, 0}
+end
+if redis.call('ZSCORE', KEYS[5], ARGV[2]) then
+  ${onReplay}
+  return {-2, 0}
+end
+remember()
 local cap = tonumber(ARGV[4])
 local period = tonumber(ARGV[5])
 local bucket = redis.call('HMGET', KEYS[6], 't', 'ts')
@@ -28,18 +55,17 @@ tokens = math.min(cap, tokens + math.max(0, now - last) * cap / period)
 if tokens < 1 then return {-3, math.ceil((1 - tokens) * period / cap)} end
 redis.call('HSET', KEYS[6], 't', tostring(tokens - 1), 'ts', now)
 redis.call('PEXPIRE', KEYS[6], period)
-local function remember()
-  redis.call('ZADD', KEYS[5], now + tonumber(ARGV[3]), ARGV[2])
-  redis.call('PEXPIRE', KEYS[5], ARGV[3])
-end
-local function expireWithLast(key)
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if last[2] then redis.call('PEXPIREAT', key, last[2]) end
-end
 `;
 
+// The token id is derived from the message digest (tokenIdOf), so a live
+// KEYS[2] means this message created it: a replay names it (-5), and a create
+// never overwrites it (the message's memory lost, e.g. to clock skew between
+// the service and Redis, leads here too).
+const ALREADY_CREATED = "if redis.call('EXISTS', KEYS[2]) == 1 then return {-5, 0} end";
+
 /** Extra ARGV: 6 token digest, 7 live member, 8 named "0"/"1", 9 name, 10 expires at ms, 11 max live tokens. */
-export const CREATE_TOKEN_LUA = `${PRELUDE}
+export const CREATE_TOKEN_LUA = `${prelude(ALREADY_CREATED)}
+${ALREADY_CREATED}
 if ARGV[8] == '1' then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   if redis.call('ZSCORE', KEYS[3], ARGV[9]) then return {0, 0} end
@@ -58,12 +84,11 @@ expireWithLast(KEYS[4])
 local record = ARGV[6]
 if ARGV[8] == '1' then record = record .. ARGV[9] end
 redis.call('SET', KEYS[2], record, 'PXAT', ARGV[10])
-remember()
 return {1, 0}
 `;
 
 /** Extra ARGV: 6 length of a token digest, 7 length of a live member (bytes). */
-export const DELETE_TOKEN_LUA = `${PRELUDE}
+export const DELETE_TOKEN_LUA = `${prelude("")}
 local record = redis.call('GET', KEYS[2])
 if not record then return {0, 0} end
 redis.call('DEL', KEYS[2])
@@ -72,7 +97,6 @@ redis.call('DEL', KEYS[2])
 local digestLength = tonumber(ARGV[6])
 if #record > digestLength then redis.call('ZREM', KEYS[3], string.sub(record, digestLength + 1)) end
 redis.call('ZREM', KEYS[4], string.sub(record, 1, tonumber(ARGV[7])))
-remember()
 return {1, 0}
 `;
 

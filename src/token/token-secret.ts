@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { randomText } from "./random-text.js";
 
@@ -52,10 +52,22 @@ export function tokenDigest(token: string): Buffer {
   return hash("sha256", token, "buffer").subarray(0, TOKEN_DIGEST_BYTES);
 }
 
+// Domain separation: these ids are no other hash of the message.
+const TOKEN_ID_TAG = "perps.token.v1 token id\0";
+
 /**
- * A new token id: 96 random bits, base64url (16 characters), opaque. Short,
- * because it is part of a key per token; 96 bits cannot be guessed.
+ * The id of the token a signed create makes: 96 bits of SHA-256 over a
+ * domain tag and the SHA-256 of the signed message, base64url (16
+ * characters), opaque. Derived rather than random, so that a replay of an
+ * accepted create can name the token it made without storing anything per
+ * token (the store only checks whether that id's key exists). Ids are not
+ * secrets (a delete must be signed); distinct messages collide with
+ * probability 2⁻⁹⁶.
  */
-export function generateTokenId(): string {
-  return randomText(ID_BYTES);
+export function tokenIdOf(messageDigest: Uint8Array): string {
+  return createHash("sha256")
+    .update(TOKEN_ID_TAG)
+    .update(messageDigest)
+    .digest()
+    .toString("base64url", 0, ID_BYTES);
 }

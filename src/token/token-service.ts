@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { generateKeyPairSync, hash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
@@ -11,13 +11,14 @@ import { expiresAtMs, utcDate } from "./expiry-date.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
 import { createTokenMessage, deleteTokenMessage } from "./signed-message.js";
 import {
+  alreadyCreated,
   invalidSignature,
   nameTaken,
   refusalError,
   tokenNotFound,
   tooManyTokens,
 } from "./token-errors.js";
-import { generateToken, generateTokenId, tokenDigest } from "./token-secret.js";
+import { generateToken, tokenDigest, tokenIdOf } from "./token-secret.js";
 import type { CallRefusal, SignedCall, TokenStore } from "./token-store.js";
 import { userKeyOf } from "./user-id.js";
 import { createUserKeyCache } from "./user-key-cache.js";
@@ -33,6 +34,13 @@ export interface TokenServiceOptions {
   keyCacheUsers?: number;
 }
 
+/** A valid Ed25519 public key (hex) whose secret is dropped at once: it verifies no signature. */
+function newDecoyKey(): string {
+  const spki = generateKeyPairSync("ed25519").publicKey.export({ format: "der", type: "spki" });
+  // The raw key is the last 32 bytes of the DER SubjectPublicKeyInfo.
+  return spki.subarray(spki.length - 32).toString("hex");
+}
+
 /**
  * TokenService: checks each request in the contract's order (shape, time
  * window, signature, then replay, rate and business rules in the store) and
@@ -42,6 +50,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
   const { store, verifier } = opts;
   const now = opts.now ?? Date.now;
   const keyCache = createUserKeyCache(opts.keyCacheUsers ?? 10_000);
+  const decoyKey = newDecoyKey();
 
   /**
    * The key that made `signature`: first among the cached keys (no round
@@ -65,6 +74,13 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       keyCache.delete(userKey);
     }
     const untried = keys.filter((k) => cached?.includes(k) !== true);
+    if (untried.length === 0 && (cached?.length ?? 0) === 0) {
+      // No key at all: verify once anyway, so that an unknown user costs what
+      // a known user with a wrong signature costs (one read, one verify) and
+      // timing does not tell which users have keys. Nobody holds decoyKey's secret.
+      await verifier.verifyAsync(decoyKey, message, signature);
+      return undefined;
+    }
     return firstSigner(untried, message, signature);
   }
 
@@ -124,7 +140,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       );
 
       const token = generateToken();
-      const id = generateTokenId();
+      const id = tokenIdOf(call.messageDigest);
       const expiresAt = expiresAtMs(nowMs, checked.lifetimeSeconds);
       const outcome = await store.create({
         ...call,
@@ -136,6 +152,8 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       switch (outcome.kind) {
         case "created":
           return create(CreateTokenResponseSchema, { expiresAt: utcDate(expiresAt), id, token });
+        case "already-created":
+          throw alreadyCreated(id);
         case "name-taken":
           throw nameTaken();
         case "too-many-tokens":

@@ -25,11 +25,12 @@ export interface SignedCall {
   userKey: string;
   /** The public key whose signature was verified; it must still be registered. */
   signingKey: string;
-  /** SHA-256 of the signed message (32 raw bytes), remembered to refuse replays. */
+  /** SHA-256 of the signed message (32 raw bytes), remembered to refuse replays, whatever the outcome. */
   messageDigest: Buffer;
 }
 
 export interface NewToken extends SignedCall {
+  /** `tokenIdOf(messageDigest)`: a replay of the message finds the token by it. */
   tokenId: string;
   /** `tokenDigest()` of the bearer token; the token itself is never stored. */
   tokenDigest: Buffer;
@@ -46,6 +47,8 @@ export type CallRefusal =
 
 export type CreateTokenOutcome =
   | { kind: "created" }
+  /** This very message created `tokenId` earlier, and that token is live. */
+  | { kind: "already-created" }
   | { kind: "name-taken" }
   | { kind: "too-many-tokens"; retryAfterMs: number }
   | CallRefusal;
@@ -76,8 +79,9 @@ export interface TokenStoreOptions {
   /** Create and delete calls per user per minute (token bucket, bursts up to it). Default 60. */
   rateLimitPerMinute?: number;
   /**
-   * How long an accepted signed message is remembered. Default 300000 ms:
-   * the whole ±2-minute window (240 s) plus a minute for clock skew.
+   * How long a signed message is remembered once its signature verified
+   * (whatever the outcome). Default 300000 ms: the whole ±2-minute window
+   * (240 s) plus a minute for clock skew.
    */
   replayWindowMs?: number;
 }
@@ -177,6 +181,8 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
           return { kind: "name-taken" };
         case -4:
           return { kind: "too-many-tokens", retryAfterMs };
+        case -5:
+          return { kind: "already-created" };
         default:
           return refusal(status, retryAfterMs);
       }

@@ -697,6 +697,19 @@ describe("REST contract of /user/tokens", () => {
       assertError(res, 404, NOT_FOUND);
     });
 
+    it("a tokenId with a lone surrogate → 400 (its UTF-8 would be U+FFFD's, another id's message)", async () => {
+      const user = await registeredUser();
+      // JSON.stringify escapes the lone surrogate as \ud800; signText signs its UTF-8, U+FFFD.
+      const fields = await deleteFields(user, "a\uD800b");
+      assert.match(jsonText(fields), /a\\ud800b/);
+      assertError(
+        await del(fields),
+        400,
+        INVALID_ARGUMENT,
+        "tokenId: must not contain unpaired surrogates",
+      );
+    });
+
     it("timestamps of ±(2^53−1) pass the shape rules and are expired (→ 401)", async () => {
       const user = await registeredUser();
       for (const timestamp of [MAX_SAFE, -MAX_SAFE]) {
@@ -920,6 +933,33 @@ describe("REST contract of /user/tokens", () => {
       const token = await created(user);
       assertDeleted(await del(await deleteFields(user, token.id)));
       assertError(await del(await deleteFields(user, token.id)), 404, NOT_FOUND);
+    });
+
+    it("the same create again while its token is live → 409 with a google.rpc.ErrorInfo naming it", async () => {
+      const user = await registeredUser();
+      const sentAt = Date.now();
+      const fields = await createFields(user, { name: "replayed", timestamp: sentAt });
+      const first = assertCreated(await post(fields), DEFAULT_EXPIRES_IN, sentAt, Date.now());
+      const again = await post(fields);
+      assert.equal(again.status, 409, describeResponse(again));
+      assert.match(again.headers.get("content-type") ?? "", /^application\/json(;|$)/);
+      assert.deepEqual(parseJson(again.text), {
+        code: ALREADY_EXISTS,
+        message: `Signature already used: this request created token ${first.id}`,
+        details: [
+          {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            reason: "TOKEN_ALREADY_CREATED",
+            domain: "perps-tokens",
+            metadata: { tokenId: first.id },
+          },
+        ],
+      });
+      assert.ok(!again.text.includes(first.token), "the token is never sent again");
+      // A refused request (the name is taken) is remembered too: sent again, it is used.
+      const refused = await createFields(user, { name: "replayed", timestamp: sentAt - 1 });
+      assertError(await post(refused), 409, ALREADY_EXISTS, /^name: /);
+      assertError(await post(refused), 401, UNAUTHENTICATED, "Signature already used");
     });
 
     it("another user's tokenId → 404 NOT_FOUND, and the token survives", async () => {

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { status as GrpcStatus } from "@grpc/grpc-js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createTokenMessage } from "../../src/token/signed-message.js";
@@ -30,13 +36,15 @@ async function rest(service: TestService, method: "POST" | "DELETE", fields: Fie
     headers: { "content-type": "application/json" },
     body: json(fields),
   });
-  const body = (await res.json()) as {
+  const text = await res.text();
+  const body = JSON.parse(text) as {
     code?: number;
     message?: string;
     id?: string;
     token?: string;
+    details?: unknown[];
   };
-  return { status: res.status, body, retryAfter: res.headers.get("retry-after") };
+  return { status: res.status, body, text, retryAfter: res.headers.get("retry-after") };
 }
 
 interface Harness {
@@ -86,10 +94,12 @@ describe("replay protection", () => {
   });
   after(() => h.close());
 
-  it("refuses an accepted create sent again, over REST and gRPC", async () => {
+  it("refuses an accepted request sent again once its token is gone: 401, not a new token", async () => {
     const user = await h.user();
     const req = await signedCreate(user, { name: "once" });
-    assert.equal((await rest(h.service, "POST", req)).status, 201);
+    const created = await rest(h.service, "POST", req);
+    assert.equal(created.status, 201);
+    await rest(h.service, "DELETE", await signedDelete(user, created.body.id ?? ""));
     const again = await rest(h.service, "POST", req);
     assert.equal(again.status, 401);
     assert.deepEqual(again.body, { code: 16, message: "Signature already used", details: [] });
@@ -110,31 +120,19 @@ describe("replay protection", () => {
     assert.equal(again.body.message, "Signature already used");
   });
 
-  it("lets a request that failed (409, 404) be retried", async () => {
-    const user = await h.user();
-    const first = await rest(h.service, "POST", await signedCreate(user, { name: "busy" }));
-    const second = await signedCreate(user, {
-      name: "busy",
-      timestamp: BigInt(Date.now() - 1000),
-    });
-    assert.equal((await rest(h.service, "POST", second)).status, 409);
-    const missing = await signedDelete(user, "not-yet");
-    assert.equal((await rest(h.service, "DELETE", missing)).status, 404);
-    assert.equal((await rest(h.service, "DELETE", missing)).status, 404);
-    await rest(h.service, "DELETE", await signedDelete(user, first.body.id ?? ""));
-    // The very same signed request, retried after the name was freed.
-    assert.equal((await rest(h.service, "POST", second)).status, 201);
-  });
-
   it("lets exactly one of 20 concurrent copies through", async () => {
     const user = await h.user();
     const req = await signedCreate(user);
     const results = await Promise.all(
       Array.from({ length: 20 }, () => rest(h.service, "POST", req)),
     );
-    assert.equal(results.filter((r) => r.status === 201).length, 1);
+    const winners = results.filter((r) => r.status === 201);
+    assert.equal(winners.length, 1);
+    const id = winners[0]?.body.id ?? "";
+    // The others are replays of an accepted create whose token is live.
     for (const r of results.filter((x) => x.status !== 201)) {
-      assert.equal(r.body.message, "Signature already used");
+      assert.equal(r.status, 409);
+      assert.equal(r.body.message, `Signature already used: this request created token ${id}`);
     }
   });
 
@@ -150,7 +148,7 @@ describe("replay protection", () => {
       createTokenMessage({ ...req, expiresIn: undefined, name: undefined }),
     );
     const again = await rest(h.service, "POST", { ...req, signature });
-    assert.equal(again.body.message, "Signature already used");
+    assert.match(again.body.message ?? "", /^Signature already used/);
   });
 
   it("remembers the message's SHA-256 in the user's slot for the whole window", async () => {
@@ -267,6 +265,260 @@ describe("abuse limits", () => {
       assert.equal(short.status, 201);
       await new Promise((resolve) => setTimeout(resolve, 2100));
       assert.equal((await rest(h.service, "POST", await signedCreate(user))).status, 201);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+/** The google.rpc.ErrorInfo of a replayed create, as the issue fixes it. */
+function alreadyCreatedInfo(tokenId: string) {
+  return { reason: "TOKEN_ALREADY_CREATED", domain: "perps-tokens", metadata: { tokenId } };
+}
+
+/**
+ * The details of a gRPC error: `grpc-status-details-bin` is a google.rpc.Status
+ * (1 code, 2 message, 3 repeated Any), read field by field here.
+ */
+function grpcStatusDetails(err: ServiceError) {
+  const [bin] = err.metadata.get("grpc-status-details-bin");
+  assert.ok(bin instanceof Buffer, "grpc-status-details-bin is missing");
+  const reader = new BinaryReader(bin);
+  const status = {
+    code: 0,
+    message: "",
+    details: [] as ReturnType<typeof fromBinary<typeof AnySchema>>[],
+  };
+  while (reader.pos < reader.len) {
+    const [no, wireType] = reader.tag();
+    if (no === 1) {
+      status.code = reader.int32();
+    } else if (no === 2) {
+      status.message = reader.string();
+    } else if (no === 3) {
+      status.details.push(fromBinary(AnySchema, reader.bytes()));
+    } else {
+      reader.skip(wireType);
+    }
+  }
+  return status;
+}
+
+describe("a create whose answer was lost (finding 1)", () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  it("the same request again → 409 naming the token in an ErrorInfo, over REST, Connect and gRPC; never the token", async () => {
+    const user = await h.user();
+    const req = await signedCreate(user, { name: "lost" });
+    // The answer that never reached the client.
+    const lost = await rest(h.service, "POST", req);
+    assert.equal(lost.status, 201);
+    const id = lost.body.id ?? "";
+    const message = `Signature already used: this request created token ${id}`;
+
+    const again = await rest(h.service, "POST", req);
+    assert.equal(again.status, 409);
+    assert.deepEqual(again.body, {
+      code: 6,
+      message,
+      details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", ...alreadyCreatedInfo(id) }],
+    });
+    assert.ok(!again.text.includes("pt_"), again.text);
+
+    const connect = createClient(
+      TokenService,
+      createConnectTransport({ baseUrl: h.service.publicUrl, httpVersion: "1.1" }),
+    );
+    const connectErr = await connect.createToken(req).then(
+      () => assert.fail("the replay succeeded"),
+      (e: unknown) => e,
+    );
+    assert.ok(connectErr instanceof ConnectError, String(connectErr));
+    assert.equal(connectErr.code, Code.AlreadyExists);
+    assert.equal(connectErr.rawMessage, message);
+    const [info, ...more] = connectErr.findDetails(ErrorInfoSchema);
+    assert.deepEqual(more, []);
+    assert.deepEqual(
+      { reason: info?.reason, domain: info?.domain, metadata: info?.metadata },
+      alreadyCreatedInfo(id),
+    );
+
+    const grpcErr = await h.tokens.createToken(req).then(
+      () => assert.fail("the replay succeeded"),
+      (e: unknown) => e,
+    );
+    assert.ok(isGrpcError(grpcErr, GrpcStatus.ALREADY_EXISTS), String(grpcErr));
+    // connect-node percent-encodes ':' in grpc-message, which grpc-js' decodeURI leaves as is.
+    assert.equal(decodeURIComponent(grpcErr.details), message);
+    const status = grpcStatusDetails(grpcErr);
+    assert.deepEqual([status.code, status.message], [GrpcStatus.ALREADY_EXISTS, message]);
+    assert.equal(status.details.length, 1);
+    const [any] = status.details;
+    assert.equal(any?.typeUrl, "type.googleapis.com/google.rpc.ErrorInfo");
+    const grpcInfo = any === undefined ? undefined : anyUnpack(any, ErrorInfoSchema);
+    assert.deepEqual(
+      { reason: grpcInfo?.reason, domain: grpcInfo?.domain, metadata: grpcInfo?.metadata },
+      alreadyCreatedInfo(id),
+    );
+    // Nothing was created by the replays: one token, the lost one.
+    const tag = Buffer.from(user.userId.replace(/-/g, ""), "hex").toString("base64url");
+    assert.deepEqual(await allKeys(h.service.redis, `{${tag}}t*`), [`{${tag}}t${id}`]);
+  });
+
+  it("the client recovers: the id from the 409 deletes the token and frees its name", async () => {
+    const user = await h.user();
+    // Distinct timestamps: equal messages would be replays of one another.
+    const base = Date.now();
+    const req = await signedCreate(user, { name: "stuck", timestamp: BigInt(base - 3) });
+    assert.equal((await rest(h.service, "POST", req)).status, 201);
+    // Before the fix a new request for the name was a 409 with nothing to act on.
+    assert.equal(
+      (
+        await rest(
+          h.service,
+          "POST",
+          await signedCreate(user, { name: "stuck", timestamp: BigInt(base - 2) }),
+        )
+      ).status,
+      409,
+    );
+    const replay = await rest(h.service, "POST", req);
+    const detail = replay.body.details?.[0];
+    assert.ok(
+      typeof detail === "object" && detail !== null && "metadata" in detail,
+      `no ErrorInfo in ${replay.text}`,
+    );
+    const { tokenId } = detail.metadata as { tokenId: string };
+    const deleted = await rest(h.service, "DELETE", await signedDelete(user, tokenId));
+    assert.equal(deleted.status, 200);
+    const fresh = await rest(
+      h.service,
+      "POST",
+      await signedCreate(user, { name: "stuck", timestamp: BigInt(base - 1) }),
+    );
+    assert.equal(fresh.status, 201);
+    // Its token gone, the old request is a plain replay.
+    const stale = await rest(h.service, "POST", req);
+    assert.deepEqual([stale.status, stale.body.message], [401, "Signature already used"]);
+  });
+
+  it("the id is derived from the signed message, so it is known without being stored", async () => {
+    const user = await h.user();
+    const req = await signedCreate(user);
+    const created = await rest(h.service, "POST", req);
+    const message = createTokenMessage({ ...req, expiresIn: undefined, name: undefined });
+    const digest = createHash("sha256").update(message).digest();
+    const expected = createHash("sha256")
+      .update(Buffer.concat([Buffer.from("perps.token.v1 token id\0"), digest]))
+      .digest()
+      .subarray(0, 12)
+      .toString("base64url");
+    assert.equal(created.body.id, expected);
+  });
+});
+
+describe("refused requests are remembered (finding 2)", () => {
+  it("a request refused with 409, 404, 429 or for a deleted key cannot be replayed later", async () => {
+    const h = await harness({ maxActive: 2 });
+    try {
+      const user = await h.user();
+      const base = Date.now();
+      const at = (i: number) => BigInt(base - i);
+      const replayed = async (
+        method: "POST" | "DELETE",
+        req: Record<string, string | bigint | undefined>,
+      ) => {
+        const res = await rest(h.service, method, req);
+        assert.deepEqual([res.status, res.body.message], [401, "Signature already used"]);
+      };
+
+      // 409: the name is taken; once it is free, the captured request must not create a token.
+      const first = await rest(
+        h.service,
+        "POST",
+        await signedCreate(user, { name: "busy", timestamp: at(1) }),
+      );
+      const taken = await signedCreate(user, { name: "busy", timestamp: at(2) });
+      assert.equal((await rest(h.service, "POST", taken)).status, 409);
+
+      // 404: a delete of a token that does not exist yet.
+      const early = await signedDelete(user, "not-yet", { timestamp: at(3) });
+      assert.equal((await rest(h.service, "DELETE", early)).status, 404);
+
+      // 429: too many live tokens (2 allowed).
+      const second = await rest(h.service, "POST", await signedCreate(user, { timestamp: at(4) }));
+      assert.equal(second.status, 201);
+      const full = await signedCreate(user, { timestamp: at(5) });
+      assert.equal((await rest(h.service, "POST", full)).status, 429);
+
+      // Free the name and both slots, then replay each refused request.
+      for (const created of [first, second]) {
+        const del = await signedDelete(user, created.body.id ?? "", {
+          timestamp: at(6 + (created === first ? 0 : 1)),
+        });
+        assert.equal((await rest(h.service, "DELETE", del)).status, 200);
+      }
+      await replayed("POST", taken);
+      await replayed("DELETE", early);
+      await replayed("POST", full);
+      // Re-signed with a new timestamp, the same create succeeds.
+      const resigned = await signedCreate(user, { name: "busy", timestamp: at(8) });
+      assert.equal((await rest(h.service, "POST", resigned)).status, 201);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a rate-limited request is remembered", async () => {
+    const h = await harness({ ratePerMinute: 1 });
+    try {
+      const user = await h.user();
+      assert.equal(
+        (
+          await rest(
+            h.service,
+            "POST",
+            await signedCreate(user, { timestamp: BigInt(Date.now() - 1) }),
+          )
+        ).status,
+        201,
+      );
+      const limited = await signedCreate(user);
+      assert.equal((await rest(h.service, "POST", limited)).status, 429);
+      // Not limited again: refused as used, before it could wait for the bucket.
+      const again = await rest(h.service, "POST", limited);
+      assert.deepEqual([again.status, again.body.message], [401, "Signature already used"]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a request signed with a key deleted meanwhile stays used when the key is registered again", async () => {
+    const h = await harness();
+    try {
+      const user = await h.user();
+      // The service caches the key with this call.
+      assert.equal(
+        (
+          await rest(
+            h.service,
+            "POST",
+            await signedCreate(user, { timestamp: BigInt(Date.now() - 1) }),
+          )
+        ).status,
+        201,
+      );
+      await h.keys.deleteUserKey({ userId: user.userId, publicKey: user.publicKey });
+      const captured = await signedCreate(user);
+      const revoked = await rest(h.service, "POST", captured);
+      assert.deepEqual([revoked.status, revoked.body.message], [401, "Invalid signature"]);
+      await h.keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
+      const replay = await rest(h.service, "POST", captured);
+      assert.deepEqual([replay.status, replay.body.message], [401, "Signature already used"]);
     } finally {
       await h.close();
     }

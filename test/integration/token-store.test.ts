@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Redis } from "ioredis";
 import { redisKeysOf } from "../../src/redis/keys.js";
-import { generateToken, generateTokenId, tokenDigest } from "../../src/token/token-secret.js";
+import { generateToken, tokenDigest, tokenIdOf } from "../../src/token/token-secret.js";
 import { createTokenStore, type NewToken } from "../../src/token/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
@@ -14,11 +14,12 @@ const SIGNING_KEY = "ab".repeat(32);
 async function newToken(redis: Redis, name: string | undefined): Promise<NewToken> {
   const userKey = randomUUID();
   await redis.sadd(redisKeysOf(userKey).userKeys, SIGNING_KEY);
+  const messageDigest = randomBytes(32);
   return {
     userKey,
     signingKey: SIGNING_KEY,
-    messageDigest: randomBytes(32),
-    tokenId: generateTokenId(),
+    messageDigest,
+    tokenId: tokenIdOf(messageDigest),
     tokenDigest: tokenDigest(generateToken()),
     name,
     expiresAtMs: Date.now() + 60_000,
@@ -58,6 +59,39 @@ describe("token store scripts", () => {
       assert.equal(await redis.exists(keys.token(token.tokenId), keys.live, keys.names), 0);
     });
   }
+
+  it("a create never overwrites a live token of its id, even if its message was forgotten", async () => {
+    const store = createTokenStore({ redis });
+    const token = await newToken(redis, "first");
+    const keys = redisKeysOf(token.userKey);
+    assert.deepEqual(await store.create(token), { kind: "created" });
+    const record = await redis.getBuffer(keys.token(token.tokenId));
+    // A replay of the message while its token is live names it.
+    const replay = { ...token, tokenDigest: tokenDigest(generateToken()), name: "second" };
+    assert.deepEqual(await store.create(replay), { kind: "already-created" });
+    // As if the message's memory were lost (e.g. the service's clock ahead of Redis').
+    await redis.zrem(keys.replay, token.messageDigest);
+    assert.deepEqual(await store.create(replay), { kind: "already-created" });
+    assert.deepEqual(await redis.getBuffer(keys.token(token.tokenId)), record);
+    assert.deepEqual(await redis.zrange(keys.names, 0, -1), ["first"]);
+    assert.equal(await redis.zcard(keys.live), 1);
+    // Once the token is gone, a replay is a plain one.
+    await store.delete({ ...token, messageDigest: randomBytes(32) });
+    assert.deepEqual(await store.create(replay), { kind: "replayed" });
+  });
+
+  it("a refused create is remembered: its replay is refused as such", async () => {
+    const store = createTokenStore({ redis });
+    const first = await newToken(redis, "taken");
+    assert.deepEqual(await store.create(first), { kind: "created" });
+    const messageDigest = randomBytes(32);
+    const second = { ...first, messageDigest, tokenId: tokenIdOf(messageDigest) };
+    assert.deepEqual(await store.create(second), { kind: "name-taken" });
+    assert.deepEqual(await store.delete({ ...first, messageDigest: randomBytes(32) }), {
+      kind: "deleted",
+    });
+    assert.deepEqual(await store.create(second), { kind: "replayed" });
+  });
 
   it("a create that no replica confirmed is undone, so its retry succeeds", async () => {
     // No replica exists, so WAIT always comes back short.

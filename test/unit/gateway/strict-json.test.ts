@@ -66,6 +66,8 @@ describe("checkStrictJson rejects", () => {
     ['{"shelf":1}', "shelf: must be a JSON string"],
     ['{"shelf":null}', "shelf: must be a JSON string"],
     ['{"shelf":["a"]}', "shelf: must be a JSON string"],
+    ['{"shelf":"a\\ud800"}', "shelf: must not contain unpaired surrogates"],
+    ['{"tags":["\\udc00x"]}', "tags[0]: must not contain unpaired surrogates"],
     ['{"boolValue":"true"}', "boolValue: must be a JSON boolean"],
     ['{"boolValue":1}', "boolValue: must be a JSON boolean"],
     ['{"doubleValue":"1"}', "doubleValue: must be a finite JSON number"],

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { redisKeysOf, userTag } from "../../../src/redis/keys.js";
-import { generateTokenId } from "../../../src/token/token-secret.js";
+import { tokenIdOf } from "../../../src/token/token-secret.js";
 import { isValidUserId, userKeyOf } from "../../../src/token/user-id.js";
 
 const U = "0b3c4d5e-1f2a-4b4c-bd9e-0123456789ab";
@@ -49,7 +49,7 @@ describe("redis keys", () => {
 
   it("a token key is at most 44 bytes (jemalloc's 48-byte class with its sds header)", () => {
     for (const userKey of [U, NIL, MAX, randomUUID()]) {
-      const key = redisKeysOf(userKey).token(generateTokenId());
+      const key = redisKeysOf(userKey).token(tokenIdOf(randomBytes(32)));
       assert.equal(Buffer.byteLength(key), 41);
       assert.ok(Buffer.byteLength(key) <= 44);
     }
@@ -67,7 +67,7 @@ describe("redis keys", () => {
       fc.property(uuidText, (userKey) => {
         const tag = userTag(userKey);
         assert.match(tag, /^[A-Za-z0-9_-]{22}$/);
-        for (const key of keysOf(userKey, generateTokenId())) {
+        for (const key of keysOf(userKey, tokenIdOf(randomBytes(32)))) {
           assert.ok(key.startsWith(`{${tag}}`), key);
           assert.equal(clusterHashTag(key), tag, key);
         }

@@ -90,6 +90,18 @@ describe("checkDeleteRequest", () => {
     const req = create(DeleteTokenRequestSchema, { ...good, tokenId: "t".repeat(128) });
     assert.equal(checkDeleteRequest(req).tokenId.length, 128);
   });
+
+  it("refuses a lone surrogate in a tokenId, high or low, and keeps paired ones", () => {
+    for (const tokenId of ["a\uD800b", "\uDC00", "ab\uDBFF"]) {
+      const req = create(DeleteTokenRequestSchema, { ...good, tokenId });
+      assert.equal(
+        invalidMessage(() => checkDeleteRequest(req)),
+        "tokenId: must not contain unpaired surrogates",
+      );
+    }
+    const paired = create(DeleteTokenRequestSchema, { ...good, tokenId: "a🚀b" });
+    assert.equal(checkDeleteRequest(paired).tokenId, "a🚀b");
+  });
 });
 
 describe("checkTimeWindow", () => {

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import {
   generateToken,
-  generateTokenId,
   isWellFormedToken,
   TOKEN_DIGEST_BYTES,
   tokenDigest,
+  tokenIdOf,
 } from "../../../src/token/token-secret.js";
 
 describe("token secrets", () => {
@@ -32,12 +32,22 @@ describe("token secrets", () => {
     assert.equal(isWellFormedToken(""), false);
   });
 
-  it("ids are 96 random bits, URL-safe", () => {
-    const ids = new Set(Array.from({ length: 100 }, generateTokenId));
+  it("ids are 96 bits of SHA-256 over a domain tag and the message digest, URL-safe", () => {
+    const digests = Array.from({ length: 100 }, () => randomBytes(32));
+    const ids = new Set(digests.map(tokenIdOf));
     assert.equal(ids.size, 100);
     for (const id of ids) {
       assert.match(id, /^[A-Za-z0-9_-]{16}$/);
     }
+    const digest = createHash("sha256").update("createToken:1:::u").digest();
+    const expected = createHash("sha256")
+      .update(Buffer.concat([Buffer.from("perps.token.v1 token id\0"), digest]))
+      .digest()
+      .subarray(0, 12)
+      .toString("base64url");
+    assert.equal(tokenIdOf(digest), expected);
+    // Not the message digest itself, nor a prefix of it.
+    assert.notEqual(tokenIdOf(digest), digest.subarray(0, 12).toString("base64url"));
   });
 
   it("tokenDigest is the first 28 raw bytes of the SHA-256", () => {
