@@ -176,6 +176,33 @@ describe("SDK typed errors", () => {
       await client.deleteToken({ userId: user.userId, tokenId: first.id });
     });
 
+    it(`${transport}: a create whose answer was lost, resent as it was, names its token (createdTokenId) and the delete frees the name`, async () => {
+      const user = await h.user();
+      const firstAttempt = Date.now();
+      // The same `now` makes the identical signed request (Ed25519 is deterministic).
+      const client = h.client(transport, user, { now: () => firstAttempt });
+      const lost = await client.createToken({ userId: user.userId, name: "lost", expiresIn: 60 });
+      const resent = await client
+        .createToken({ userId: user.userId, name: "lost", expiresIn: 60 })
+        .then(
+          () => assert.fail("the resent create succeeded"),
+          (err: unknown) => err,
+        );
+      assert.ok(resent instanceof TokenApiError, `not a TokenApiError: ${String(resent)}`);
+      assert.equal(resent.code, Code.AlreadyExists);
+      assert.equal(resent.httpStatus, status(409));
+      assert.equal(resent.createdTokenId, lost.id);
+      assert.ok(!resent.message.includes(lost.token), "the token is never shown again");
+      await h.client(transport, user).deleteToken({
+        userId: user.userId,
+        tokenId: resent.createdTokenId ?? "",
+      });
+      const again = await h
+        .client(transport, user)
+        .createToken({ userId: user.userId, name: "lost" });
+      await h.client(transport, user).deleteToken({ userId: user.userId, tokenId: again.id });
+    });
+
     it(`${transport}: unknown token is NOT_FOUND`, async () => {
       const user = await h.user();
       await assert.rejects(
