@@ -1,15 +1,14 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect as connectH2 } from "node:http2";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { connect as connectTls } from "node:tls";
-import { promisify } from "node:util";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { selfSignedCert } from "../support/self-signed-cert.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -248,37 +247,18 @@ describe("resets at every point of a request", () => {
 });
 
 describe("resets on the TLS path", () => {
-  const run = promisify(execFile);
   let dir: string;
   let redis: TestRedis;
   let service: TestService;
   let ca: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "perps-tls-"));
-    await run("openssl", [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-    ]);
-    ca = readFileSync(join(dir, "cert.pem"), "utf8");
+    const pems = await selfSignedCert(dir);
+    ca = pems.cert;
     redis = await startTestRedisServer();
     service = await startTestService({
       redis: redis.topology,
-      tls: { cert: ca, key: readFileSync(join(dir, "key.pem"), "utf8") },
+      tls: pems,
       logLevel: "debug",
     });
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect as connectH2 } from "node:http2";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
@@ -12,6 +12,8 @@ import * as grpc from "@grpc/grpc-js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
+import { samples } from "../support/prometheus-samples.js";
+import { selfSignedCert } from "../support/self-signed-cert.js";
 import { newUser, signedCreate } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -22,18 +24,6 @@ const BUF = resolve(import.meta.dirname, "../../node_modules/.bin/buf");
 type Fields = Record<string, string | bigint | undefined>;
 const json = (fields: Fields) =>
   JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
-
-/** Prometheus text → samples, e.g. `name{a="b"}` → value. */
-function samples(text: string): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*(?:\{[^}]*\})?) (\S+)$/.exec(line);
-    if (match?.[1] !== undefined && match[2] !== undefined) {
-      map.set(match[1], Number(match[2]));
-    }
-  }
-  return map;
-}
 
 describe("operability", () => {
   let redis: TestRedis;
@@ -167,30 +157,12 @@ describe("TLS", () => {
   let ca: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "perps-tls-"));
-    await run("openssl", [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-    ]);
-    ca = readFileSync(join(dir, "cert.pem"), "utf8");
+    const pems = await selfSignedCert(dir);
+    ca = pems.cert;
     redis = await startTestRedis();
     service = await startTestService({
       redis: redis.topology,
-      tls: { cert: ca, key: readFileSync(join(dir, "key.pem"), "utf8") },
+      tls: pems,
     });
   });
   after(async () => {

@@ -6,6 +6,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { CreateTokenRequestSchema } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient } from "../support/grpc-client.js";
+import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -103,18 +104,6 @@ function rawExchange(baseUrl: string, bytes: string): Promise<string> {
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(", ") : value;
-}
-
-/** Prometheus text → samples, e.g. `name{a="b"}` → value. */
-function samples(text: string): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*(?:\{[^}]*\})?) (\S+)$/.exec(line);
-    if (match?.[1] !== undefined && match[2] !== undefined) {
-      map.set(match[1], Number(match[2]));
-    }
-  }
-  return map;
 }
 
 describe("every answer is observable", () => {
