@@ -13,6 +13,8 @@ export interface ServiceMetrics {
   readonly redisDuration: Histogram<"operation">;
   readonly tokensCreated: Counter;
   readonly tokensDeleted: Counter;
+  /** IntrospectToken answers by outcome: `active` or `inactive`. */
+  readonly introspections: Counter<"outcome">;
 }
 
 export interface ServiceMetricsOptions {
@@ -65,6 +67,12 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
     tokensDeleted: new Counter({
       name: "perps_token_tokens_deleted_total",
       help: "Tokens deleted.",
+      registers,
+    }),
+    introspections: new Counter({
+      name: "perps_token_introspections_total",
+      help: "IntrospectToken answers by outcome (active, inactive).",
+      labelNames: ["outcome"],
       registers,
     }),
   };

@@ -11,6 +11,7 @@ import { createRestGateway } from "../gateway/rest-gateway.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
+import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import type { Logger } from "../log/logger.js";
@@ -24,6 +25,8 @@ import { loadOpenApiDocument } from "../openapi/committed-document.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
 import { createRedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
+import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
+import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
 import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
@@ -87,6 +90,8 @@ export interface App {
 
 /** Largest request message accepted on any protocol. */
 const READ_MAX_BYTES = 64 * 1024;
+/** Largest IntrospectToken request accepted (internal listener). */
+const INTROSPECTION_READ_MAX_BYTES = 2 * 1024 * 1024;
 
 function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
   res.writeHead(404, { "content-type": "application/json" });
@@ -96,8 +101,9 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
 /**
  * The service: the public listener serves TokenService (Connect, gRPC,
  * gRPC-Web and the REST mapping) and health checks;
- * the internal listener also serves UserKeyService, grpc.health.v1, gRPC
- * server reflection and the Prometheus metrics.
+ * the internal listener also serves UserKeyService,
+ * TokenIntrospectionService, grpc.health.v1, gRPC server reflection and the
+ * Prometheus metrics.
  */
 export function createApp(opts: AppOptions): App {
   const ready = createReadinessProbe({ redis: opts.redis });
@@ -107,30 +113,45 @@ export function createApp(opts: AppOptions): App {
     ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
   };
+  const tokenStore = createTokenStore({
+    redis: opts.redis,
+    call,
+    ...durability,
+    ...(opts.tokenMaxActivePerUser === undefined
+      ? {}
+      : { maxActivePerUser: opts.tokenMaxActivePerUser }),
+    ...(opts.tokenRateLimitPerMinute === undefined
+      ? {}
+      : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
+  });
   const tokenService = createTokenService({
-    store: createTokenStore({
-      redis: opts.redis,
-      call,
-      ...durability,
-      ...(opts.tokenMaxActivePerUser === undefined
-        ? {}
-        : { maxActivePerUser: opts.tokenMaxActivePerUser }),
-      ...(opts.tokenRateLimitPerMinute === undefined
-        ? {}
-        : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
-    }),
+    store: tokenStore,
     verifier: createEd25519Verifier(),
     maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
     ...(opts.now === undefined ? {} : { now: opts.now }),
+  });
+  const bearer = createBearerAuthenticator({
+    store: tokenStore,
+    ...(opts.now === undefined ? {} : { now: opts.now }),
+  });
+  const introspected = {
+    active: metrics.introspections.labels({ outcome: "active" }),
+    inactive: metrics.introspections.labels({ outcome: "inactive" }),
+  };
+  const introspectionService = createTokenIntrospectionService({
+    authenticator: bearer,
+    observe: (active) => (active ? introspected.active : introspected.inactive).inc(),
   });
   const userKeyService = createUserKeyService({
     store: createUserKeyStore({ redis: opts.redis, call, ...durability }),
   });
   const grpcHealth = createGrpcHealth({
     ready,
-    services: [TokenService.typeName, UserKeyService.typeName],
+    services: [TokenService.typeName, UserKeyService.typeName, TokenIntrospectionService.typeName],
   });
-  const reflection = createGrpcReflection({ services: [TokenService, UserKeyService, Health] });
+  const reflection = createGrpcReflection({
+    services: [TokenService, UserKeyService, TokenIntrospectionService, Health],
+  });
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),
@@ -234,6 +255,11 @@ export function createApp(opts: AppOptions): App {
       (router) => {
         router.service(TokenService, tokenService);
         router.service(UserKeyService, userKeyService);
+        // Any string a caller forwards answers `active: false`, not a size
+        // error: up to 2 MiB here (gRPC's own default is 4 MiB).
+        router.service(TokenIntrospectionService, introspectionService, {
+          readMaxBytes: INTROSPECTION_READ_MAX_BYTES,
+        });
         router.service(Health, grpcHealth);
         router.service(ReflectionV1, reflection.v1);
         router.service(ReflectionV1Alpha, reflection.v1alpha);

@@ -116,6 +116,7 @@ describe("operability", () => {
     for (const name of [
       "perps.token.v1.TokenService",
       "perps.token.v1.UserKeyService",
+      "perps.token.v1.TokenIntrospectionService",
       "grpc.health.v1.Health",
       "grpc.reflection.v1.ServerReflection",
     ]) {

@@ -60,7 +60,12 @@ describe("health, readiness and a Redis outage", () => {
       assert.equal((await fetch(`${base}/healthz`)).status, 200);
       assert.equal((await fetch(`${base}/readyz`)).status, 200);
     }
-    for (const name of ["", "perps.token.v1.TokenService", "perps.token.v1.UserKeyService"]) {
+    for (const name of [
+      "",
+      "perps.token.v1.TokenService",
+      "perps.token.v1.UserKeyService",
+      "perps.token.v1.TokenIntrospectionService",
+    ]) {
       const res = await health.check({ service: name });
       assert.equal(res.status, ServingStatus.SERVING);
     }

@@ -1,0 +1,43 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  IntrospectTokenResponseSchema,
+  type TokenIntrospectionService,
+} from "../gen/perps/token/v1/token_introspection_pb.js";
+import type { BearerAuthenticator } from "./bearer-authenticator.js";
+import { utcDate } from "./expiry-date.js";
+
+export interface TokenIntrospectionServiceOptions {
+  authenticator: BearerAuthenticator;
+  /** Told the outcome of every introspection that was answered. Default: nothing. */
+  observe?: (active: boolean) => void;
+}
+
+/**
+ * TokenIntrospectionService (internal only), RFC 7662's model: a live token
+ * answers who it belongs to; anything else, whatever it is, answers
+ * `active: false` and nothing more, never an error. Only the service's own
+ * trouble fails the call (Redis unavailable).
+ */
+export function createTokenIntrospectionService(
+  opts: TokenIntrospectionServiceOptions,
+): ServiceImpl<typeof TokenIntrospectionService> {
+  const { authenticator, observe } = opts;
+  return {
+    async introspectToken(req) {
+      const identity = await authenticator.authenticate(req.token);
+      observe?.(identity !== undefined);
+      if (identity === undefined) {
+        return create(IntrospectTokenResponseSchema, { active: false });
+      }
+      return create(IntrospectTokenResponseSchema, {
+        active: true,
+        userId: identity.userKey,
+        tokenId: identity.tokenId,
+        name: identity.name,
+        expiresAt: utcDate(identity.expiresAtMs),
+        expiresAtMs: BigInt(identity.expiresAtMs),
+      });
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { randomBytes, randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { Redis } from "ioredis";
+import { redisKeysOf } from "../../src/redis/keys.js";
+import { createRedisCall } from "../../src/redis/redis-call.js";
+import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
+import { generateToken, tokenDigest, tokenIdOf } from "../../src/token/token-secret.js";
+import { createTokenStore } from "../../src/token/token-store.js";
+import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
+
+const SIGNING_KEY = "cd".repeat(32);
+
+// The authenticator over the real store and a private redis-server.
+describe("bearer authenticator", () => {
+  let server: TestRedis;
+  let redis: Redis;
+  before(async () => {
+    server = await startTestRedisServer();
+    redis = new Redis(server.url);
+  });
+  after(async () => {
+    redis.disconnect();
+    await server.dispose();
+  });
+
+  /** A stored token of a new user, named `name`, expiring at `expiresAtMs`. */
+  async function stored(name: string | undefined, expiresAtMs: number) {
+    const userKey = randomUUID();
+    await redis.sadd(redisKeysOf(userKey).userKeys, SIGNING_KEY);
+    const messageDigest = randomBytes(32);
+    const tokenId = tokenIdOf(messageDigest);
+    const token = generateToken(userKey, tokenId);
+    const store = createTokenStore({ redis });
+    const outcome = await store.create({
+      userKey,
+      signingKey: SIGNING_KEY,
+      messageDigest,
+      tokenId,
+      tokenDigest: tokenDigest(token),
+      name,
+      expiresAtMs,
+    });
+    assert.deepEqual(outcome, { kind: "created" });
+    return { userKey, tokenId, token, store };
+  }
+
+  it("a live token is its user, id, name and expiry; nothing else is", async () => {
+    const expiresAtMs = Date.now() + 60_000;
+    const { userKey, tokenId, token, store } = await stored("ci", expiresAtMs);
+    const bearer = createBearerAuthenticator({ store });
+    assert.deepEqual(await bearer.authenticate(token), {
+      userKey,
+      tokenId,
+      name: "ci",
+      expiresAtMs,
+    });
+    // Same user and id, another secret: the record is found, the digest differs.
+    assert.equal(await bearer.authenticate(generateToken(userKey, tokenId)), undefined);
+    assert.equal(
+      await bearer.authenticate(generateToken(userKey, tokenIdOf(randomBytes(32)))),
+      undefined,
+    );
+  });
+
+  it('a session token has the name ""', async () => {
+    const { token, store } = await stored(undefined, Date.now() + 60_000);
+    const identity = await createBearerAuthenticator({ store }).authenticate(token);
+    assert.equal(identity?.name, "");
+  });
+
+  it("a token whose expiry has passed by the service's clock is inactive, even if Redis still has it", async () => {
+    const expiresAtMs = Date.now() + 60_000;
+    const { token, store } = await stored("edge", expiresAtMs);
+    const at = (ms: number) => createBearerAuthenticator({ store, now: () => ms });
+    assert.notEqual(await at(expiresAtMs - 1).authenticate(token), undefined);
+    assert.equal(await at(expiresAtMs).authenticate(token), undefined);
+    assert.equal(await at(expiresAtMs + 1).authenticate(token), undefined);
+  });
+
+  it("a malformed token is refused without a Redis call", async () => {
+    const { token } = await stored(undefined, Date.now() + 60_000);
+    const operations: string[] = [];
+    const store = createTokenStore({
+      redis,
+      call: createRedisCall({ observe: (operation) => operations.push(operation) }),
+    });
+    const bearer = createBearerAuthenticator({ store });
+    for (const bad of [
+      "",
+      "pt_",
+      token.slice(0, -1),
+      `${token}x`,
+      `x${token.slice(1)}`,
+      "a".repeat(1 << 20),
+    ]) {
+      assert.equal(await bearer.authenticate(bad), undefined);
+    }
+    assert.deepEqual(operations, []);
+    assert.notEqual(await bearer.authenticate(token), undefined);
+    assert.deepEqual(operations, ["token.lookup"]);
+  });
+});
