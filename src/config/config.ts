@@ -8,7 +8,7 @@ export interface Config {
   internalHost: string;
   /** HTTP_PORT: public listener (TokenService, REST, health). Default 8080. */
   httpPort: number;
-  /** GRPC_PORT: internal listener (TokenService, UserKeyService, gRPC health). Default 9090. */
+  /** GRPC_PORT: internal listener (TokenService, UserKeyService, TokenIntrospectionService, gRPC health). Default 9090. */
   grpcPort: number;
   /**
    * The Redis to use: REDIS_URL (`redis://`, `rediss://` or `unix:///path`),
