@@ -13,6 +13,8 @@ export interface ServiceMetrics {
   readonly redisDuration: Histogram<"operation">;
   readonly tokensCreated: Counter;
   readonly tokensDeleted: Counter;
+  /** Forward-auth answers (`/auth` on the internal listener) by HTTP status. */
+  readonly forwardAuth: Counter<"status">;
 }
 
 export interface ServiceMetricsOptions {
@@ -65,6 +67,12 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
     tokensDeleted: new Counter({
       name: "perps_token_tokens_deleted_total",
       help: "Tokens deleted.",
+      registers,
+    }),
+    forwardAuth: new Counter({
+      name: "perps_token_forward_auth_total",
+      help: "Forward-auth answers (/auth on the internal listener) by HTTP status: 200 a live token, 401 none or a bad one, 503 Redis unavailable.",
+      labelNames: ["status"],
       registers,
     }),
   };
