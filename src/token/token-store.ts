@@ -4,7 +4,12 @@ import { LIVE_MEMBER_BYTES, redisKeysOf } from "../redis/keys.js";
 import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { unconfirmedWrite } from "../redis/redis-failure.js";
-import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA, ROLLBACK_CREATE_LUA } from "./token-scripts.js";
+import {
+  CREATE_TOKEN_LUA,
+  DELETE_TOKEN_LUA,
+  LOOKUP_TOKEN_LUA,
+  ROLLBACK_CREATE_LUA,
+} from "./token-scripts.js";
 import { TOKEN_DIGEST_BYTES } from "./token-secret.js";
 
 type ScriptReply = [status: number, retryAfterMs: number];
@@ -16,6 +21,9 @@ declare module "ioredis" {
     perpsCreateToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
+    perpsLookupTokenBuffer(
+      tokenKey: string,
+    ): Result<[record: Buffer, expiresAtMs: number] | null, Context>;
   }
 }
 
@@ -53,6 +61,16 @@ export type CreateTokenOutcome =
   | { kind: "too-many-tokens"; retryAfterMs: number }
   | CallRefusal;
 
+/** A token's record as stored, for a bearer check. */
+export interface StoredToken {
+  /** `tokenDigest()` of the token: the stored {@link TOKEN_DIGEST_BYTES} raw bytes. */
+  digest: Buffer;
+  /** "" for a session token. */
+  name: string;
+  /** When Redis expires the record, in Unix ms. */
+  expiresAtMs: number;
+}
+
 export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | CallRefusal;
 
 export interface TokenStore {
@@ -64,6 +82,11 @@ export interface TokenStore {
   create(token: NewToken): Promise<CreateTokenOutcome>;
   /** Deletes a live token of the user: one round trip, atomic with every check. */
   delete(call: SignedCall & { tokenId: string }): Promise<DeleteTokenOutcome>;
+  /**
+   * The record of the token `tokenId` of the user (lowercase id), or
+   * undefined when there is none: one round trip to the user's slot.
+   */
+  lookup(userKey: string, tokenId: string): Promise<StoredToken | undefined>;
 }
 
 export interface TokenStoreOptions {
@@ -115,6 +138,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   redis.defineCommand("perpsCreateToken", { numberOfKeys: 6, lua: CREATE_TOKEN_LUA });
   redis.defineCommand("perpsDeleteToken", { numberOfKeys: 6, lua: DELETE_TOKEN_LUA });
   redis.defineCommand("perpsRollbackCreate", { numberOfKeys: 4, lua: ROLLBACK_CREATE_LUA });
+  redis.defineCommand("perpsLookupToken", { numberOfKeys: 1, lua: LOOKUP_TOKEN_LUA });
   const writer = createDurableWriter({
     redis,
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
@@ -213,6 +237,22 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         default:
           return refusal(status, retryAfterMs);
       }
+    },
+
+    async lookup(userKey, tokenId) {
+      // A script runs on the user's primary, never a lagging replica that may still hold a deleted token.
+      const reply = await redisCall("token.lookup", () =>
+        redis.perpsLookupTokenBuffer(redisKeysOf(userKey).token(tokenId)),
+      );
+      if (reply === null) {
+        return undefined;
+      }
+      const [record, expiresAtMs] = reply;
+      return {
+        digest: record.subarray(0, TOKEN_DIGEST_BYTES),
+        name: record.toString("utf8", TOKEN_DIGEST_BYTES),
+        expiresAtMs,
+      };
     },
   };
 }
