@@ -24,6 +24,7 @@ import { loadOpenApiDocument } from "../openapi/committed-document.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
 import { createRedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
+import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
 import { createTokenService } from "../token/token-service.js";
 import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
@@ -38,6 +39,7 @@ import {
 } from "./dual-protocol-server.js";
 import { errorInterceptor } from "./error-interceptor.js";
 import { exchangeOf } from "./exchange.js";
+import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
@@ -97,7 +99,8 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
  * The service: the public listener serves TokenService (Connect, gRPC,
  * gRPC-Web and the REST mapping) and health checks;
  * the internal listener also serves UserKeyService, grpc.health.v1, gRPC
- * server reflection and the Prometheus metrics.
+ * server reflection, the Prometheus metrics and forward-auth (`/auth`) for
+ * the edge proxy.
  */
 export function createApp(opts: AppOptions): App {
   const ready = createReadinessProbe({ redis: opts.redis });
@@ -107,18 +110,19 @@ export function createApp(opts: AppOptions): App {
     ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
   };
+  const tokenStore = createTokenStore({
+    redis: opts.redis,
+    call,
+    ...durability,
+    ...(opts.tokenMaxActivePerUser === undefined
+      ? {}
+      : { maxActivePerUser: opts.tokenMaxActivePerUser }),
+    ...(opts.tokenRateLimitPerMinute === undefined
+      ? {}
+      : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
+  });
   const tokenService = createTokenService({
-    store: createTokenStore({
-      redis: opts.redis,
-      call,
-      ...durability,
-      ...(opts.tokenMaxActivePerUser === undefined
-        ? {}
-        : { maxActivePerUser: opts.tokenMaxActivePerUser }),
-      ...(opts.tokenRateLimitPerMinute === undefined
-        ? {}
-        : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
-    }),
+    store: tokenStore,
     verifier: createEd25519Verifier(),
     maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
     ...(opts.now === undefined ? {} : { now: opts.now }),
@@ -142,6 +146,13 @@ export function createApp(opts: AppOptions): App {
   const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics);
+  const forwardAuth = createForwardAuthEndpoint({
+    authenticator: createBearerAuthenticator({
+      store: tokenStore,
+      ...(opts.now === undefined ? {} : { now: opts.now }),
+    }),
+    metrics,
+  });
   // The committed document: what is served is what is checked in and tested.
   const openApi = createOpenApiEndpoint(loadOpenApiDocument());
 
@@ -239,7 +250,7 @@ export function createApp(opts: AppOptions): App {
         router.service(ReflectionV1Alpha, reflection.v1alpha);
       },
       [],
-      [health, metricsEndpoint],
+      [health, metricsEndpoint, forwardAuth],
     ),
   });
 
