@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import type { IncomingHttpHeaders } from "node:http";
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { connect as connectH2 } from "node:http2";
 import { connect as connectTcp } from "node:net";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
@@ -11,6 +13,7 @@ import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
+import { startTestNginx, type TestNginx } from "../support/test-nginx.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -22,6 +25,7 @@ import { startTestService, type TestService } from "../support/test-service.js";
 const MISSING = 'Bearer realm="perps-tokens"';
 const INVALID = 'Bearer realm="perps-tokens", error="invalid_token"';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const README = join(import.meta.dirname, "../../README.md");
 
 type Fields = Record<string, string | bigint | undefined>;
 const json = (fields: Fields) =>
@@ -475,5 +479,152 @@ describe("forward-auth while Redis is down", () => {
       answer = await forwardAuth(service.internalUrl, { authorization: bearer(token.token) });
     }
     assertAllowed(answer, user.userId, token.id);
+  });
+});
+
+/** The README's nginx snippet: the first ```nginx block of its forward-auth section. */
+function readmeNginxSnippet(): string {
+  const readme = readFileSync(README, "utf8");
+  const section = readme.indexOf("### Forward-auth for the edge proxy");
+  assert.ok(section >= 0, "the README has its forward-auth section");
+  const match = /```nginx\n([\s\S]*?)```/.exec(readme.slice(section));
+  assert.ok(match?.[1] !== undefined, "the forward-auth section has an nginx block");
+  return match[1];
+}
+
+describe("the README's nginx auth_request snippet, in a real nginx", () => {
+  let redis: TestRedis;
+  let service: TestService;
+  let nginx: TestNginx;
+  let upstream: Server;
+  let user: TestUser;
+  let live: Created;
+  const seen: { url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+
+  before(async () => {
+    redis = await startTestRedis();
+    service = await startTestService({ redis: redis.topology });
+    // The API behind nginx: echoes what it was given.
+    upstream = createServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8");
+      req.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        seen.push({ url: req.url ?? "", headers: req.headers, body });
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            userId: req.headers["x-user-id"] ?? null,
+            tokenId: req.headers["x-token-id"] ?? null,
+            body,
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const address = upstream.address();
+    assert.ok(address !== null && typeof address === "object");
+    const snippet = readmeNginxSnippet();
+    // The README's addresses, changed to this test's.
+    assert.ok(snippet.includes("127.0.0.1:9090"), "the snippet names the internal listener");
+    assert.ok(snippet.includes("127.0.0.1:3000"), "the snippet names the API");
+    nginx = await startTestNginx(
+      snippet
+        .replaceAll("127.0.0.1:9090", service.internalAddress)
+        .replaceAll("127.0.0.1:3000", `127.0.0.1:${address.port}`),
+    );
+    user = await newUser();
+    await register(service, user);
+    live = await createToken(service.publicUrl, user, { name: "edge" });
+  });
+  after(async () => {
+    await nginx?.stop();
+    await new Promise<void>((resolve) => upstream?.close(() => resolve()));
+    await service?.stop();
+    await redis?.dispose();
+  });
+
+  async function viaNginx(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  ) {
+    const res = await fetch(`${nginx.url}${path}`, {
+      method: init.method ?? "GET",
+      headers: init.headers ?? {},
+      ...(init.body === undefined ? {} : { body: init.body }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  }
+
+  it("a live token: the API gets the request with the user's id and the token's id", async () => {
+    const answer = await viaNginx("/api/orders?x=1", {
+      headers: { authorization: bearer(live.token) },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(JSON.parse(answer.text), {
+      userId: user.userId,
+      tokenId: live.id,
+      body: "",
+    });
+    assert.equal(seen.at(-1)?.url, "/api/orders?x=1");
+  });
+
+  it("the API gets the request's body (only the auth subrequest goes without it)", async () => {
+    const answer = await viaNginx("/api/orders", {
+      method: "POST",
+      headers: { authorization: bearer(live.token), "content-type": "application/json" },
+      body: '{"qty":1}',
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(JSON.parse(answer.text), {
+      userId: user.userId,
+      tokenId: live.id,
+      body: '{"qty":1}',
+    });
+  });
+
+  it("an X-User-Id sent by the client never reaches the API", async () => {
+    const other = randomUUID();
+    const answer = await viaNginx("/api", {
+      headers: { authorization: bearer(live.token), "x-user-id": other, "x-token-id": "forged" },
+    });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(JSON.parse(answer.text), { userId: user.userId, tokenId: live.id, body: "" });
+  });
+
+  it("no token or a bad one: nginx answers 401 with the service's WWW-Authenticate, and the API sees nothing", async () => {
+    const count = seen.length;
+    const none = await viaNginx("/api", { headers: { "x-user-id": randomUUID() } });
+    assert.equal(none.status, 401);
+    assert.equal(none.headers.get("www-authenticate"), MISSING);
+    const bad = await viaNginx("/api", {
+      headers: { authorization: bearer(generateToken(user.userId, live.id)) },
+    });
+    assert.equal(bad.status, 401);
+    assert.equal(bad.headers.get("www-authenticate"), INVALID);
+    assert.equal(seen.length, count, "the API was not called");
+  });
+
+  it("a deleted token is refused at the edge at once", async () => {
+    const token = await createToken(service.publicUrl, user);
+    assert.equal(
+      (await viaNginx("/api", { headers: { authorization: bearer(token.token) } })).status,
+      200,
+    );
+    await deleteToken(service.publicUrl, user, token.id);
+    const answer = await viaNginx("/api", { headers: { authorization: bearer(token.token) } });
+    assert.equal(answer.status, 401);
+    assert.equal(answer.headers.get("www-authenticate"), INVALID);
+  });
+
+  it("Redis down: nginx answers 500 (the service's 503) and never lets the request through", async () => {
+    const count = seen.length;
+    await redis.stop();
+    const answer = await viaNginx("/api", { headers: { authorization: bearer(live.token) } });
+    assert.equal(answer.status, 500);
+    assert.equal(seen.length, count, "the API was not called");
   });
 });
