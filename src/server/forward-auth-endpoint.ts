@@ -52,6 +52,10 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
   }
 
   function allow(req: NodeServerRequest, res: NodeServerResponse, identity: BearerIdentity): void {
+    const exchange = exchangeOf(req);
+    if (exchange !== undefined) {
+      exchange.method = FORWARD_AUTH_METHOD;
+    }
     res.writeHead(200, {
       "x-user-id": identity.userKey,
       "x-token-id": identity.tokenId,
@@ -60,14 +64,18 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
     });
     res.end();
     countOf(200).inc();
-    const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.method = FORWARD_AUTH_METHOD;
-    }
   }
 
   function refuse(req: NodeServerRequest, res: NodeServerResponse, error: ConnectError): void {
     const status = httpStatusFromCode(error.code);
+    // Told before the answer ends: the listener's telemetry writes the line once it has.
+    const exchange = exchangeOf(req);
+    if (exchange !== undefined) {
+      exchange.method = FORWARD_AUTH_METHOD;
+      exchange.code = error.code;
+      // For the log: the cause of our own failure (never sent), else what the client was told.
+      exchange.message = status >= 500 ? String(error.cause ?? error.rawMessage) : error.rawMessage;
+    }
     const body = statusJson(error.code, error.rawMessage, errorDetailsJson(error));
     const headers: Record<string, string | number> = {
       "content-type": "application/json",
@@ -85,13 +93,6 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
       res.end(body);
     }
     countOf(status).inc();
-    const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.method = FORWARD_AUTH_METHOD;
-      exchange.code = error.code;
-      // For the log: the cause of our own failure (never sent), else what the client was told.
-      exchange.message = status >= 500 ? String(error.cause ?? error.rawMessage) : error.rawMessage;
-    }
   }
 
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
