@@ -87,8 +87,10 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
       logger.info(line, "request");
     } else {
       const message = exchange.message || (STATUS_CODES[res.statusCode] ?? "");
-      // A readiness probe answering 503 is the probe working, not a failure.
-      if (SERVER_SIDE.has(code) && !(code === Code.Unavailable && protocol === "http")) {
+      // A readiness probe answering 503 is the probe working, not a failure;
+      // forward-auth's 503 (method "forward-auth") is one.
+      const probe = code === Code.Unavailable && exchange.method === "http" && protocol === "http";
+      if (SERVER_SIDE.has(code) && !probe) {
         logger.error({ ...line, cause: message }, "request failed");
       } else {
         logger.info({ ...line, message }, "request");

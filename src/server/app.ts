@@ -41,6 +41,7 @@ import {
 } from "./dual-protocol-server.js";
 import { errorInterceptor } from "./error-interceptor.js";
 import { exchangeOf } from "./exchange.js";
+import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
@@ -102,8 +103,8 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
  * The service: the public listener serves TokenService (Connect, gRPC,
  * gRPC-Web and the REST mapping) and health checks;
  * the internal listener also serves UserKeyService,
- * TokenIntrospectionService, grpc.health.v1, gRPC server reflection and the
- * Prometheus metrics.
+ * TokenIntrospectionService, grpc.health.v1, gRPC server reflection, the
+ * Prometheus metrics and forward-auth (`/auth`) for the edge proxy.
  */
 export function createApp(opts: AppOptions): App {
   const ready = createReadinessProbe({ redis: opts.redis });
@@ -163,6 +164,7 @@ export function createApp(opts: AppOptions): App {
   const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics);
+  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, metrics });
   // The committed document: what is served is what is checked in and tested.
   const openApi = createOpenApiEndpoint(loadOpenApiDocument());
 
@@ -265,7 +267,7 @@ export function createApp(opts: AppOptions): App {
         router.service(ReflectionV1Alpha, reflection.v1alpha);
       },
       [],
-      [health, metricsEndpoint],
+      [health, metricsEndpoint, forwardAuth],
     ),
   });
 

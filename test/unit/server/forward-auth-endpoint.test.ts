@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
+import { createForwardAuthEndpoint } from "../../../src/server/forward-auth-endpoint.js";
+import type {
+  BearerAuthenticator,
+  BearerIdentity,
+} from "../../../src/token/bearer-authenticator.js";
+import { samples } from "../../support/prometheus-samples.js";
+
+const IDENTITY: BearerIdentity = {
+  userKey: "0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e",
+  tokenId: "AAAAAAAAAAAAAAAA",
+  name: "",
+  expiresAtMs: Date.now() + 60_000,
+};
+
+describe("forward-auth endpoint", () => {
+  const metrics = createServiceMetrics({ processMetrics: false });
+  const seen: string[] = [];
+  // What the authenticator does with the next token: answer, refuse, or fail like a bug.
+  let behaviour: "live" | "not-live" | "bug" = "live";
+  const authenticator: BearerAuthenticator = {
+    async authenticate(token) {
+      seen.push(token);
+      if (behaviour === "bug") {
+        throw new Error("ECONNRESET 10.0.0.7:6379 secret-internal-detail");
+      }
+      return behaviour === "live" ? IDENTITY : undefined;
+    },
+  };
+  const endpoint = createForwardAuthEndpoint({ authenticator, metrics });
+  let server: Server;
+  let base: string;
+
+  before(async () => {
+    server = createServer((req, res) => {
+      if (!endpoint(req, res)) {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const get = (path: string, authorization?: string) =>
+    fetch(`${base}${path}`, {
+      headers: authorization === undefined ? {} : { authorization },
+    });
+
+  it("serves /auth and paths under /auth/ only, whatever the query", async () => {
+    behaviour = "live";
+    for (const path of ["/auth", "/auth/", "/auth/a/b", "/auth?x=/y", "/auth/?", "/auth/%2F"]) {
+      const res = await get(path, "Bearer t");
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers.get("x-user-id"), IDENTITY.userKey);
+      assert.equal(res.headers.get("x-token-id"), IDENTITY.tokenId);
+      assert.equal(await res.text(), "");
+    }
+    for (const path of [
+      "/",
+      "/authx",
+      "/auth-z",
+      "/Auth",
+      "/AUTH/x",
+      "/x/auth",
+      "/authorize?/auth",
+    ]) {
+      const res = await get(path, "Bearer t");
+      assert.equal(res.status, 404, path);
+      await res.arrayBuffer();
+    }
+  });
+
+  it("asks the authenticator only for a Bearer token, and only its token", async () => {
+    seen.length = 0;
+    for (const authorization of [undefined, "Basic dTpw", "Bearer", "bearer  "]) {
+      const res = await get("/auth", authorization);
+      assert.equal(res.status, 401);
+      await res.arrayBuffer();
+    }
+    assert.deepEqual(seen, []);
+    await (await get("/auth", "Bearer  abc.def")).arrayBuffer();
+    assert.deepEqual(seen, ["abc.def"]);
+  });
+
+  it("an unexpected failure answers 500 Internal error without its details, and is counted", async () => {
+    behaviour = "bug";
+    const res = await get("/auth", "Bearer t");
+    const text = await res.text();
+    assert.equal(res.status, 500);
+    assert.deepEqual(JSON.parse(text), { code: 13, message: "Internal error", details: [] });
+    assert.ok(!text.includes("secret-internal-detail"));
+    assert.equal(res.headers.get("x-user-id"), null);
+    const counted = samples(await metrics.registry.metrics());
+    assert.equal(counted.get('perps_token_forward_auth_total{status="500"}'), 1);
+  });
+});
