@@ -2,6 +2,7 @@ import { Code } from "@connectrpc/connect";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
 import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED } from "../token/token-errors.js";
+import { TOKEN_PREFIX } from "../token/token-secret.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";
 import type { ErrorAnswer } from "./error-responses.js";
 import type { OpenApiDocument, OpenApiHeader } from "./openapi-document.js";
@@ -10,6 +11,7 @@ import { tokenApiConstraints } from "./token-api-constraints.js";
 import {
   createTokenNotes,
   deleteTokenNotes,
+  listTokensNotes,
   tokenApiDescription,
 } from "./token-api-description.js";
 
@@ -26,6 +28,10 @@ export interface TokenApiDocumentOptions {
 
 const createToken = `${TokenService.typeName}.${TokenService.method.createToken.name}`;
 const deleteToken = `${TokenService.typeName}.${TokenService.method.deleteToken.name}`;
+const listTokens = `${TokenService.typeName}.${TokenService.method.listTokens.name}`;
+
+/** The bearer challenge of a 401 without a usable token (RFC 6750). */
+const BEARER_CHALLENGE = 'Bearer realm="perps-tokens"';
 
 const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
 
@@ -90,6 +96,24 @@ export const tokenApiErrors: Readonly<Record<string, readonly ErrorAnswer[]>> = 
     rateLimited(false),
     unavailable,
   ],
+  [listTokens]: [
+    {
+      code: Code.Unauthenticated,
+      description: `No \`Authorization\` header, or not a \`Bearer\` one: \`WWW-Authenticate: ${BEARER_CHALLENGE}\`. A bearer token that is not a live token of the service (malformed, unknown, expired or deleted; all get the same answer): \`WWW-Authenticate: ${BEARER_CHALLENGE}, error="invalid_token"\`.`,
+      headers: {
+        "WWW-Authenticate": {
+          description: "The bearer challenge (RFC 6750).",
+          required: true,
+          schema: { type: "string", pattern: '^Bearer realm="perps-tokens"' },
+        },
+      },
+    },
+    {
+      code: Code.Unavailable,
+      description:
+        "The token store is unreachable or too slow (answered within about a second); the same request can be retried.",
+    },
+  ],
 };
 
 /**
@@ -109,6 +133,11 @@ export function createTokenApiOpenApiDocument(opts: TokenApiDocumentOptions = {}
     ...(opts.comments === undefined ? {} : { comments: opts.comments }),
     constraints: tokenApiConstraints,
     methodErrors: tokenApiErrors,
-    operationNotes: { [createToken]: createTokenNotes, [deleteToken]: deleteTokenNotes },
+    operationNotes: {
+      [createToken]: createTokenNotes,
+      [deleteToken]: deleteTokenNotes,
+      [listTokens]: listTokensNotes,
+    },
+    bearerAuthDescription: `A live token of the user (\`${TOKEN_PREFIX}…\`, as CreateToken answered it), named or session, sent as \`Authorization: Bearer <token>\` (RFC 6750).`,
   });
 }

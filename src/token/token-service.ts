@@ -1,6 +1,6 @@
 import { generateKeyPairSync, hash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
 import {
   CreateTokenResponseSchema,
@@ -180,6 +180,11 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
         default:
           return refused(call.userKey, outcome);
       }
+    },
+
+    listTokens() {
+      // Served once bearer tokens can be checked (issue #13).
+      throw new ConnectError("ListTokens is not implemented yet", Code.Unimplemented);
     },
   };
 }
