@@ -38,7 +38,7 @@ export async function seedTokens(opts: SeedOptions): Promise<LiveToken[]> {
           signingKey: user.publicKeyHex,
           messageDigest,
           tokenId,
-          tokenDigest: tokenDigest(generateToken()),
+          tokenDigest: tokenDigest(generateToken(user.userId, tokenId)),
           name: opts.named ? `seed-${i}` : undefined,
           expiresAtMs,
         });

@@ -44,8 +44,11 @@ export const USER_ID_PATTERN =
  */
 export const NAME_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
 
-/** The shape of a bearer token: `pt_`, 43 base64url characters (256 bits), a 6-character base62 checksum. */
-export const TOKEN_PATTERN = `^${TOKEN_PREFIX}[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$`;
+/**
+ * The shape of a bearer token: `pt_`, 80 base64url characters (60 bytes: the
+ * user's UUID, the token id, 256 random bits), a 6-character base62 checksum.
+ */
+export const TOKEN_PATTERN = `^${TOKEN_PREFIX}[A-Za-z0-9_-]{80}[0-9A-Za-z]{6}$`;
 
 const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
 
@@ -143,6 +146,6 @@ export const tokenApiConstraints: Readonly<Record<string, JsonSchema>> = {
   },
   [`${CreateTokenResponseSchema.typeName}.token`]: {
     pattern: TOKEN_PATTERN,
-    description: `The bearer token, returned once (the service keeps only its SHA-256). \`${TOKEN_PREFIX}\`, 256 random bits in base64url and a CRC32 checksum, so secret scanners can recognise a leaked one.`,
+    description: `The bearer token, returned once (the service keeps only its SHA-256). \`${TOKEN_PREFIX}\`, then in base64url the user's UUID bytes, the token id and 256 random bits, then a CRC32 checksum, so secret scanners can recognise a leaked one.`,
   },
 };

@@ -14,10 +14,18 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  * truncated hex would make users collide.
  */
 export function userTag(userKey: string): string {
+  return uuidBytes(userKey).toString("base64url");
+}
+
+/**
+ * The 16 bytes of UUID text, from its hex digits (either case): what the
+ * user's hash tag and bearer tokens carry. Throws for anything but UUID text.
+ */
+export function uuidBytes(userKey: string): Buffer {
   if (!UUID_TEXT.test(userKey)) {
     throw new Error("a user key must be UUID text");
   }
-  return Buffer.from(userKey.replace(/-/g, ""), "hex").toString("base64url");
+  return Buffer.from(userKey.replace(/-/g, ""), "hex");
 }
 
 /**

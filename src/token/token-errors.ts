@@ -61,3 +61,27 @@ export function refusalError(refusal: CallRefusal): ConnectError {
       );
   }
 }
+
+/** `WWW-Authenticate` of a request without a bearer token (RFC 6750 §3). */
+export const BEARER_CHALLENGE = 'Bearer realm="perps-tokens"';
+/** `WWW-Authenticate` of a request whose bearer token is not live (RFC 6750 §3.1). */
+export const INVALID_TOKEN_CHALLENGE = 'Bearer realm="perps-tokens", error="invalid_token"';
+
+/** No `Authorization: Bearer` credentials. */
+export const missingBearer = () =>
+  new ConnectError(
+    "Bearer token required",
+    Code.Unauthenticated,
+    new Headers({ "www-authenticate": BEARER_CHALLENGE }),
+  );
+
+/**
+ * A bearer token that is malformed, unknown, expired or deleted: one answer
+ * for all, so that it reveals nothing about which tokens exist.
+ */
+export const invalidBearer = () =>
+  new ConnectError(
+    "Invalid token",
+    Code.Unauthenticated,
+    new Headers({ "www-authenticate": INVALID_TOKEN_CHALLENGE }),
+  );

@@ -159,3 +159,12 @@ for i = 1, #live, 2 do
 end
 return out
 `;
+
+// Reads one token for a bearer check, in one round trip: its record and the
+// instant it expires (ms; PEXPIRETIME, Redis 7.0), or nil for no such token.
+// KEYS: 1 token string.
+export const LOOKUP_TOKEN_LUA = `
+local record = redis.call('GET', KEYS[1])
+if not record then return false end
+return {record, redis.call('PEXPIRETIME', KEYS[1])}
+`;

@@ -1,15 +1,24 @@
 import { createHash, hash } from "node:crypto";
 import { crc32 } from "node:zlib";
-import { randomText } from "./random-text.js";
+import { uuidBytes } from "../redis/keys.js";
+import { randomInto } from "./random-text.js";
 
 /** Prefix of every bearer token, so that secret scanners can recognise a leaked one. */
 export const TOKEN_PREFIX = "pt_";
-const SECRET_BYTES = 32;
+const USER_BYTES = 16;
 const ID_BYTES = 12;
+const SECRET_BYTES = 32;
+const BODY_BYTES = USER_BYTES + ID_BYTES + SECRET_BYTES;
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const CHECKSUM_LENGTH = 6;
-// pt_ + 43 base64url characters (256 bits) + 6 base62 characters of CRC32.
-const TOKEN_SHAPE = /^pt_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$/;
+/**
+ * pt_ + 80 base64url characters (60 bytes: the user's UUID, the token id,
+ * 256 random bits) + 6 base62 characters of CRC32. 60 bytes are a whole
+ * number of base64 groups, so every body has exactly one spelling.
+ */
+const TOKEN_SHAPE = /^pt_[A-Za-z0-9_-]{80}[0-9A-Za-z]{6}$/;
+/** Length of a token in characters (89). */
+export const TOKEN_LENGTH = TOKEN_PREFIX.length + (BODY_BYTES / 3) * 4 + CHECKSUM_LENGTH;
 
 function base62(value: number, width: number): string {
   let out = "";
@@ -25,19 +34,61 @@ function checksum(body: string): string {
   return base62(crc32(body), CHECKSUM_LENGTH);
 }
 
-/** A new bearer token: prefix, 256 bits from the CSPRNG (base64url) and a CRC32 checksum. */
-export function generateToken(): string {
-  const body = TOKEN_PREFIX + randomText(SECRET_BYTES);
+/**
+ * A new bearer token of the user `userKey` (UUID text, either case) for the
+ * token `tokenId` (`tokenIdOf`): prefix, then base64url of the user's 16 UUID
+ * bytes (those of its Redis hash tag), the id's 12 bytes and 256 bits from the
+ * CSPRNG, then a CRC32 checksum. The token leads to its own record, so a check
+ * is one read in the user's slot; only the 256 random bits are secret.
+ */
+export function generateToken(userKey: string, tokenId: string): string {
+  const id = Buffer.from(tokenId, "base64url");
+  if (id.length !== ID_BYTES || id.toString("base64url") !== tokenId) {
+    throw new Error("a token id is 12 bytes in base64url");
+  }
+  const bytes = Buffer.alloc(BODY_BYTES);
+  uuidBytes(userKey).copy(bytes, 0);
+  id.copy(bytes, USER_BYTES);
+  randomInto(bytes, USER_BYTES + ID_BYTES, SECRET_BYTES);
+  const body = TOKEN_PREFIX + bytes.toString("base64url");
+  // Only the token string keeps the secret.
+  bytes.fill(0);
   return body + checksum(body);
 }
 
 /** True when `token` has our prefix, shape and a matching checksum (an offline check only). */
 export function isWellFormedToken(token: string): boolean {
-  if (!TOKEN_SHAPE.test(token)) {
+  if (token.length !== TOKEN_LENGTH || !TOKEN_SHAPE.test(token)) {
     return false;
   }
   const body = token.slice(0, -CHECKSUM_LENGTH);
   return checksum(body) === token.slice(-CHECKSUM_LENGTH);
+}
+
+/** Whose a token says it is and which record it names: nothing is verified yet. */
+export interface ParsedToken {
+  /** The user's UUID, lowercase (the key the user is stored under). */
+  userKey: string;
+  /** The token's id (16 base64url characters). */
+  tokenId: string;
+}
+
+/**
+ * The user and token id a well-formed token carries, or undefined for
+ * anything else (wrong prefix, length, characters or checksum). Offline and
+ * cheap: the length is checked before anything else, so a huge string costs
+ * nothing. Never throws. Says nothing about whether the token is live.
+ */
+export function parseToken(token: string): ParsedToken | undefined {
+  if (typeof token !== "string" || !isWellFormedToken(token)) {
+    return undefined;
+  }
+  const bytes = Buffer.from(token.slice(TOKEN_PREFIX.length, -CHECKSUM_LENGTH), "base64url");
+  const hex = bytes.toString("hex", 0, USER_BYTES);
+  const userKey = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const tokenId = bytes.toString("base64url", USER_BYTES, USER_BYTES + ID_BYTES);
+  bytes.fill(0);
+  return { userKey, tokenId };
 }
 
 /**

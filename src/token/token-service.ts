@@ -139,8 +139,8 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
         checked.signature,
       );
 
-      const token = generateToken();
       const id = tokenIdOf(call.messageDigest);
+      const token = generateToken(call.userKey, id);
       const expiresAt = expiresAtMs(nowMs, checked.lifetimeSeconds);
       const outcome = await store.create({
         ...call,

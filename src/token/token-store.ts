@@ -8,6 +8,7 @@ import {
   CREATE_TOKEN_LUA,
   DELETE_TOKEN_LUA,
   LIST_NAMED_TOKENS_LUA,
+  LOOKUP_TOKEN_LUA,
   ROLLBACK_CREATE_LUA,
 } from "./token-scripts.js";
 import { TOKEN_DIGEST_BYTES } from "./token-secret.js";
@@ -22,6 +23,9 @@ declare module "ioredis" {
     perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsListNamedTokens(...keysAndArgs: ScriptArg[]): Result<string[], Context>;
+    perpsLookupTokenBuffer(
+      tokenKey: string,
+    ): Result<[record: Buffer, expiresAtMs: number] | null, Context>;
   }
 }
 
@@ -66,6 +70,16 @@ export interface NamedTokenSummary {
   expiresAtMs: number;
 }
 
+/** A token's record as stored, for a bearer check. */
+export interface StoredToken {
+  /** `tokenDigest()` of the token: the stored {@link TOKEN_DIGEST_BYTES} raw bytes. */
+  digest: Buffer;
+  /** "" for a session token. */
+  name: string;
+  /** When Redis expires the record, in Unix ms. */
+  expiresAtMs: number;
+}
+
 export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | CallRefusal;
 
 export interface TokenStore {
@@ -82,6 +96,11 @@ export interface TokenStore {
    * particular order; session tokens are never listed. One round trip.
    */
   listNamed(userKey: string): Promise<NamedTokenSummary[]>;
+  /**
+   * The record of the token `tokenId` of the user (lowercase id), or
+   * undefined when there is none: one round trip to the user's slot.
+   */
+  lookup(userKey: string, tokenId: string): Promise<StoredToken | undefined>;
 }
 
 export interface TokenStoreOptions {
@@ -134,6 +153,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   redis.defineCommand("perpsDeleteToken", { numberOfKeys: 7, lua: DELETE_TOKEN_LUA });
   redis.defineCommand("perpsRollbackCreate", { numberOfKeys: 5, lua: ROLLBACK_CREATE_LUA });
   redis.defineCommand("perpsListNamedTokens", { numberOfKeys: 2, lua: LIST_NAMED_TOKENS_LUA });
+  redis.defineCommand("perpsLookupToken", { numberOfKeys: 1, lua: LOOKUP_TOKEN_LUA });
   const writer = createDurableWriter({
     redis,
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
@@ -259,6 +279,22 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         });
       }
       return tokens;
+    },
+
+    async lookup(userKey, tokenId) {
+      // A script runs on the user's primary, never a lagging replica that may still hold a deleted token.
+      const reply = await redisCall("token.lookup", () =>
+        redis.perpsLookupTokenBuffer(redisKeysOf(userKey).token(tokenId)),
+      );
+      if (reply === null) {
+        return undefined;
+      }
+      const [record, expiresAtMs] = reply;
+      return {
+        digest: record.subarray(0, TOKEN_DIGEST_BYTES),
+        name: record.toString("utf8", TOKEN_DIGEST_BYTES),
+        expiresAtMs,
+      };
     },
   };
 }

@@ -4,6 +4,8 @@ import { after, before, describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Redis } from "ioredis";
 import { redisKeysOf } from "../../src/redis/keys.js";
+import { createRedisCall } from "../../src/redis/redis-call.js";
+import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { generateToken, tokenDigest, tokenIdOf } from "../../src/token/token-secret.js";
 import { createTokenStore, type NewToken } from "../../src/token/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
@@ -15,12 +17,13 @@ async function newToken(redis: Redis, name: string | undefined): Promise<NewToke
   const userKey = randomUUID();
   await redis.sadd(redisKeysOf(userKey).userKeys, SIGNING_KEY);
   const messageDigest = randomBytes(32);
+  const tokenId = tokenIdOf(messageDigest);
   return {
     userKey,
     signingKey: SIGNING_KEY,
     messageDigest,
-    tokenId: tokenIdOf(messageDigest),
-    tokenDigest: tokenDigest(generateToken()),
+    tokenId,
+    tokenDigest: tokenDigest(generateToken(userKey, tokenId)),
     name,
     expiresAtMs: Date.now() + 60_000,
   };
@@ -75,7 +78,11 @@ describe("token store scripts", () => {
     assert.deepEqual(await store.create(token), { kind: "created" });
     const record = await redis.getBuffer(keys.token(token.tokenId));
     // A replay of the message while its token is live names it.
-    const replay = { ...token, tokenDigest: tokenDigest(generateToken()), name: "second" };
+    const replay = {
+      ...token,
+      tokenDigest: tokenDigest(generateToken(token.userKey, token.tokenId)),
+      name: "second",
+    };
     assert.deepEqual(await store.create(replay), { kind: "already-created" });
     // As if the message's memory were lost (e.g. the service's clock ahead of Redis').
     await redis.zrem(keys.replay, token.messageDigest);
@@ -129,11 +136,12 @@ describe("token store scripts", () => {
     /** Another token of the same user, with its own message. */
     function sibling(token: NewToken, name: string | undefined, expiresAtMs = token.expiresAtMs) {
       const messageDigest = randomBytes(32);
+      const tokenId = tokenIdOf(messageDigest);
       return {
         ...token,
         messageDigest,
-        tokenId: tokenIdOf(messageDigest),
-        tokenDigest: tokenDigest(generateToken()),
+        tokenId,
+        tokenDigest: tokenDigest(generateToken(token.userKey, tokenId)),
         name,
         expiresAtMs,
       };
@@ -231,5 +239,86 @@ describe("token store scripts", () => {
       assert.deepEqual(await redis.zrange(keys.names, 0, -1), ["shared"]);
       assert.deepEqual(await redis.hgetall(keys.nameIds), { shared: "AAAAAAAAAAAAAAAA" });
     });
+  });
+});
+
+// A bearer check's read: the record and its expiry in one script on the user's slot.
+describe("token store lookup", () => {
+  let server: TestRedis;
+  let redis: Redis;
+  before(async () => {
+    server = await startTestRedisServer();
+    redis = new Redis(server.url);
+  });
+  after(async () => {
+    redis.disconnect();
+    await server.dispose();
+  });
+
+  for (const name of ["bot ü", undefined]) {
+    it(`a ${name === undefined ? "session" : "named"} token: digest, name and exact expiry in one call`, async () => {
+      const operations: string[] = [];
+      const call = createRedisCall({ observe: (operation) => operations.push(operation) });
+      const store = createTokenStore({ redis, call });
+      const token = await newToken(redis, name);
+      assert.deepEqual(await store.create(token), { kind: "created" });
+      operations.length = 0;
+      const stored = await store.lookup(token.userKey, token.tokenId);
+      assert.ok(stored !== undefined);
+      assert.deepEqual(stored.digest, token.tokenDigest);
+      assert.equal(stored.name, name ?? "");
+      assert.equal(stored.expiresAtMs, token.expiresAtMs);
+      assert.equal(
+        stored.expiresAtMs,
+        await redis.pexpiretime(redisKeysOf(token.userKey).token(token.tokenId)),
+      );
+      assert.deepEqual(operations, ["token.lookup"]);
+
+      await store.delete({ ...token, messageDigest: randomBytes(32) });
+      assert.equal(await store.lookup(token.userKey, token.tokenId), undefined);
+    });
+  }
+
+  it("an unknown id or another user's id finds nothing; a UUID's case does not matter", async () => {
+    const store = createTokenStore({ redis });
+    const token = await newToken(redis, "mine");
+    assert.deepEqual(await store.create(token), { kind: "created" });
+    assert.equal(await store.lookup(token.userKey, tokenIdOf(randomBytes(32))), undefined);
+    assert.equal(await store.lookup(randomUUID(), token.tokenId), undefined);
+    const upper = await store.lookup(token.userKey.toUpperCase(), token.tokenId);
+    assert.deepEqual(upper?.digest, token.tokenDigest);
+  });
+
+  it("is one command on the server", async () => {
+    const store = createTokenStore({ redis });
+    const token = await newToken(redis, undefined);
+    assert.deepEqual(await store.create(token), { kind: "created" });
+    await store.lookup(token.userKey, token.tokenId);
+    await redis.config("RESETSTAT");
+    await store.lookup(token.userKey, token.tokenId);
+    await store.lookup(token.userKey, tokenIdOf(randomBytes(32)));
+    const stats = await redis.info("commandstats");
+    const calls = [...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map(
+      ([, command, n]) => `${command}=${n}`,
+    );
+    // Two EVALSHAs: a GET each inside, and a PEXPIRETIME for the one that found its token.
+    assert.deepEqual(calls.sort(), ["evalsha=2", "get=2", "pexpiretime=1"]);
+  });
+
+  it("Redis stopped: UNAVAILABLE", async () => {
+    const own = await startTestRedisServer();
+    const client = createRedisClient({ topology: own.topology });
+    try {
+      await waitForRedisReady(client, 5000);
+      const store = createTokenStore({ redis: client });
+      await own.stop();
+      await assert.rejects(
+        store.lookup(randomUUID(), tokenIdOf(randomBytes(32))),
+        (err) => err instanceof ConnectError && err.code === Code.Unavailable,
+      );
+    } finally {
+      client.disconnect();
+      await own.dispose();
+    }
   });
 });

@@ -8,7 +8,7 @@ const json = new Headers({ "content-type": "application/json" });
 const created = {
   expiresAt: "2026-11-21",
   id: "YAnc9iX83Ws3U0fLFuOMmw",
-  token: `pt_${"A".repeat(43)}abcdef`,
+  token: `pt_${"A".repeat(80)}abcdef`,
 };
 
 function received(over: Partial<ReceivedResponse>): ReceivedResponse {

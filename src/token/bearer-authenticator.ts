@@ -1,0 +1,61 @@
+import { timingSafeEqual } from "node:crypto";
+import { parseToken, tokenDigest } from "./token-secret.js";
+import type { TokenStore } from "./token-store.js";
+
+/** Who a live bearer token belongs to. */
+export interface BearerIdentity {
+  /** The user's UUID, lowercase. */
+  userKey: string;
+  tokenId: string;
+  /** "" for a session token. */
+  name: string;
+  /** When the token expires, in Unix ms (as the store keeps it). */
+  expiresAtMs: number;
+}
+
+export interface BearerAuthenticator {
+  /**
+   * The identity of a live token; undefined for anything else (malformed:
+   * no Redis call). Throws ConnectError UNAVAILABLE when Redis cannot answer.
+   */
+  authenticate(token: string): Promise<BearerIdentity | undefined>;
+}
+
+export interface BearerAuthenticatorOptions {
+  store: TokenStore;
+  /** Server time in Unix milliseconds. Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * Checks bearer tokens against the store: the token names its user and
+ * record (parseToken, offline), one read fetches that record, and the
+ * token's digest must equal the stored one. Nothing is cached, so a delete
+ * or an expiry holds at once on every instance.
+ */
+export function createBearerAuthenticator(opts: BearerAuthenticatorOptions): BearerAuthenticator {
+  const { store } = opts;
+  const now = opts.now ?? Date.now;
+  return {
+    async authenticate(token) {
+      const parsed = parseToken(token);
+      if (parsed === undefined) {
+        return undefined;
+      }
+      const stored = await store.lookup(parsed.userKey, parsed.tokenId);
+      if (stored === undefined) {
+        return undefined;
+      }
+      const digest = tokenDigest(token);
+      // Constant time: how much of a guess matches must not show in the answer's timing.
+      if (stored.digest.length !== digest.length || !timingSafeEqual(stored.digest, digest)) {
+        return undefined;
+      }
+      // Redis expires the key at that instant; between its clock and ours, the earlier wins.
+      if (stored.expiresAtMs <= now()) {
+        return undefined;
+      }
+      return { ...parsed, name: stored.name, expiresAtMs: stored.expiresAtMs };
+    },
+  };
+}
