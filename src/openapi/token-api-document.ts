@@ -1,7 +1,12 @@
 import { Code } from "@connectrpc/connect";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
-import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED } from "../token/token-errors.js";
+import {
+  BEARER_CHALLENGE,
+  ERROR_DOMAIN,
+  INVALID_TOKEN_CHALLENGE,
+  TOKEN_ALREADY_CREATED,
+} from "../token/token-errors.js";
 import { TOKEN_PREFIX } from "../token/token-secret.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";
 import type { ErrorAnswer } from "./error-responses.js";
@@ -29,9 +34,6 @@ export interface TokenApiDocumentOptions {
 const createToken = `${TokenService.typeName}.${TokenService.method.createToken.name}`;
 const deleteToken = `${TokenService.typeName}.${TokenService.method.deleteToken.name}`;
 const listTokens = `${TokenService.typeName}.${TokenService.method.listTokens.name}`;
-
-/** The bearer challenge of a 401 without a usable token (RFC 6750). */
-const BEARER_CHALLENGE = 'Bearer realm="perps-tokens"';
 
 const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
 
@@ -99,12 +101,12 @@ export const tokenApiErrors: Readonly<Record<string, readonly ErrorAnswer[]>> = 
   [listTokens]: [
     {
       code: Code.Unauthenticated,
-      description: `No \`Authorization\` header, or not a \`Bearer\` one: \`WWW-Authenticate: ${BEARER_CHALLENGE}\`. A bearer token that is not a live token of the service (malformed, unknown, expired or deleted; all get the same answer): \`WWW-Authenticate: ${BEARER_CHALLENGE}, error="invalid_token"\`.`,
+      description: `No \`Authorization\` header, or not a \`Bearer\` one: \`WWW-Authenticate: ${BEARER_CHALLENGE}\`. A bearer token that is not a live token of the service (malformed, unknown, expired or deleted; all get the same answer): \`WWW-Authenticate: ${INVALID_TOKEN_CHALLENGE}\`.`,
       headers: {
         "WWW-Authenticate": {
           description: "The bearer challenge (RFC 6750).",
           required: true,
-          schema: { type: "string", pattern: '^Bearer realm="perps-tokens"' },
+          schema: { type: "string", enum: [BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE] },
         },
       },
     },

@@ -185,6 +185,10 @@ describe("the token API's OpenAPI document", () => {
     assert.throws(() => answer(401, unauthenticated), /WWW-Authenticate/);
     const header = response("get", "401").headers?.["WWW-Authenticate"];
     assert.equal(header?.required, true);
+    assert.deepEqual(header?.schema, {
+      type: "string",
+      enum: ['Bearer realm="perps-tokens"', 'Bearer realm="perps-tokens", error="invalid_token"'],
+    });
     assert.match(response("get", "401").description, /error="invalid_token"/);
   });
 
