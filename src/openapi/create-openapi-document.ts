@@ -1,10 +1,18 @@
 import { STATUS_CODES } from "node:http";
-import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
+import {
+  type DescField,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  getOption,
+  hasOption,
+} from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { isBindablePath } from "../gateway/field-path.js";
 import { requiredFields } from "../gateway/required-fields.js";
 import { type RestRoute, restRoutesOfService } from "../gateway/rest-route.js";
+import { bearer_auth } from "../gen/perps/api/v1/http_pb.js";
 import {
   defaultErrorResponse,
   type ErrorAnswer,
@@ -23,6 +31,7 @@ import {
   type OpenApiPathItem,
   type OpenApiRequestBody,
   type OpenApiResponse,
+  type OpenApiSecurityScheme,
   openApiHttpMethods,
 } from "./openapi-document.js";
 import { type OpenApiPathParam, openApiPathOf, pathShape } from "./openapi-path.js";
@@ -71,6 +80,20 @@ export interface CreateOpenApiDocumentOptions {
   comments?: CommentSource;
   /** Largest request body the gateway accepts, in bytes (the 413 text). Default 65536, the gateway's default. */
   maxBodyBytes?: number;
+  /**
+   * Description of the `bearerAuth` security scheme, which the operations of
+   * methods with `(perps.api.v1.bearer_auth) = true` require (and no
+   * others). Default: a generic one.
+   */
+  bearerAuthDescription?: string;
+}
+
+/** Name of the security scheme of methods authenticated by a bearer token. */
+export const BEARER_AUTH_SCHEME = "bearerAuth";
+
+/** True when the method is authenticated by a bearer token: `(perps.api.v1.bearer_auth) = true`. */
+export function isBearerAuthMethod(method: DescMethod): boolean {
+  return hasOption(method, bearer_auth) && getOption(method, bearer_auth);
 }
 
 // Fields nested deeper than this are not offered as query parameters (a
@@ -156,6 +179,16 @@ export function createOpenApiDocument(opts: CreateOpenApiDocumentOptions): OpenA
   if (opts.serverUrl !== undefined) {
     doc.servers = [{ url: opts.serverUrl }];
   }
+  if (routes.some((r) => isBearerAuthMethod(r.method))) {
+    const scheme: OpenApiSecurityScheme = {
+      type: "http",
+      scheme: "bearer",
+      description:
+        opts.bearerAuthDescription ??
+        "A bearer token, sent as `Authorization: Bearer <token>` (RFC 6750).",
+    };
+    doc.components.securitySchemes = { [BEARER_AUTH_SCHEME]: scheme };
+  }
   doc.tags = opts.services
     .filter((s) => routes.some((r) => r.method.parent === s))
     .map((s) => {
@@ -208,6 +241,7 @@ function operationOf(
       ...errorResponses([...gatewayErrors(route, ctx.maxBodyBytes), ...ctx.errors]),
       default: defaultErrorResponse(),
     },
+    ...(isBearerAuthMethod(method) ? { security: [{ [BEARER_AUTH_SCHEME]: [] }] } : {}),
   };
 }
 
@@ -329,6 +363,14 @@ function successResponse(route: RestRoute, schemas: SchemaBuilder): OpenApiRespo
   let schema: JsonSchema;
   if (field === undefined) {
     schema = schemas.message(route.method.output, "output");
+    // The gateway always writes the response's own lists and maps, empty
+    // ones included (response-transcoder.ts).
+    const collections = route.method.output.fields
+      .filter((f) => f.fieldKind === "list" || f.fieldKind === "map")
+      .map((f) => f.jsonName);
+    if (collections.length > 0) {
+      schema = { type: "object", allOf: [schema], required: collections };
+    }
   } else {
     schema = schemas.field(field, "output");
     // An unset field with explicit presence is written as null.

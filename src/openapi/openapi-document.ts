@@ -84,6 +84,16 @@ export interface OpenApiOperation {
   parameters?: OpenApiParameter[];
   requestBody?: OpenApiRequestBody;
   responses: Record<string, OpenApiResponse>;
+  /** Each entry is one way to authenticate: a security scheme's name and its scopes. */
+  security?: Record<string, string[]>[];
+}
+
+/** An HTTP authentication scheme (RFC 7235), e.g. `bearer`. */
+export interface OpenApiSecurityScheme {
+  type: "http";
+  scheme: string;
+  bearerFormat?: string;
+  description?: string;
 }
 
 /** HTTP methods a path item can hold in OpenAPI 3.1, in the order the spec lists them. */
@@ -114,5 +124,8 @@ export interface OpenApiDocument {
   servers?: OpenApiServer[];
   tags?: OpenApiTag[];
   paths: Record<string, OpenApiPathItem>;
-  components: { schemas: Record<string, JsonSchema> };
+  components: {
+    schemas: Record<string, JsonSchema>;
+    securitySchemes?: Record<string, OpenApiSecurityScheme>;
+  };
 }

@@ -2,6 +2,7 @@ import {
   CreateTokenRequestSchema,
   CreateTokenResponseSchema,
   DeleteTokenRequestSchema,
+  TokenSummarySchema,
 } from "../gen/perps/token/v1/token_pb.js";
 import {
   DEFAULT_EXPIRES_IN_SECONDS,
@@ -121,6 +122,27 @@ export const tokenApiConstraints: Readonly<Record<string, JsonSchema>> = {
     maxLength: MAX_TOKEN_ID_LENGTH,
     description: "Token identifier (opaque), the `tokenId` of a delete.",
     examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
+  },
+  // Every listed token has all three.
+  [TokenSummarySchema.typeName]: { required: ["id", "name", "expiresAt"] },
+  [`${TokenSummarySchema.typeName}.expires_at`]: {
+    format: "date",
+    pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+    description:
+      "UTC calendar date (YYYY-MM-DD) of the moment the token expires, as CreateToken answered it.",
+    examples: ["2026-11-21"],
+  },
+  [`${TokenSummarySchema.typeName}.id`]: {
+    minLength: 1,
+    maxLength: MAX_TOKEN_ID_LENGTH,
+    description: "Token identifier (opaque), the `tokenId` of a delete.",
+    examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
+  },
+  [`${TokenSummarySchema.typeName}.name`]: {
+    minLength: 1,
+    maxLength: MAX_NAME_LENGTH,
+    description: "The name the token was created with.",
+    examples: ["my-bot"],
   },
   [`${CreateTokenResponseSchema.typeName}.token`]: {
     pattern: TOKEN_PATTERN,

@@ -9,9 +9,9 @@ import { SIGNATURE_PATTERN } from "./token-api-constraints.js";
 const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
 
 /** The document's `info.description`: the API, the signing scheme, typing and errors. */
-export const tokenApiDescription = `Creates and deletes bearer API tokens of a user of the perps trading platform.
+export const tokenApiDescription = `Creates, deletes and lists bearer API tokens of a user of the perps trading platform.
 
-Both operations take a JSON body, DELETE included, and carry no \`Authorization\` header: each request is signed with the user's Ed25519 private key, whose public key an internal service registered for the user.
+Create and delete take a JSON body, DELETE included, and carry no \`Authorization\` header: each request is signed with the user's Ed25519 private key, whose public key an internal service registered for the user. Listing (\`GET /user/tokens\`) is authenticated by a live token of the user instead, sent as \`Authorization: Bearer <token>\` (security scheme \`bearerAuth\`).
 
 ## Signing
 
@@ -49,6 +49,10 @@ Signed message: \`createToken:<timestamp>:<expiresIn>:<name>:<userId>\`, an omit
 | \`name\` | \`createToken:<timestamp>:<expiresIn>::<userId>\` |
 | \`expiresIn\` | \`createToken:<timestamp>::<name>:<userId>\` |
 | both | \`createToken:<timestamp>:::<userId>\` |`;
+
+/** Added to ListTokens' description. */
+export const listTokensNotes =
+  'Answers **200** with `{"tokens": [...]}`, the key present even when the list is empty. Any live token of the user authenticates the call, a session token included; session tokens are never listed. A token deleted or expired is refused at once, on every instance of the service.';
 
 /** Added to DeleteToken's description. */
 export const deleteTokenNotes =

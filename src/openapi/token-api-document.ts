@@ -1,7 +1,13 @@
 import { Code } from "@connectrpc/connect";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
-import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED } from "../token/token-errors.js";
+import {
+  BEARER_CHALLENGE,
+  ERROR_DOMAIN,
+  INVALID_TOKEN_CHALLENGE,
+  TOKEN_ALREADY_CREATED,
+} from "../token/token-errors.js";
+import { TOKEN_PREFIX } from "../token/token-secret.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";
 import type { ErrorAnswer } from "./error-responses.js";
 import type { OpenApiDocument, OpenApiHeader } from "./openapi-document.js";
@@ -10,6 +16,7 @@ import { tokenApiConstraints } from "./token-api-constraints.js";
 import {
   createTokenNotes,
   deleteTokenNotes,
+  listTokensNotes,
   tokenApiDescription,
 } from "./token-api-description.js";
 
@@ -26,6 +33,7 @@ export interface TokenApiDocumentOptions {
 
 const createToken = `${TokenService.typeName}.${TokenService.method.createToken.name}`;
 const deleteToken = `${TokenService.typeName}.${TokenService.method.deleteToken.name}`;
+const listTokens = `${TokenService.typeName}.${TokenService.method.listTokens.name}`;
 
 const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
 
@@ -90,6 +98,24 @@ export const tokenApiErrors: Readonly<Record<string, readonly ErrorAnswer[]>> = 
     rateLimited(false),
     unavailable,
   ],
+  [listTokens]: [
+    {
+      code: Code.Unauthenticated,
+      description: `No \`Authorization\` header, or not a \`Bearer\` one: \`WWW-Authenticate: ${BEARER_CHALLENGE}\`. A bearer token that is not a live token of the service (malformed, unknown, expired or deleted; all get the same answer): \`WWW-Authenticate: ${INVALID_TOKEN_CHALLENGE}\`.`,
+      headers: {
+        "WWW-Authenticate": {
+          description: "The bearer challenge (RFC 6750).",
+          required: true,
+          schema: { type: "string", enum: [BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE] },
+        },
+      },
+    },
+    {
+      code: Code.Unavailable,
+      description:
+        "The token store is unreachable or too slow (answered within about a second); the same request can be retried.",
+    },
+  ],
 };
 
 /**
@@ -109,6 +135,11 @@ export function createTokenApiOpenApiDocument(opts: TokenApiDocumentOptions = {}
     ...(opts.comments === undefined ? {} : { comments: opts.comments }),
     constraints: tokenApiConstraints,
     methodErrors: tokenApiErrors,
-    operationNotes: { [createToken]: createTokenNotes, [deleteToken]: deleteTokenNotes },
+    operationNotes: {
+      [createToken]: createTokenNotes,
+      [deleteToken]: deleteTokenNotes,
+      [listTokens]: listTokensNotes,
+    },
+    bearerAuthDescription: `A live token of the user (\`${TOKEN_PREFIX}…\`, as CreateToken answered it), named or session, sent as \`Authorization: Bearer <token>\` (RFC 6750).`,
   });
 }

@@ -51,6 +51,13 @@ export interface UserRedisKeys {
    */
   readonly names: string;
   /**
+   * `{tag}i`: HASH from the name of each of the user's named tokens to its
+   * **i**d, kept with {@link names} by the same scripts (same fields, pruned
+   * together), so that a user's named tokens can be listed without scanning;
+   * session tokens never appear in it.
+   */
+  readonly nameIds: string;
+  /**
    * `{tag}l`: ZSET counting the user's **l**ive tokens (session ones
    * included), scored by expiry. Members are the first {@link LIVE_MEMBER_BYTES}
    * bytes of the token's digest, not its id, so it counts tokens without
@@ -80,6 +87,7 @@ export function redisKeysOf(userKey: string): UserRedisKeys {
     userKeys: `${tag}k`,
     token: (tokenId) => `${tag}t${tokenId}`,
     names: `${tag}n`,
+    nameIds: `${tag}i`,
     live: `${tag}l`,
     replay: `${tag}p`,
     rate: `${tag}r`,

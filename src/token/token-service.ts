@@ -7,7 +7,9 @@ import {
   DeleteTokenResponseSchema,
   type TokenService,
 } from "../gen/perps/token/v1/token_pb.js";
+import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";
+import { createListTokensHandler } from "./list-tokens.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
 import { createTokenMessage, deleteTokenMessage } from "./signed-message.js";
 import {
@@ -32,6 +34,8 @@ export interface TokenServiceOptions {
   now?: () => number;
   /** Users whose registered keys are remembered between calls (see UserKeyCache). Default 10000. */
   keyCacheUsers?: number;
+  /** Checks the bearer token of ListTokens. Default: `createBearerAuthenticator` over `store`, with `now`. */
+  authenticator?: BearerAuthenticator;
 }
 
 /** A valid Ed25519 public key (hex) whose secret is dropped at once: it verifies no signature. */
@@ -44,13 +48,18 @@ function newDecoyKey(): string {
 /**
  * TokenService: checks each request in the contract's order (shape, time
  * window, signature, then replay, rate and business rules in the store) and
- * stores tokens through the store.
+ * stores tokens through the store; lists a user's named tokens for a bearer
+ * token of the user (list-tokens.ts).
  */
 export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeof TokenService> {
   const { store, verifier } = opts;
   const now = opts.now ?? Date.now;
   const keyCache = createUserKeyCache(opts.keyCacheUsers ?? 10_000);
   const decoyKey = newDecoyKey();
+  const listTokens = createListTokensHandler({
+    store,
+    authenticator: opts.authenticator ?? createBearerAuthenticator({ store, now }),
+  });
 
   /**
    * The key that made `signature`: first among the cached keys (no round
@@ -181,5 +190,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
           return refused(call.userKey, outcome);
       }
     },
+
+    listTokens: (_req, ctx) => listTokens(ctx),
   };
 }

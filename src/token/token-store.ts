@@ -7,6 +7,7 @@ import { unconfirmedWrite } from "../redis/redis-failure.js";
 import {
   CREATE_TOKEN_LUA,
   DELETE_TOKEN_LUA,
+  LIST_NAMED_TOKENS_LUA,
   LOOKUP_TOKEN_LUA,
   ROLLBACK_CREATE_LUA,
 } from "./token-scripts.js";
@@ -21,6 +22,7 @@ declare module "ioredis" {
     perpsCreateToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
+    perpsListNamedTokens(...keysAndArgs: ScriptArg[]): Result<string[], Context>;
     perpsLookupTokenBuffer(
       tokenKey: string,
     ): Result<[record: Buffer, expiresAtMs: number] | null, Context>;
@@ -61,6 +63,13 @@ export type CreateTokenOutcome =
   | { kind: "too-many-tokens"; retryAfterMs: number }
   | CallRefusal;
 
+/** A live named token, as listed. */
+export interface NamedTokenSummary {
+  id: string;
+  name: string;
+  expiresAtMs: number;
+}
+
 /** A token's record as stored, for a bearer check. */
 export interface StoredToken {
   /** `tokenDigest()` of the token: the stored {@link TOKEN_DIGEST_BYTES} raw bytes. */
@@ -82,6 +91,11 @@ export interface TokenStore {
   create(token: NewToken): Promise<CreateTokenOutcome>;
   /** Deletes a live token of the user: one round trip, atomic with every check. */
   delete(call: SignedCall & { tokenId: string }): Promise<DeleteTokenOutcome>;
+  /**
+   * The user's live named tokens (not expired by Redis's clock), in no
+   * particular order; session tokens are never listed. One round trip.
+   */
+  listNamed(userKey: string): Promise<NamedTokenSummary[]>;
   /**
    * The record of the token `tokenId` of the user (lowercase id), or
    * undefined when there is none: one round trip to the user's slot.
@@ -124,8 +138,8 @@ function refusal(status: number, retryAfterMs: number): CallRefusal {
 
 /**
  * Tokens in Redis: one string per token expiring with it, a per-user name
- * index, a count of live tokens, remembered messages and a rate bucket, all
- * in the user's slot.
+ * index (names by expiry, and name → id for listing), a count of live tokens,
+ * remembered messages and a rate bucket, all in the user's slot.
  */
 export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const { redis } = opts;
@@ -135,9 +149,10 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const rateCapacity = String(opts.rateLimitPerMinute ?? 60);
   const ratePeriodMs = "60000";
   const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
-  redis.defineCommand("perpsCreateToken", { numberOfKeys: 6, lua: CREATE_TOKEN_LUA });
-  redis.defineCommand("perpsDeleteToken", { numberOfKeys: 6, lua: DELETE_TOKEN_LUA });
-  redis.defineCommand("perpsRollbackCreate", { numberOfKeys: 4, lua: ROLLBACK_CREATE_LUA });
+  redis.defineCommand("perpsCreateToken", { numberOfKeys: 7, lua: CREATE_TOKEN_LUA });
+  redis.defineCommand("perpsDeleteToken", { numberOfKeys: 7, lua: DELETE_TOKEN_LUA });
+  redis.defineCommand("perpsRollbackCreate", { numberOfKeys: 5, lua: ROLLBACK_CREATE_LUA });
+  redis.defineCommand("perpsListNamedTokens", { numberOfKeys: 2, lua: LIST_NAMED_TOKENS_LUA });
   redis.defineCommand("perpsLookupToken", { numberOfKeys: 1, lua: LOOKUP_TOKEN_LUA });
   const writer = createDurableWriter({
     redis,
@@ -147,7 +162,15 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
 
   const commonKeys = (userKey: string, tokenId: string) => {
     const keys = redisKeysOf(userKey);
-    return [keys.userKeys, keys.token(tokenId), keys.names, keys.live, keys.replay, keys.rate];
+    return [
+      keys.userKeys,
+      keys.token(tokenId),
+      keys.names,
+      keys.live,
+      keys.replay,
+      keys.rate,
+      keys.nameIds,
+    ];
   };
   const commonArgs = (call: SignedCall): ScriptArg[] => [
     call.signingKey,
@@ -173,6 +196,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         token.name ?? "",
         String(token.expiresAtMs),
         maxActive,
+        token.tokenId,
       ];
       const { reply, confirmed } = await redisCall("token.create", () =>
         writer.write(
@@ -191,6 +215,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
             keys.names,
             keys.live,
             keys.replay,
+            keys.nameIds,
             token.name ?? "",
             liveMember,
             token.messageDigest,
@@ -218,6 +243,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         ...commonArgs(call),
         String(TOKEN_DIGEST_BYTES),
         String(LIVE_MEMBER_BYTES),
+        call.tokenId,
       ];
       const { reply, confirmed } = await redisCall("token.delete", () =>
         writer.write(
@@ -237,6 +263,22 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         default:
           return refusal(status, retryAfterMs);
       }
+    },
+
+    async listNamed(userKey) {
+      const keys = redisKeysOf(userKey);
+      const flat = await redisCall("token.list", () =>
+        redis.perpsListNamedTokens(keys.names, keys.nameIds),
+      );
+      const tokens: NamedTokenSummary[] = [];
+      for (let i = 0; i + 2 < flat.length; i += 3) {
+        tokens.push({
+          name: flat[i] ?? "",
+          id: flat[i + 1] ?? "",
+          expiresAtMs: Number(flat[i + 2]),
+        });
+      }
+      return tokens;
     },
 
     async lookup(userKey, tokenId) {

@@ -43,6 +43,10 @@ const ALREADY_EXISTS = 6;
 const UNAVAILABLE = 14;
 const UNAUTHENTICATED = 16;
 
+// The bearer challenges of a 401 of GET /user/tokens, as the issue spells them.
+const BEARER_CHALLENGE = 'Bearer realm="perps-tokens"';
+const INVALID_TOKEN_CHALLENGE = 'Bearer realm="perps-tokens", error="invalid_token"';
+
 const SIGNATURE_MESSAGE =
   "signature: must be exactly 128 lowercase hex characters, without 0x prefix";
 
@@ -238,6 +242,7 @@ function h2Request(
   method: string,
   body: string | undefined,
   contentType = "application/json",
+  extraHeaders: Record<string, string> = {},
 ): Promise<H2Response> {
   return new Promise((resolve, reject) => {
     const session = connectHttp2(baseUrl);
@@ -247,6 +252,7 @@ function h2Request(
         ":method": method,
         ":path": PATH,
         ...(body === undefined ? {} : { "content-type": contentType }),
+        ...extraHeaders,
       },
       { endStream: body === undefined },
     );
@@ -300,13 +306,16 @@ describe("REST contract of /user/tokens", () => {
   async function rest(
     method: string,
     body: string | Uint8Array | undefined,
-    opts: { path?: string; contentType?: string | null } = {},
+    opts: { path?: string; contentType?: string | null; authorization?: string } = {},
   ): Promise<RestResponse> {
     const contentType = opts.contentType === undefined ? "application/json" : opts.contentType;
     const path = opts.path ?? PATH;
     const res = await fetch(`${service.publicUrl}${path}`, {
       method,
-      headers: contentType === null ? {} : { "content-type": contentType },
+      headers: {
+        ...(contentType === null ? {} : { "content-type": contentType }),
+        ...(opts.authorization === undefined ? {} : { authorization: opts.authorization }),
+      },
       ...(body === undefined ? {} : { body }),
     });
     const received = { status: res.status, headers: res.headers, text: await res.text() };
@@ -315,6 +324,11 @@ describe("REST contract of /user/tokens", () => {
   }
 
   const post = (fields: Fields) => rest("POST", jsonText(fields));
+  const list = (authorization: string | undefined) =>
+    rest("GET", undefined, {
+      contentType: null,
+      ...(authorization === undefined ? {} : { authorization }),
+    });
   const del = (fields: Fields) => rest("DELETE", jsonText(fields));
 
   /** Creates a token over REST and checks the 201 answer. */
@@ -1023,13 +1037,12 @@ describe("REST contract of /user/tokens", () => {
       assertError(received, 413, undefined);
     });
 
-    for (const method of ["GET", "PUT", "PATCH"]) {
-      it(`${method} ${PATH} → 405 with Allow: DELETE, POST`, async () => {
+    for (const method of ["PUT", "PATCH"]) {
+      it(`${method} ${PATH} → 405 with Allow: DELETE, GET, POST`, async () => {
         const user = await registeredUser();
-        const body = method === "GET" ? undefined : jsonText(await createFields(user));
-        const res = await rest(method, body);
+        const res = await rest(method, jsonText(await createFields(user)));
         assertError(res, 405, undefined);
-        assert.equal(res.headers.get("allow"), "DELETE, POST");
+        assert.equal(res.headers.get("allow"), "DELETE, GET, POST");
       });
     }
 
@@ -1072,7 +1085,7 @@ describe("REST contract of /user/tokens", () => {
       );
     });
 
-    it("REST over h2c (HTTP/2 prior knowledge): create 201, delete 200, GET 405", async () => {
+    it("REST over h2c (HTTP/2 prior knowledge): create 201, list 200, delete 200, then list 401", async () => {
       const user = await registeredUser();
       const sentAt = Date.now();
       const createRes = await h2Request(
@@ -1090,6 +1103,12 @@ describe("REST contract of /user/tokens", () => {
         sentAt,
         Date.now(),
       );
+      const auth = { authorization: `Bearer ${token.token}` };
+      const listRes = await h2Request(service.publicUrl, "GET", undefined, undefined, auth);
+      assert.equal(listRes.status, 200, listRes.text);
+      assert.deepEqual(parseJson(listRes.text), {
+        tokens: [{ id: token.id, name: "h2c", expiresAt: token.expiresAt }],
+      });
       const deleteRes = await h2Request(
         service.publicUrl,
         "DELETE",
@@ -1097,9 +1116,77 @@ describe("REST contract of /user/tokens", () => {
       );
       assert.equal(deleteRes.status, 200, deleteRes.text);
       assert.deepEqual(parseJson(deleteRes.text), {});
-      const getRes = await h2Request(service.publicUrl, "GET", undefined);
-      assert.equal(getRes.status, 405, getRes.text);
-      assert.equal(getRes.headers.allow, "DELETE, POST");
+      const getRes = await h2Request(service.publicUrl, "GET", undefined, undefined, auth);
+      assert.equal(getRes.status, 401, getRes.text);
+      assert.equal(getRes.headers["www-authenticate"], INVALID_TOKEN_CHALLENGE);
+    });
+  });
+
+  describe("GET /user/tokens (ListTokens, bearer token)", () => {
+    it("→ 200 {tokens: [{id, name, expiresAt}]}, ordered by name in UTF-8 bytes, session tokens left out", async () => {
+      const user = await registeredUser();
+      const session = await created(user);
+      const zeta = await created(user, { name: "zeta", expiresIn: 3600 });
+      const alpha = await created(user, { name: "Alpha" });
+      const emoji = await created(user, { name: "😀" });
+      const res = await list(`Bearer ${session.token}`);
+      assert.equal(res.status, 200, res.text);
+      assert.match(res.headers.get("content-type") ?? "", /^application\/json(;|$)/);
+      assert.deepEqual(parseJson(res.text), {
+        tokens: [
+          { id: alpha.id, name: "Alpha", expiresAt: alpha.expiresAt },
+          { id: zeta.id, name: "zeta", expiresAt: zeta.expiresAt },
+          { id: emoji.id, name: "😀", expiresAt: emoji.expiresAt },
+        ],
+      });
+      // The bearer scheme name is case-insensitive (RFC 7235).
+      assert.equal((await list(`bearer ${zeta.token}`)).text, res.text);
+    });
+
+    it('→ 200 {"tokens": []} for a user with only session tokens', async () => {
+      const user = await registeredUser();
+      const session = await created(user);
+      const res = await list(`Bearer ${session.token}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.text, '{"tokens":[]}');
+    });
+
+    for (const [name, header] of [
+      ["no Authorization header", undefined],
+      ["Basic credentials", "Basic dXNlcjpwYXNz"],
+      ["Bearer without a token", "Bearer"],
+    ] as const) {
+      it(`${name} → 401 with WWW-Authenticate: ${BEARER_CHALLENGE}`, async () => {
+        const res = await list(header);
+        assertError(res, 401, UNAUTHENTICATED);
+        assert.equal(res.headers.get("www-authenticate"), BEARER_CHALLENGE);
+      });
+    }
+
+    it('a malformed, unknown, deleted or expired token → the same 401 with error="invalid_token"', async () => {
+      const user = await registeredUser();
+      const deleted = await created(user, { name: "deleted" });
+      assertDeleted(await del(await deleteFields(user, deleted.id)));
+      const expired = await created(user, { name: "expired", expiresIn: 1 });
+      const live = await created(user, { name: "live" });
+      // Another character in the secret part, checksum unchanged: malformed.
+      const broken = `${live.token.slice(0, 60)}${live.token[60] === "A" ? "B" : "A"}${live.token.slice(61)}`;
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const answers = new Set<string>();
+      for (const token of ["pt_abc", broken, "x".repeat(89), deleted.token, expired.token]) {
+        const res = await list(`Bearer ${token}`);
+        assertError(res, 401, UNAUTHENTICATED);
+        assert.equal(res.headers.get("www-authenticate"), INVALID_TOKEN_CHALLENGE, token);
+        answers.add(res.text);
+      }
+      assert.equal(answers.size, 1, [...answers].join("\n"));
+      // The live token still lists, without the deleted or expired one.
+      assert.deepEqual(
+        (
+          parseJson((await list(`Bearer ${live.token}`)).text) as { tokens: { name: string }[] }
+        ).tokens.map((t) => t.name),
+        ["live"],
+      );
     });
   });
 
@@ -1108,9 +1195,11 @@ describe("REST contract of /user/tokens", () => {
     it("→ 503 UNAVAILABLE with the JSON error shape, then recovers", async () => {
       const user = await registeredUser();
       const fields = await createFields(user, { name: "outage" });
+      const listed = await created(user, { name: "listed" });
       await redis.stop();
       try {
         assertError(await post(fields), 503, UNAVAILABLE);
+        assertError(await list(`Bearer ${listed.token}`), 503, UNAVAILABLE);
       } finally {
         await redis.restart();
       }

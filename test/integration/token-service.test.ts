@@ -128,7 +128,15 @@ describe("TokenService and UserKeyService", () => {
       const keys = await allKeys(service.redis, `${tag}*`);
       assert.deepEqual(
         keys.sort(),
-        [`${tag}k`, `${tag}l`, `${tag}n`, `${tag}p`, `${tag}r`, `${tag}t${res.id}`].sort(),
+        [
+          `${tag}i`,
+          `${tag}k`,
+          `${tag}l`,
+          `${tag}n`,
+          `${tag}p`,
+          `${tag}r`,
+          `${tag}t${res.id}`,
+        ].sort(),
       );
       for (const key of keys) {
         assert.ok(!key.includes(res.token));
@@ -142,11 +150,13 @@ describe("TokenService and UserKeyService", () => {
       // The live count holds the first 8 bytes of that digest, not the token id.
       assert.deepEqual(await service.redis.zrangeBuffer(`${tag}l`, 0, -1), [digest.subarray(0, 8)]);
       assert.deepEqual(await service.redis.zrange(`${tag}n`, 0, -1), ["stored"]);
+      // The name → id hash, for listing.
+      assert.deepEqual(await service.redis.hgetall(`${tag}i`), { stored: res.id });
       const ttl = await service.redis.pttl(tokenKey);
       assert.ok(ttl > 7 * DAY_MS - 60_000 && ttl <= 7 * DAY_MS, String(ttl));
       // A delete finds the name and the live member in the binary record.
       await publicTokens.deleteToken(await signedDelete(user, res.id));
-      assert.equal(await service.redis.exists(tokenKey, `${tag}n`, `${tag}l`), 0);
+      assert.equal(await service.redis.exists(tokenKey, `${tag}n`, `${tag}l`, `${tag}i`), 0);
     });
 
     it("a session token (no name) appears in no per-user enumeration", async () => {

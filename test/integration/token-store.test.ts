@@ -56,10 +56,18 @@ describe("token store scripts", () => {
       ]);
       assert.deepEqual(await redis.zrangeBuffer(keys.replay, 0, -1), [token.messageDigest]);
       assert.deepEqual(await redis.zrange(keys.names, 0, -1), name === undefined ? [] : [name]);
+      // The name → id hash holds named tokens only: a session token adds no key.
+      assert.deepEqual(
+        await redis.hgetall(keys.nameIds),
+        name === undefined ? {} : { [name]: token.tokenId },
+      );
 
       const outcome = await store.delete({ ...token, messageDigest: randomBytes(32) });
       assert.deepEqual(outcome, { kind: "deleted" });
-      assert.equal(await redis.exists(keys.token(token.tokenId), keys.live, keys.names), 0);
+      assert.equal(
+        await redis.exists(keys.token(token.tokenId), keys.live, keys.names, keys.nameIds),
+        0,
+      );
     });
   }
 
@@ -110,12 +118,127 @@ describe("token store scripts", () => {
       (err) => err instanceof ConnectError && err.code === Code.Unavailable,
     );
     assert.equal(
-      await redis.exists(keys.token(token.tokenId), keys.live, keys.names, keys.replay),
+      await redis.exists(
+        keys.token(token.tokenId),
+        keys.live,
+        keys.names,
+        keys.replay,
+        keys.nameIds,
+      ),
       0,
     );
     // Same message, same name: neither is taken any more.
     const fast = createTokenStore({ redis });
     assert.deepEqual(await fast.create(token), { kind: "created" });
+  });
+
+  describe("listNamed", () => {
+    /** Another token of the same user, with its own message. */
+    function sibling(token: NewToken, name: string | undefined, expiresAtMs = token.expiresAtMs) {
+      const messageDigest = randomBytes(32);
+      const tokenId = tokenIdOf(messageDigest);
+      return {
+        ...token,
+        messageDigest,
+        tokenId,
+        tokenDigest: tokenDigest(generateToken(token.userKey, tokenId)),
+        name,
+        expiresAtMs,
+      };
+    }
+    const sortedByName = (list: { name: string }[]) =>
+      [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+    it("lists the user's live named tokens with id and exact expiry, never session tokens", async () => {
+      const store = createTokenStore({ redis });
+      const first = await newToken(redis, "alpha");
+      const second = sibling(first, "beta ü", first.expiresAtMs + 1234);
+      const session = sibling(first, undefined);
+      for (const t of [first, second, session]) {
+        assert.deepEqual(await store.create(t), { kind: "created" });
+      }
+      const other = await newToken(redis, "alpha");
+      assert.deepEqual(await store.create(other), { kind: "created" });
+      assert.deepEqual(sortedByName(await store.listNamed(first.userKey)), [
+        { id: first.tokenId, name: "alpha", expiresAtMs: first.expiresAtMs },
+        { id: second.tokenId, name: "beta ü", expiresAtMs: second.expiresAtMs },
+      ]);
+      assert.deepEqual(await store.listNamed(first.userKey.toUpperCase()), [
+        ...(await store.listNamed(first.userKey)),
+      ]);
+      assert.deepEqual(await store.listNamed(other.userKey), [
+        { id: other.tokenId, name: "alpha", expiresAtMs: other.expiresAtMs },
+      ]);
+      assert.deepEqual(await store.listNamed(randomUUID()), []);
+    });
+
+    it("a user with only session tokens lists nothing and has no name keys", async () => {
+      const store = createTokenStore({ redis });
+      const token = await newToken(redis, undefined);
+      assert.deepEqual(await store.create(token), { kind: "created" });
+      assert.deepEqual(await store.create(sibling(token, undefined)), { kind: "created" });
+      assert.deepEqual(await store.listNamed(token.userKey), []);
+      const keys = redisKeysOf(token.userKey);
+      assert.equal(await redis.exists(keys.names, keys.nameIds), 0);
+    });
+
+    it("a deleted token is gone from the list at once", async () => {
+      const store = createTokenStore({ redis });
+      const kept = await newToken(redis, "kept");
+      const gone = sibling(kept, "gone");
+      await store.create(kept);
+      await store.create(gone);
+      assert.equal((await store.listNamed(kept.userKey)).length, 2);
+      await store.delete({ ...gone, messageDigest: randomBytes(32) });
+      assert.deepEqual(
+        (await store.listNamed(kept.userKey)).map((t) => t.id),
+        [kept.tokenId],
+      );
+      assert.deepEqual(await redis.hkeys(redisKeysOf(kept.userKey).nameIds), ["kept"]);
+    });
+
+    it("an expired token is not listed once Redis's clock passes its expiry, and its entry is pruned with its name", async () => {
+      const store = createTokenStore({ redis });
+      const kept = await newToken(redis, "kept");
+      const keys = redisKeysOf(kept.userKey);
+      const [seconds, micros] = await redis.time();
+      const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const brief = sibling(kept, "brief", redisNow + 300);
+      await store.create(kept);
+      await store.create(brief);
+      assert.equal((await store.listNamed(kept.userKey)).length, 2);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      assert.deepEqual(
+        (await store.listNamed(kept.userKey)).map((t) => t.name),
+        ["kept"],
+      );
+      // The next named create prunes the expired name from both indexes.
+      assert.deepEqual(await redis.hexists(keys.nameIds, "brief"), 1);
+      await store.create(sibling(kept, "next"));
+      assert.deepEqual((await redis.hkeys(keys.nameIds)).sort(), ["kept", "next"]);
+      assert.deepEqual((await redis.zrange(keys.names, 0, -1)).sort(), ["kept", "next"]);
+      // The name is free again, and the new token is the one listed under it.
+      const again = sibling(kept, "brief");
+      assert.deepEqual(await store.create(again), { kind: "created" });
+      assert.equal(
+        (await store.listNamed(kept.userKey)).find((t) => t.name === "brief")?.id,
+        again.tokenId,
+      );
+    });
+
+    it("deleting a token whose name now belongs to another id leaves that name alone", async () => {
+      const store = createTokenStore({ redis });
+      const old = await newToken(redis, "shared");
+      const keys = redisKeysOf(old.userKey);
+      await store.create(old);
+      // As when the name expired and was taken again while the old key still lived.
+      await redis.hset(keys.nameIds, "shared", "AAAAAAAAAAAAAAAA");
+      assert.deepEqual(await store.delete({ ...old, messageDigest: randomBytes(32) }), {
+        kind: "deleted",
+      });
+      assert.deepEqual(await redis.zrange(keys.names, 0, -1), ["shared"]);
+      assert.deepEqual(await redis.hgetall(keys.nameIds), { shared: "AAAAAAAAAAAAAAAA" });
+    });
   });
 });
 

@@ -18,6 +18,7 @@ import { createRestGateway } from "../../../src/gateway/rest-gateway.js";
 import {
   CreateTokenResponseSchema,
   DeleteTokenResponseSchema,
+  ListTokensResponseSchema,
   TokenService,
 } from "../../../src/gen/perps/token/v1/token_pb.js";
 import {
@@ -70,6 +71,12 @@ const tokenImpl: ServiceImpl<typeof TokenService> = {
       token: "secret",
     }),
   deleteToken: () => create(DeleteTokenResponseSchema),
+  // No token listed, so the body shows how an empty list is written; the
+  // Authorization header the handler saw comes back in a response header.
+  listTokens: (_req, ctx) => {
+    ctx.responseHeader.set("x-seen-authorization", ctx.requestHeader.get("authorization") ?? "");
+    return create(ListTokensResponseSchema);
+  },
 };
 
 function routes(router: ConnectRouter): void {
@@ -524,10 +531,17 @@ describe("TokenService over REST", () => {
     assert.deepEqual(r.body, status(3, "timestamp: must be an integer JSON number"));
   });
 
-  it("405 for GET /user/tokens", async () => {
-    const r = await call("/user/tokens");
+  it("GET /user/tokens passes the Authorization header to the call and always writes the list", async () => {
+    const r = await call("/user/tokens", { headers: { authorization: "Bearer pt_x" } });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body, { tokens: [] });
+    assert.equal(r.headers.get("x-seen-authorization"), "Bearer pt_x");
+  });
+
+  it("405 for PUT /user/tokens", async () => {
+    const r = await sendJson("PUT", "/user/tokens", body);
     assert.equal(r.status, 405);
-    assert.equal(r.headers.get("allow"), "DELETE, POST");
+    assert.equal(r.headers.get("allow"), "DELETE, GET, POST");
   });
 });
 

@@ -109,6 +109,7 @@ describe("restRoutesOfService", () => {
     assert.deepEqual(routes, [
       ["CreateToken", "POST", "/user/tokens", "all", 201],
       ["DeleteToken", "DELETE", "/user/tokens", "all", 200],
+      ["ListTokens", "GET", "/user/tokens", "none", 200],
     ]);
   });
 

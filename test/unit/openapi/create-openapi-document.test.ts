@@ -15,7 +15,7 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { http } from "../../../src/gen/google/api/annotations_pb.js";
 import { HttpRuleSchema } from "../../../src/gen/google/api/http_pb.js";
-import { http_success_status } from "../../../src/gen/perps/api/v1/http_pb.js";
+import { bearer_auth, http_success_status } from "../../../src/gen/perps/api/v1/http_pb.js";
 import { createOpenApiDocument } from "../../../src/openapi/create-openapi-document.js";
 import type {
   JsonSchema,
@@ -60,7 +60,9 @@ function successSchema(operation: OpenApiOperation, status = "200"): JsonSchema 
 type RuleInit = MessageInitShape<typeof HttpRuleSchema>;
 
 /** A service built at run time, for rules the checked-in protos must not contain. */
-function serviceOf(methods: { name: string; rule: RuleInit; status?: number }[]): DescService {
+function serviceOf(
+  methods: { name: string; rule: RuleInit; status?: number; bearer?: boolean }[],
+): DescService {
   const file = create(FileDescriptorProtoSchema, {
     name: "t.proto",
     package: "t",
@@ -88,6 +90,9 @@ function serviceOf(methods: { name: string; rule: RuleInit; status?: number }[])
           setExtension(options, http, create(HttpRuleSchema, m.rule));
           if (m.status !== undefined) {
             setExtension(options, http_success_status, m.status);
+          }
+          if (m.bearer !== undefined) {
+            setExtension(options, bearer_auth, m.bearer);
           }
           return { name: m.name, inputType: ".t.Req", outputType: ".t.Res", options };
         }),
@@ -295,6 +300,32 @@ describe("createOpenApiDocument, over every HttpRule feature of the gateway", ()
     ]);
     const d = createOpenApiDocument({ services: [service] });
     assert.deepEqual(d.paths["/v1/x"]?.delete?.responses["204"], { description: "No Content" });
+  });
+
+  it("requires bearerAuth exactly on the methods with (perps.api.v1.bearer_auth) = true", async () => {
+    const service = serviceOf([
+      { name: "List", rule: { pattern: { case: "get", value: "/v1/x" } }, bearer: true },
+      { name: "Make", rule: { pattern: { case: "post", value: "/v1/x" }, body: "*" } },
+      { name: "Drop", rule: { pattern: { case: "delete", value: "/v1/x" } }, bearer: false },
+    ]);
+    const d = createOpenApiDocument({ services: [service], bearerAuthDescription: "a token" });
+    await assertValidOpenApi31(d);
+    assert.deepEqual(d.components.securitySchemes, {
+      bearerAuth: { type: "http", scheme: "bearer", description: "a token" },
+    });
+    assert.deepEqual(d.paths["/v1/x"]?.get?.security, [{ bearerAuth: [] }]);
+    assert.equal(d.paths["/v1/x"]?.post?.security, undefined);
+    assert.equal(d.paths["/v1/x"]?.delete?.security, undefined);
+    // Without such a method, no scheme at all.
+    assert.equal(doc.components.securitySchemes, undefined);
+    assert.ok(Object.values(doc.paths).every((item) => !JSON.stringify(item).includes("security")));
+  });
+
+  it("leaves a response message without lists or maps of its own as a plain $ref", () => {
+    // EchoResponse has none at its top level; only EchoRequest, nested in it, has.
+    assert.deepEqual(successSchema(op("/v1/fail", "post")), {
+      $ref: `#/components/schemas/${pkg}.EchoResponse`,
+    });
   });
 
   it("refuses paths that OpenAPI would count as one", () => {

@@ -16,7 +16,7 @@ describe("proto comments as descriptions", () => {
   });
 
   it("reads them from a buf image for the embedded descriptors", () => {
-    assert.match(comments(TokenService) ?? "", /^Creates and deletes bearer API tokens/);
+    assert.match(comments(TokenService) ?? "", /^Creates, deletes and lists bearer API tokens/);
     assert.match(comments(TokenService.method.createToken) ?? "", /^Creates a bearer token\./);
     const request = TokenService.method.createToken.input;
     assert.equal(comments(request), undefined, "the message has no comment");

@@ -7,19 +7,20 @@ import type {
   OpenApiResponse,
 } from "../../../src/openapi/openapi-document.js";
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
+import { createOpenApiResponseChecker } from "./openapi-response-checker.js";
 import { assertValidOpenApi31, componentValidator } from "./openapi-test-support.js";
 
 const MAX_SAFE = 9_007_199_254_740_991;
 const doc = createTokenApiOpenApiDocument();
 const schemas = componentValidator(doc);
 
-function operation(method: "post" | "delete"): OpenApiOperation {
+function operation(method: "post" | "delete" | "get"): OpenApiOperation {
   const op = doc.paths["/user/tokens"]?.[method];
   assert.ok(op !== undefined, `${method} /user/tokens is documented`);
   return op;
 }
 
-function response(method: "post" | "delete", status: string): OpenApiResponse {
+function response(method: "post" | "delete" | "get", status: string): OpenApiResponse {
   const res = operation(method).responses[status];
   assert.ok(res !== undefined, `${method} answers ${status}`);
   return res;
@@ -64,9 +65,9 @@ describe("the token API's OpenAPI document", () => {
     assert.equal(JSON.stringify(createTokenApiOpenApiDocument()), JSON.stringify(doc));
   });
 
-  it("has exactly POST and DELETE /user/tokens, each with its request message as body", () => {
+  it("has exactly GET, POST and DELETE /user/tokens, POST and DELETE with their request message as body", () => {
     assert.deepEqual(Object.keys(doc.paths), ["/user/tokens"]);
-    assert.deepEqual(Object.keys(doc.paths["/user/tokens"] ?? {}), ["post", "delete"]);
+    assert.deepEqual(Object.keys(doc.paths["/user/tokens"] ?? {}), ["get", "post", "delete"]);
     assert.equal(operation("post").operationId, "perps.token.v1.TokenService.CreateToken");
     assert.deepEqual(operation("post").requestBody?.content["application/json"]?.schema, {
       $ref: "#/components/schemas/perps.token.v1.CreateTokenRequest",
@@ -140,6 +141,55 @@ describe("the token API's OpenAPI document", () => {
         assert.deepEqual(schema.properties?.code, { enum: [codes[status]] }, status);
       }
     }
+  });
+
+  it("GET /user/tokens (ListTokens) requires bearerAuth, the only operation that does", () => {
+    assert.deepEqual(doc.components.securitySchemes?.bearerAuth?.type, "http");
+    assert.deepEqual(doc.components.securitySchemes?.bearerAuth?.scheme, "bearer");
+    assert.deepEqual(Object.keys(doc.components.securitySchemes ?? {}), ["bearerAuth"]);
+    assert.deepEqual(operation("get").security, [{ bearerAuth: [] }]);
+    assert.equal(operation("post").security, undefined);
+    assert.equal(operation("delete").security, undefined);
+    // Nothing to send but the header: no body, no parameters.
+    assert.equal(operation("get").requestBody, undefined);
+    assert.equal(operation("get").parameters, undefined);
+    assert.equal(operation("get").operationId, "perps.token.v1.TokenService.ListTokens");
+  });
+
+  it("GET /user/tokens answers 200 {tokens: [...]}, the key always present, and 401 with WWW-Authenticate", () => {
+    assert.deepEqual(Object.keys(operation("get").responses), [
+      "200",
+      "400",
+      "401",
+      "503",
+      "default",
+    ]);
+    const checker = createOpenApiResponseChecker(doc);
+    const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      checker.check({
+        method: "GET",
+        path: "/user/tokens",
+        status,
+        headers: new Headers({ "content-type": "application/json", ...headers }),
+        text: JSON.stringify(body),
+      });
+    answer(200, { tokens: [] });
+    answer(200, {
+      tokens: [{ id: "YAnc9iX83Ws3U0fLFuOMmw", name: "bot", expiresAt: "2026-11-21" }],
+    });
+    assert.throws(() => answer(200, {}), /tokens/);
+    assert.throws(() => answer(200, { tokens: [{ id: "x", name: "bot" }] }), /expiresAt/);
+    assert.throws(() => answer(200, { tokens: [{ id: "x", name: "", expiresAt: "2026-11-21" }] }));
+    const unauthenticated = { code: 16, message: "x", details: [] };
+    answer(401, unauthenticated, { "www-authenticate": 'Bearer realm="perps-tokens"' });
+    assert.throws(() => answer(401, unauthenticated), /WWW-Authenticate/);
+    const header = response("get", "401").headers?.["WWW-Authenticate"];
+    assert.equal(header?.required, true);
+    assert.deepEqual(header?.schema, {
+      type: "string",
+      enum: ['Bearer realm="perps-tokens"', 'Bearer realm="perps-tokens", error="invalid_token"'],
+    });
+    assert.match(response("get", "401").description, /error="invalid_token"/);
   });
 
   it("429 carries a required Retry-After header", () => {

@@ -13,7 +13,15 @@ const MAX = "ffffffff-ffff-ffff-ffff-ffffffffffff";
 /** Every key of one user, with a token id. */
 function keysOf(userKey: string, tokenId: string): string[] {
   const keys = redisKeysOf(userKey);
-  return [keys.userKeys, keys.token(tokenId), keys.names, keys.live, keys.replay, keys.rate];
+  return [
+    keys.userKeys,
+    keys.token(tokenId),
+    keys.names,
+    keys.live,
+    keys.replay,
+    keys.rate,
+    keys.nameIds,
+  ];
 }
 
 /** What Redis Cluster hashes: the text between the first `{` and the next `}`, if not empty. */
@@ -42,6 +50,7 @@ describe("redis keys", () => {
       `${tag}l`,
       `${tag}p`,
       `${tag}r`,
+      `${tag}i`,
     ]);
     assert.equal(userTag(NIL), "AAAAAAAAAAAAAAAAAAAAAA");
     assert.equal(userTag(MAX), "_____________________w");

@@ -11,7 +11,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file perps/api/v1/http.proto.
  */
 export const file_perps_api_v1_http: GenFile = /*@__PURE__*/
-  fileDesc("ChdwZXJwcy9hcGkvdjEvaHR0cC5wcm90bxIMcGVycHMuYXBpLnYxOlAKE2h0dHBfc3VjY2Vzc19zdGF0dXMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgFUhFodHRwU3VjY2Vzc1N0YXR1c2IGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChdwZXJwcy9hcGkvdjEvaHR0cC5wcm90bxIMcGVycHMuYXBpLnYxOlAKE2h0dHBfc3VjY2Vzc19zdGF0dXMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgFUhFodHRwU3VjY2Vzc1N0YXR1czpBCgtiZWFyZXJfYXV0aBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNKGAyABKAhSCmJlYXJlckF1dGhiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * HTTP status the REST gateway answers on success (default 200). Lets a
@@ -22,4 +22,15 @@ export const file_perps_api_v1_http: GenFile = /*@__PURE__*/
  */
 export const http_success_status: GenExtension<MethodOptions, number> = /*@__PURE__*/
   extDesc(file_perps_api_v1_http, 0);
+
+/**
+ * True when the method is authenticated by a bearer token of the user,
+ * presented as "Authorization: Bearer <token>" (RFC 6750) on every
+ * protocol; OpenAPI documents such an operation with the bearerAuth
+ * security scheme. The service itself checks the token.
+ *
+ * @generated from extension: bool bearer_auth = 50002;
+ */
+export const bearer_auth: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
+  extDesc(file_perps_api_v1_http, 1);
 

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file perps/token/v1/token.proto.
  */
 export const file_perps_token_v1_token: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEingEKEkNyZWF0ZVRva2VuUmVxdWVzdBIWCglzaWduYXR1cmUYASABKAlCA+BBAhIWCgl0aW1lc3RhbXAYAiABKANCA+BBAhIUCgd1c2VyX2lkGAMgASgJQgPgQQISFwoKZXhwaXJlc19pbhgEIAEoA0gAiAEBEhEKBG5hbWUYBSABKAlIAYgBAUINCgtfZXhwaXJlc19pbkIHCgVfbmFtZSJEChNDcmVhdGVUb2tlblJlc3BvbnNlEhIKCmV4cGlyZXNfYXQYASABKAkSCgoCaWQYAiABKAkSDQoFdG9rZW4YAyABKAkicQoSRGVsZXRlVG9rZW5SZXF1ZXN0EhYKCXNpZ25hdHVyZRgBIAEoCUID4EECEhYKCXRpbWVzdGFtcBgCIAEoA0ID4EECEhUKCHRva2VuX2lkGAMgASgJQgPgQQISFAoHdXNlcl9pZBgEIAEoCUID4EECIhUKE0RlbGV0ZVRva2VuUmVzcG9uc2Uy+gEKDFRva2VuU2VydmljZRJ0CgtDcmVhdGVUb2tlbhIiLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVxdWVzdBojLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVzcG9uc2UiHIi1GMkBgtPkkwIROgEqIgwvdXNlci90b2tlbnMSdAoLRGVsZXRlVG9rZW4SIi5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlcXVlc3QaIy5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlc3BvbnNlIhyItRjIAYLT5JMCEToBKioML3VzZXIvdG9rZW5zYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_perps_api_v1_http]);
+  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEingEKEkNyZWF0ZVRva2VuUmVxdWVzdBIWCglzaWduYXR1cmUYASABKAlCA+BBAhIWCgl0aW1lc3RhbXAYAiABKANCA+BBAhIUCgd1c2VyX2lkGAMgASgJQgPgQQISFwoKZXhwaXJlc19pbhgEIAEoA0gAiAEBEhEKBG5hbWUYBSABKAlIAYgBAUINCgtfZXhwaXJlc19pbkIHCgVfbmFtZSJEChNDcmVhdGVUb2tlblJlc3BvbnNlEhIKCmV4cGlyZXNfYXQYASABKAkSCgoCaWQYAiABKAkSDQoFdG9rZW4YAyABKAkicQoSRGVsZXRlVG9rZW5SZXF1ZXN0EhYKCXNpZ25hdHVyZRgBIAEoCUID4EECEhYKCXRpbWVzdGFtcBgCIAEoA0ID4EECEhUKCHRva2VuX2lkGAMgASgJQgPgQQISFAoHdXNlcl9pZBgEIAEoCUID4EECIhUKE0RlbGV0ZVRva2VuUmVzcG9uc2UiEwoRTGlzdFRva2Vuc1JlcXVlc3QiQgoSTGlzdFRva2Vuc1Jlc3BvbnNlEiwKBnRva2VucxgBIAMoCzIcLnBlcnBzLnRva2VuLnYxLlRva2VuU3VtbWFyeSI8CgxUb2tlblN1bW1hcnkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgpleHBpcmVzX2F0GAMgASgJMu4CCgxUb2tlblNlcnZpY2USdAoLQ3JlYXRlVG9rZW4SIi5wZXJwcy50b2tlbi52MS5DcmVhdGVUb2tlblJlcXVlc3QaIy5wZXJwcy50b2tlbi52MS5DcmVhdGVUb2tlblJlc3BvbnNlIhyItRjJAYLT5JMCEToBKiIML3VzZXIvdG9rZW5zEnQKC0RlbGV0ZVRva2VuEiIucGVycHMudG9rZW4udjEuRGVsZXRlVG9rZW5SZXF1ZXN0GiMucGVycHMudG9rZW4udjEuRGVsZXRlVG9rZW5SZXNwb25zZSIciLUYyAGC0+STAhE6ASoqDC91c2VyL3Rva2VucxJyCgpMaXN0VG9rZW5zEiEucGVycHMudG9rZW4udjEuTGlzdFRva2Vuc1JlcXVlc3QaIi5wZXJwcy50b2tlbi52MS5MaXN0VG9rZW5zUmVzcG9uc2UiHYi1GMgBkLUYAYLT5JMCDhIML3VzZXIvdG9rZW5zYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_perps_api_v1_http]);
 
 /**
  * @generated from message perps.token.v1.CreateTokenRequest
@@ -149,9 +149,78 @@ export const DeleteTokenResponseSchema: GenMessage<DeleteTokenResponse> = /*@__P
   messageDesc(file_perps_token_v1_token, 3);
 
 /**
- * Creates and deletes bearer API tokens. Every call is signed with an Ed25519
- * key registered for the user (see UserKeyService); no bearer header is used.
- * Served on the public and the internal listener.
+ * @generated from message perps.token.v1.ListTokensRequest
+ */
+export type ListTokensRequest = Message<"perps.token.v1.ListTokensRequest"> & {
+};
+
+/**
+ * Describes the message perps.token.v1.ListTokensRequest.
+ * Use `create(ListTokensRequestSchema)` to create a new message.
+ */
+export const ListTokensRequestSchema: GenMessage<ListTokensRequest> = /*@__PURE__*/
+  messageDesc(file_perps_token_v1_token, 4);
+
+/**
+ * @generated from message perps.token.v1.ListTokensResponse
+ */
+export type ListTokensResponse = Message<"perps.token.v1.ListTokensResponse"> & {
+  /**
+   * The user's live named tokens, ordered by name (UTF-8 byte order); empty
+   * when there are none.
+   *
+   * @generated from field: repeated perps.token.v1.TokenSummary tokens = 1;
+   */
+  tokens: TokenSummary[];
+};
+
+/**
+ * Describes the message perps.token.v1.ListTokensResponse.
+ * Use `create(ListTokensResponseSchema)` to create a new message.
+ */
+export const ListTokensResponseSchema: GenMessage<ListTokensResponse> = /*@__PURE__*/
+  messageDesc(file_perps_token_v1_token, 5);
+
+/**
+ * A live named token; the token itself is never returned again.
+ *
+ * @generated from message perps.token.v1.TokenSummary
+ */
+export type TokenSummary = Message<"perps.token.v1.TokenSummary"> & {
+  /**
+   * Token identifier, used to delete it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The token's name.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * UTC date (YYYY-MM-DD) on which the token expires.
+   *
+   * @generated from field: string expires_at = 3;
+   */
+  expiresAt: string;
+};
+
+/**
+ * Describes the message perps.token.v1.TokenSummary.
+ * Use `create(TokenSummarySchema)` to create a new message.
+ */
+export const TokenSummarySchema: GenMessage<TokenSummary> = /*@__PURE__*/
+  messageDesc(file_perps_token_v1_token, 6);
+
+/**
+ * Creates, deletes and lists bearer API tokens. Create and delete are signed
+ * with an Ed25519 key registered for the user (see UserKeyService); listing
+ * is authenticated by a bearer token of the user. Served on the public and
+ * the internal listener.
  *
  * @generated from service perps.token.v1.TokenService
  */
@@ -178,6 +247,18 @@ export const TokenService: GenService<{
     methodKind: "unary";
     input: typeof DeleteTokenRequestSchema;
     output: typeof DeleteTokenResponseSchema;
+  },
+  /**
+   * Lists the user's live named tokens, ordered by name (UTF-8 byte order).
+   * Authenticated by a live token of the user (named or session), sent as
+   * "Authorization: Bearer <token>"; session tokens are never listed.
+   *
+   * @generated from rpc perps.token.v1.TokenService.ListTokens
+   */
+  listTokens: {
+    methodKind: "unary";
+    input: typeof ListTokensRequestSchema;
+    output: typeof ListTokensResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_perps_token_v1_token, 0);
