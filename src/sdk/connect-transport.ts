@@ -1,7 +1,7 @@
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
+import type { TransportHandle } from "./lazy-transport.js";
 import { REDIRECT_MODE, redirectRefusal } from "./redirect-refusal.js";
-import type { TransportHandle } from "./rpc-calls.js";
 
 /** Options of {@link openConnectTransport}. */
 export interface ConnectTransportOptions {

@@ -1,5 +1,5 @@
 import type * as ConnectNode from "@connectrpc/connect-node";
-import type { TransportHandle } from "./rpc-calls.js";
+import type { TransportHandle } from "./lazy-transport.js";
 
 // Deliberately not a string literal: bundlers (webpack, Vite, esbuild) follow
 // `import("literal")` into a chunk, which would drag node:http2 into a browser

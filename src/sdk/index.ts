@@ -5,11 +5,12 @@ export { Code } from "@connectrpc/connect";
 export { codeName } from "./code-name.js";
 export type { PrivateKeySigner, SignCallback, Signer } from "./signer.js";
 export { TokenApiError, type TokenApiErrorOptions } from "./token-api-error.js";
-export type { CreatedToken } from "./token-calls.js";
+export type { CreatedToken, TokenSummary } from "./token-calls.js";
 export {
   type CreateTokenParams,
   createTokenClient,
   type DeleteTokenParams,
+  type ListTokensOptions,
   type TokenClient,
   type TokenClientOptions,
   type TokenTransport,

@@ -11,6 +11,7 @@ import type {
   SignedCreateRequest,
   SignedDeleteRequest,
   TokenCalls,
+  TokenSummary,
 } from "./token-calls.js";
 
 /** Options of {@link createRestCalls}. */
@@ -78,23 +79,50 @@ function createdToken(body: unknown): CreatedToken {
   throw new TokenApiError(Code.Internal, "unexpected response: expected {expiresAt, id, token}");
 }
 
-/** The "rest" transport: the JSON contract of `POST` / `DELETE /user/tokens`, over fetch. */
+function tokenSummary(entry: unknown): TokenSummary | undefined {
+  if (
+    isRecord(entry) &&
+    typeof entry.id === "string" &&
+    typeof entry.name === "string" &&
+    typeof entry.expiresAt === "string"
+  ) {
+    return { id: entry.id, name: entry.name, expiresAt: entry.expiresAt };
+  }
+  return undefined;
+}
+
+function tokenSummaries(body: unknown): TokenSummary[] {
+  if (isRecord(body) && Array.isArray(body.tokens)) {
+    const tokens = body.tokens.map(tokenSummary);
+    if (tokens.every((t) => t !== undefined)) {
+      return tokens;
+    }
+  }
+  throw new TokenApiError(
+    Code.Internal,
+    "unexpected response: expected {tokens: [{expiresAt, id, name}]}",
+  );
+}
+
+/** One request: its method, and either a JSON body or the headers of a GET. */
+type RestRequest =
+  | { method: "POST" | "DELETE"; fields: JsonFields }
+  | { method: "GET"; headers: Record<string, string> };
+
+/** The "rest" transport: the JSON contract of `POST`, `DELETE` and `GET /user/tokens`, over fetch. */
 export function createRestCalls(opts: RestCallsOptions): TokenCalls {
   const url = `${opts.baseUrl.replace(/\/+$/, "")}/user/tokens`;
 
-  async function send(
-    method: "POST" | "DELETE",
-    fields: JsonFields,
-    settings: CallSettings,
-  ): Promise<Response> {
+  async function send(req: RestRequest, settings: CallSettings): Promise<Response> {
     const deadline = AbortSignal.timeout(opts.timeoutMs);
     const signal =
       settings.signal === undefined ? deadline : AbortSignal.any([settings.signal, deadline]);
     try {
       const res = await opts.fetch(url, {
-        method,
-        headers: { "content-type": "application/json" },
-        body: jsonBody(fields),
+        method: req.method,
+        ...(req.method === "GET"
+          ? { headers: req.headers }
+          : { headers: { "content-type": "application/json" }, body: jsonBody(req.fields) }),
         signal,
         redirect: REDIRECT_MODE,
       });
@@ -127,12 +155,16 @@ export function createRestCalls(opts: RestCallsOptions): TokenCalls {
 
   return {
     async createToken(req: SignedCreateRequest, settings: CallSettings) {
-      const res = await send("POST", { ...req }, settings);
+      const res = await send({ method: "POST", fields: { ...req } }, settings);
       return createdToken(await readJson(res));
     },
     async deleteToken(req: SignedDeleteRequest, settings: CallSettings) {
-      const res = await send("DELETE", { ...req }, settings);
+      const res = await send({ method: "DELETE", fields: { ...req } }, settings);
       await readJson(res); // drains the body, so the connection can be reused
+    },
+    async listTokens(authorization: string, settings: CallSettings) {
+      const res = await send({ method: "GET", headers: { authorization } }, settings);
+      return tokenSummaries(await readJson(res));
     },
     close() {
       // fetch manages its own connections.

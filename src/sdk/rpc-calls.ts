@@ -1,18 +1,13 @@
-import { createClient, type Transport } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { fromConnectError } from "./connect-error-mapping.js";
+import { createLazyTransport, type TransportHandle } from "./lazy-transport.js";
 import type {
   CallSettings,
   SignedCreateRequest,
   SignedDeleteRequest,
   TokenCalls,
 } from "./token-calls.js";
-
-/** A connect Transport and how to release what it holds. */
-export interface TransportHandle {
-  transport: Transport;
-  close(): void;
-}
 
 /** Options of {@link createRpcCalls}. */
 export interface RpcCallsOptions {
@@ -24,21 +19,10 @@ export interface RpcCallsOptions {
 
 /** The "connect" and "grpc" transports: TokenService through a connect client. */
 export function createRpcCalls(opts: RpcCallsOptions): TokenCalls {
-  let handle: Promise<TransportHandle> | undefined;
+  const transport = createLazyTransport(opts.openTransport);
 
   async function client() {
-    if (handle === undefined) {
-      const opening = opts.openTransport();
-      handle = opening;
-      // A failed open (no HTTP/2 in a browser) is not cached: the error is
-      // reported on each call rather than a stale rejection reused.
-      opening.catch(() => {
-        if (handle === opening) {
-          handle = undefined;
-        }
-      });
-    }
-    return createClient(TokenService, (await handle).transport);
+    return createClient(TokenService, await transport.get());
   }
 
   return {
@@ -63,15 +47,19 @@ export function createRpcCalls(opts: RpcCallsOptions): TokenCalls {
         throw fromConnectError(err);
       }
     },
+    async listTokens(authorization: string, settings: CallSettings) {
+      try {
+        const res = await (await client()).listTokens(
+          {},
+          { headers: { authorization }, timeoutMs: opts.timeoutMs, signal: settings.signal },
+        );
+        return res.tokens.map(({ id, name, expiresAt }) => ({ id, name, expiresAt }));
+      } catch (err) {
+        throw fromConnectError(err);
+      }
+    },
     close() {
-      const closing = handle;
-      handle = undefined;
-      closing?.then(
-        (h) => h.close(),
-        () => {
-          // Never opened: nothing to release.
-        },
-      );
+      transport.close();
     },
   };
 }

@@ -25,6 +25,16 @@ export interface CreatedToken {
   expiresAt: string;
 }
 
+/** One of the user's live named tokens, as listTokens answers it (never the token itself). */
+export interface TokenSummary {
+  /** Token identifier, used to delete it. */
+  id: string;
+  /** The token's name. */
+  name: string;
+  /** UTC date (YYYY-MM-DD) on which the token expires. */
+  expiresAt: string;
+}
+
 /** Per-call settings every transport honours. */
 export interface CallSettings {
   signal: AbortSignal | undefined;
@@ -37,6 +47,8 @@ export interface CallSettings {
 export interface TokenCalls {
   createToken(req: SignedCreateRequest, settings: CallSettings): Promise<CreatedToken>;
   deleteToken(req: SignedDeleteRequest, settings: CallSettings): Promise<void>;
+  /** ListTokens, authenticated by the `authorization` header value given. */
+  listTokens(authorization: string, settings: CallSettings): Promise<TokenSummary[]>;
   /** Releases connections held between calls; a later call opens new ones. */
   close(): void;
 }

@@ -1,12 +1,13 @@
 import { Code } from "@connectrpc/connect";
 import { createTokenMessage, deleteTokenMessage } from "../token/signed-message.js";
+import { bearerAuthorization } from "./bearer-authorization.js";
 import { openConnectTransport } from "./connect-transport.js";
 import { openGrpcTransport } from "./grpc-transport.js";
 import { createRestCalls } from "./rest-calls.js";
 import { createRpcCalls } from "./rpc-calls.js";
-import { createSignFunction, type Signer } from "./signer.js";
+import { createSignFunction, type Signer, type SignFunction } from "./signer.js";
 import { TokenApiError } from "./token-api-error.js";
-import type { CreatedToken, TokenCalls } from "./token-calls.js";
+import type { CreatedToken, TokenCalls, TokenSummary } from "./token-calls.js";
 
 /**
  * The wire protocol of a client: "rest" (the JSON contract, over fetch),
@@ -26,8 +27,12 @@ export interface TokenClientOptions {
   baseUrl: string;
   /** Wire protocol. Default "rest". */
   transport?: TokenTransport;
-  /** A private key, or a callback that signs elsewhere (hardware key, remote signer). */
-  signer: Signer;
+  /**
+   * A private key, or a callback that signs elsewhere (hardware key, remote
+   * signer). Needed by createToken and deleteToken only; default none (a
+   * client that only lists tokens).
+   */
+  signer?: Signer;
   /**
    * Clock giving Unix milliseconds for the signed `timestamp`; the service
    * refuses one more than 2 minutes from its own time, so a host with a skewed
@@ -62,7 +67,13 @@ export interface DeleteTokenParams {
   signal?: AbortSignal;
 }
 
-/** Signed calls to the token service. Every refusal is a {@link TokenApiError}. */
+/** Options of {@link TokenClient.listTokens}. */
+export interface ListTokensOptions {
+  /** Cancels the call. Default none. */
+  signal?: AbortSignal;
+}
+
+/** Calls to the token service. Every refusal is a {@link TokenApiError}. */
 export interface TokenClient {
   /** The transport this client uses. */
   readonly transport: TokenTransport;
@@ -70,6 +81,14 @@ export interface TokenClient {
   createToken(params: CreateTokenParams): Promise<CreatedToken>;
   /** Deletes a token of the user. */
   deleteToken(params: DeleteTokenParams): Promise<void>;
+  /**
+   * The live named tokens of the user whose live token (named or session)
+   * `token` is, ordered by name (UTF-8 bytes); `[]` when there are none.
+   * Session tokens are never listed. Sent as `Authorization: Bearer <token>`,
+   * not signed. A bad token (malformed, unknown, expired, deleted) is a
+   * TokenApiError UNAUTHENTICATED.
+   */
+  listTokens(token: string, options?: ListTokensOptions): Promise<TokenSummary[]>;
   /** Releases the HTTP/2 connection of "grpc" (nothing to do otherwise); later calls reconnect. */
   close(): void;
 }
@@ -112,15 +131,23 @@ function openCalls(opts: TokenClientOptions, fetchFn: typeof globalThis.fetch): 
 
 /**
  * A client of the token service: builds the exact signed message of each
- * call, timestamps and signs it, and sends it over the chosen transport.
+ * create and delete, timestamps and signs it, and sends it over the chosen
+ * transport; lists a user's named tokens with one of the user's tokens.
  *
  * @example
  * const client = createTokenClient({ baseUrl: "http://127.0.0.1:8080", signer: { privateKey } });
  * const { id, token } = await client.createToken({ userId, name: "my-bot", expiresIn: 3600 });
+ * const named = await client.listTokens(token); // [{ id, name: "my-bot", expiresAt }]
  * await client.deleteToken({ userId, tokenId: id });
  */
 export function createTokenClient(opts: TokenClientOptions): TokenClient {
-  const sign = createSignFunction(opts.signer);
+  const signer = opts.signer === undefined ? undefined : createSignFunction(opts.signer);
+  const sign: SignFunction = async (message) => {
+    if (signer === undefined) {
+      throw new TypeError("signer: createToken and deleteToken need one (listTokens does not)");
+    }
+    return signer(message);
+  };
   const now = opts.now ?? Date.now;
   // Bound late and to globalThis: a browser's fetch throws "Illegal invocation" when called unbound.
   const fetchFn = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -148,6 +175,9 @@ export function createTokenClient(opts: TokenClientOptions): TokenClient {
       const fields = { timestamp: timestamp(), tokenId: params.tokenId, userId: params.userId };
       const signature = await sign(deleteTokenMessage(fields));
       await calls.deleteToken({ ...fields, signature }, { signal: params.signal });
+    },
+    async listTokens(token, options = {}) {
+      return calls.listTokens(bearerAuthorization(token), { signal: options.signal });
     },
     close() {
       calls.close();
