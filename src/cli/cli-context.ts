@@ -1,3 +1,4 @@
+import type { ExitCode } from "./exit-code.js";
 import type { OptionSpec } from "./parse-options.js";
 
 /** Where a command writes and what it reads from its environment, so runs are testable. */
@@ -9,7 +10,7 @@ export interface CliIo {
 
 /** What a command runs with: its io and the output mode chosen on its command line. */
 export interface CliContext extends CliIo {
-  /** True with `--json`: one JSON object on stdout instead of text. */
+  /** True with `--json`: one JSON line on stdout instead of text. */
   json: boolean;
 }
 
@@ -22,5 +23,6 @@ export interface Command {
   readonly help: string;
   /** Its options, so that `--help` and `--json` are told apart from values that look like them. */
   readonly options: OptionSpec;
-  run(args: string[], ctx: CliContext): Promise<void>;
+  /** Resolves with the exit code: Ok, or another when the answer itself means "no" (introspect). */
+  run(args: string[], ctx: CliContext): Promise<ExitCode>;
 }

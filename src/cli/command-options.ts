@@ -1,3 +1,4 @@
+import type { IntrospectionTransport } from "../sdk/introspection-client.js";
 import type { TokenTransport } from "../sdk/token-client.js";
 import { UsageError } from "./usage-error.js";
 
@@ -8,7 +9,8 @@ export const COMMON_OPTIONS = {
 } as const;
 
 /** Help lines of {@link COMMON_OPTIONS}. */
-export const COMMON_HELP = `  --json               print one JSON object on stdout (errors: one on stderr)
+export const COMMON_HELP = `  --json               print the result as one JSON line on stdout (errors: one
+                       JSON object on stderr)
   -h, --help           show this help`;
 
 /** Help line of `--transport`. */
@@ -20,6 +22,24 @@ export function transportOption(command: string, value: string | undefined): Tok
     return value ?? "rest";
   }
   throw new UsageError(command, `--transport: must be rest, connect or grpc, not ${value}`);
+}
+
+/** Help line of `--transport` on the internal listener's IntrospectToken (no REST mapping). */
+export const INTROSPECTION_TRANSPORT_HELP =
+  "  --transport NAME     connect or grpc (default connect)";
+
+/** The `--transport` value of `introspect`: connect (the default) or grpc. */
+export function introspectionTransportOption(
+  command: string,
+  value: string | undefined,
+): IntrospectionTransport {
+  if (value === undefined || value === "connect" || value === "grpc") {
+    return value ?? "connect";
+  }
+  throw new UsageError(
+    command,
+    `--transport: must be connect or grpc (IntrospectToken has no REST mapping), not ${value}`,
+  );
 }
 
 /** The exit-code paragraph of every command's help. */

@@ -6,6 +6,8 @@ export const ExitCode = {
   Refused: 1,
   /** The command line is wrong: unknown command or option, missing or malformed value. */
   Usage: 2,
+  /** `introspect`: the service answered that the token is not live (its answer is printed). */
+  Inactive: 3,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -56,6 +56,36 @@ export function joinOptionValues(args: readonly string[], spec: OptionSpec): str
   return joined;
 }
 
+/** A command line parsed by {@link parseCommandLine}. */
+export interface CommandLine<S extends OptionSpec> {
+  values: OptionValues<S>;
+  /** The arguments that are not options (after `--` too), in order. */
+  positionals: string[];
+}
+
+function parse<S extends OptionSpec>(
+  command: string,
+  args: string[],
+  spec: S,
+  allowPositionals: boolean,
+): CommandLine<S> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: joinOptionValues(args, spec),
+      options: spec,
+      strict: true,
+      allowPositionals,
+    });
+    return { values: values as OptionValues<S>, positionals };
+  } catch (err) {
+    if (isParseArgsError(err)) {
+      // node's text goes on to explain `--` for positionals; its first sentence is what matters.
+      throw new UsageError(command, err.message.split(". ")[0] ?? err.message);
+    }
+    throw err;
+  }
+}
+
 /**
  * Parses a command's arguments strictly: unknown options and positionals are
  * usage errors; the argument after an option that takes a value is that
@@ -66,21 +96,28 @@ export function parseOptions<S extends OptionSpec>(
   args: string[],
   spec: S,
 ): OptionValues<S> {
-  try {
-    const { values } = parseArgs({
-      args: joinOptionValues(args, spec),
-      options: spec,
-      strict: true,
-      allowPositionals: false,
-    });
-    return values as OptionValues<S>;
-  } catch (err) {
-    if (isParseArgsError(err)) {
-      // node's text goes on to explain `--` for positionals; its first sentence is what matters.
-      throw new UsageError(command, err.message.split(". ")[0] ?? err.message);
-    }
-    throw err;
+  return parse(command, args, spec, false).values;
+}
+
+/**
+ * {@link parseOptions} for a command that also takes at most `maxPositionals`
+ * arguments that are not options. Too many is a usage error that does not
+ * repeat them (one may be a token).
+ */
+export function parseCommandLine<S extends OptionSpec>(
+  command: string,
+  args: string[],
+  spec: S,
+  maxPositionals: number,
+): CommandLine<S> {
+  const line = parse(command, args, spec, true);
+  if (line.positionals.length > maxPositionals) {
+    throw new UsageError(
+      command,
+      `expected at most ${maxPositionals} argument(s), got ${line.positionals.length}`,
+    );
   }
+  return line;
 }
 
 /** The value of a required option, or a usage error naming it. */

@@ -1,9 +1,12 @@
+import { TOKEN_ENV } from "./bearer-token.js";
 import type { CliIo, Command } from "./cli-context.js";
 import { COMMON_OPTIONS } from "./command-options.js";
 import { createCommand } from "./commands/create.js";
 import { deleteCommand } from "./commands/delete.js";
 import { deleteKeyCommand } from "./commands/delete-key.js";
+import { introspectCommand } from "./commands/introspect.js";
 import { keygenCommand } from "./commands/keygen.js";
+import { listCommand } from "./commands/list.js";
 import { registerKeyCommand } from "./commands/register-key.js";
 import { ExitCode } from "./exit-code.js";
 import { wantsHelp, wantsJson } from "./parse-options.js";
@@ -17,12 +20,15 @@ const COMMANDS: readonly Command[] = [
   deleteKeyCommand,
   createCommand,
   deleteCommand,
+  listCommand,
+  introspectCommand,
 ];
 
 const TOP_HELP = `Usage: ${CLI_NAME} <command> [options]
 
 Creates and deletes API tokens of the perps token service with Ed25519-signed
-requests, and registers the public keys that sign them.
+requests, and registers the public keys that sign them; lists a user's named
+tokens and checks tokens.
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(14)} ${c.summary}`).join("\n")}
@@ -32,15 +38,19 @@ Run '${CLI_NAME} <command> --help' for a command's options.
 Environment:
   ${PUBLIC_URL_ENV}           public listener, default http://127.0.0.1:8080 (--url)
   ${INTERNAL_URL_ENV}  internal listener, default http://127.0.0.1:9090 (--internal-url)
+  ${TOKEN_ENV}                the token of list and introspect, when not on the command line
 
 Example:
   ${CLI_NAME} keygen --out me.pem
   ${CLI_NAME} register-key --user "$USER_ID" --key me.pem
   ${CLI_NAME} create --user "$USER_ID" --key me.pem --name my-bot --expires-in 3600
   ${CLI_NAME} delete --user "$USER_ID" --key me.pem --token-id "$TOKEN_ID"
+  ${TOKEN_ENV}="$TOKEN" ${CLI_NAME} list
+  ${CLI_NAME} introspect "$TOKEN"
 
 Exit codes: 0 done, 1 refused by the service (or it could not be reached, or a
-key file could not be read), 2 wrong command line.`;
+key file could not be read), 2 wrong command line, 3 (introspect) the token is
+not live.`;
 
 /** Runs one command line (without the node and script arguments); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -64,8 +74,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       io.stdout(`${command.help}\n`);
       return ExitCode.Ok;
     }
-    await command.run(args, { ...io, json });
-    return ExitCode.Ok;
+    return await command.run(args, { ...io, json });
   } catch (err) {
     return reportError(err, io, json);
   }

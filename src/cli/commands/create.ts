@@ -7,6 +7,7 @@ import {
   TRANSPORT_HELP,
   transportOption,
 } from "../command-options.js";
+import { ExitCode } from "../exit-code.js";
 import { readPrivateKey } from "../key-file.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
@@ -87,6 +88,7 @@ ${EXIT_CODES_HELP}`,
           "Store the token now: it is not shown again.",
         { expiresAt: created.expiresAt, id: created.id, token: created.token },
       );
+      return ExitCode.Ok;
     } finally {
       client.close();
     }

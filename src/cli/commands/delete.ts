@@ -7,6 +7,7 @@ import {
   TRANSPORT_HELP,
   transportOption,
 } from "../command-options.js";
+import { ExitCode } from "../exit-code.js";
 import { readPrivateKey } from "../key-file.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
@@ -57,6 +58,7 @@ other user's token is NOT_FOUND (exit 1).`,
     try {
       await client.deleteToken({ userId, tokenId });
       printResult(ctx, `Deleted token ${tokenId}.`, { deleted: true, tokenId });
+      return ExitCode.Ok;
     } finally {
       client.close();
     }

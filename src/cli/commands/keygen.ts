@@ -1,5 +1,6 @@
 import type { Command } from "../cli-context.js";
 import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
+import { ExitCode } from "../exit-code.js";
 import { writeNewKeyFile } from "../key-file.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
@@ -41,5 +42,6 @@ ${EXIT_CODES_HELP}`,
       `Wrote the private key to ${path} (mode 0600). Keep it secret.\nPublic key: ${publicKey}`,
       { keyFile: path, publicKey },
     );
+    return ExitCode.Ok;
   },
 };

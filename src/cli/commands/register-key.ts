@@ -1,5 +1,6 @@
 import type { Command } from "../cli-context.js";
 import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
+import { ExitCode } from "../exit-code.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
 import { resolvePublicKey } from "../public-key.js";
@@ -52,5 +53,6 @@ ${EXIT_CODES_HELP}`,
       publicKey,
       userId,
     });
+    return ExitCode.Ok;
   },
 };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   joinOptionValues,
+  parseCommandLine,
   parseOptions,
   wantsHelp,
   wantsJson,
@@ -87,6 +88,37 @@ describe("parseOptions: the argument after an option that takes a value is its v
     assert.throws(
       () => parseOptions("cmd", ["--json", "-x"], SPEC),
       usageError(/Unknown option '-x'/),
+    );
+  });
+});
+
+describe("parseCommandLine: options and at most N arguments", () => {
+  const line = (args: string[]) => {
+    const { values, positionals } = parseCommandLine("cmd", args, SPEC, 1);
+    return { values: { ...values }, positionals };
+  };
+
+  it("takes the argument, before or after options, or after --", () => {
+    assert.deepEqual(line(["pt_x", "--json"]), { values: { json: true }, positionals: ["pt_x"] });
+    assert.deepEqual(line(["--user", "u", "pt_x"]), {
+      values: { user: "u" },
+      positionals: ["pt_x"],
+    });
+    assert.deepEqual(line(["--", "-pt"]), { values: {}, positionals: ["-pt"] });
+    assert.deepEqual(line([]), { values: {}, positionals: [] });
+  });
+
+  it("refuses one too many without repeating them (one may be a token)", () => {
+    assert.throws(
+      () => parseCommandLine("cmd", ["pt_secret1", "pt_secret2"], SPEC, 1),
+      (err: unknown) =>
+        err instanceof UsageError &&
+        err.message === "expected at most 1 argument(s), got 2" &&
+        !err.message.includes("secret"),
+    );
+    assert.throws(
+      () => parseCommandLine("cmd", ["--bogus"], SPEC, 1),
+      usageError(/Unknown option/),
     );
   });
 });

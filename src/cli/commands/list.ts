@@ -1,0 +1,64 @@
+import { createTokenClient } from "../../sdk/token-client.js";
+import { bearerToken, TOKEN_ENV_HELP } from "../bearer-token.js";
+import type { Command } from "../cli-context.js";
+import {
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  EXIT_CODES_HELP,
+  TRANSPORT_HELP,
+  transportOption,
+} from "../command-options.js";
+import { ExitCode } from "../exit-code.js";
+import { parseOptions } from "../parse-options.js";
+import { printResult } from "../print-result.js";
+import { PUBLIC_URL_HELP, publicUrl } from "../service-urls.js";
+import { tokenListText } from "../token-list-text.js";
+
+const NAME = "list";
+
+const OPTIONS = {
+  ...COMMON_OPTIONS,
+  token: { type: "string" },
+  transport: { type: "string" },
+  url: { type: "string" },
+} as const;
+
+/** `list`: ListTokens on the public listener, authenticated by a bearer token of the user. */
+export const listCommand: Command = {
+  name: NAME,
+  options: OPTIONS,
+  summary: "list your named tokens (with any token of yours)",
+  help: `Usage: perps-tokens list [--token TOKEN]
+
+Lists the live named tokens of the user whose token TOKEN is (named or
+session), ordered by name: id, expiry date and name, never a token. Session
+tokens are never listed.
+
+Options:
+  --token TOKEN        a live token of the user, sent as Authorization: Bearer
+${TRANSPORT_HELP}
+${PUBLIC_URL_HELP}
+${COMMON_HELP}
+
+${TOKEN_ENV_HELP}
+
+With --json: [{"id":"…","name":"…","expiresAt":"YYYY-MM-DD"}], [] when none.
+
+${EXIT_CODES_HELP} A malformed, unknown,
+expired or deleted token is UNAUTHENTICATED (exit 1).`,
+
+  async run(args, ctx) {
+    const values = parseOptions(NAME, args, OPTIONS);
+    const token = bearerToken(NAME, values.token, "--token TOKEN", ctx.env);
+    const transport = transportOption(NAME, values.transport);
+    const baseUrl = publicUrl(NAME, values.url, ctx.env);
+    const client = createTokenClient({ baseUrl, transport });
+    try {
+      const tokens = await client.listTokens(token);
+      printResult(ctx, tokenListText(tokens), tokens);
+      return ExitCode.Ok;
+    } finally {
+      client.close();
+    }
+  },
+};
