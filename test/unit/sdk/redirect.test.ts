@@ -89,6 +89,8 @@ describe("the SDK never follows a redirect with a signed request", () => {
           client.deleteToken({ userId: user.userId, tokenId: "AAAAAAAAAAAAAAAA" }),
           refused,
         );
+        // Nor does a bearer token go on to another host.
+        await assert.rejects(client.listTokens("pt_a-bearer-token"), refused);
         client.close();
         assert.deepEqual(received, []);
       });
