@@ -273,8 +273,9 @@ describe("ListTokens", () => {
       return [
         { name: "no header", header: undefined, want: MISSING },
         { name: "Basic credentials", header: "Basic dXNlcjpwYXNz", want: MISSING },
-        { name: "Bearer with nothing", header: "Bearer", want: MISSING },
-        { name: "Bearer with only spaces", header: "Bearer   ", want: MISSING },
+        { name: "Bearer with nothing (an empty token)", header: "Bearer", want: INVALID },
+        { name: "Bearer with only spaces (an empty token)", header: "Bearer   ", want: INVALID },
+        { name: "Bearer with two words", header: `Bearer ${live.token} extra`, want: INVALID },
         { name: "the token without a scheme", header: live.token, want: MISSING },
         { name: "a malformed token", header: "Bearer pt_abc", want: INVALID },
         { name: "a token with a wrong checksum", header: bearer(flipped), want: INVALID },
@@ -334,9 +335,12 @@ describe("ListTokens", () => {
 
     it("over gRPC: UNAUTHENTICATED with the challenge in the metadata", async () => {
       for (const c of await refusals()) {
+        // @grpc/grpc-js sends no metadata entry at all for a value ending in
+        // whitespace, so the service sees no header: the bare challenge.
+        const want = c.header !== undefined && /\s$/.test(c.header) ? MISSING : c.want;
         await assert.rejects(grpcList(c.header), (err) => {
           assert.ok(isGrpcError(err, GrpcStatus.UNAUTHENTICATED), `${c.name}: ${String(err)}`);
-          assert.deepEqual(err.metadata.get("www-authenticate"), [c.want], c.name);
+          assert.deepEqual(err.metadata.get("www-authenticate"), [want], c.name);
           return true;
         });
       }

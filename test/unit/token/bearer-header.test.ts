@@ -5,34 +5,39 @@ import { bearerTokenOf } from "../../../src/token/bearer-header.js";
 describe("bearerTokenOf", () => {
   const token = "pt_AbC-_9.~+/xyz";
 
-  it("takes the b64token after the Bearer scheme, in any case, after one or more spaces", () => {
+  it("takes what follows the Bearer scheme, in any case, after spaces", () => {
     assert.equal(bearerTokenOf(`Bearer ${token}`), token);
     assert.equal(bearerTokenOf(`bearer ${token}`), token);
     assert.equal(bearerTokenOf(`BEARER ${token}`), token);
     assert.equal(bearerTokenOf(`bEaReR   ${token}`), token);
+    assert.equal(bearerTokenOf(`Bearer\t${token}`), token);
     assert.equal(bearerTokenOf("Bearer abc=="), "abc==");
   });
 
-  it("anything else has no token", () => {
+  it("a Bearer header with a malformed or empty token presents that token (an invalid one, not none)", () => {
+    for (const [value, presented] of [
+      ["Bearer", ""],
+      ["Bearer ", ""],
+      [`Bearer ${token} extra`, `${token} extra`],
+      [`Bearer ${token},`, `${token},`],
+      [`Bearer "${token}"`, `"${token}"`],
+      ["Bearer =abc", "=abc"],
+      ["Bearer pt_ü", "pt_ü"],
+    ] as const) {
+      assert.equal(bearerTokenOf(value), presented, value);
+    }
+  });
+
+  it("no header, or another scheme, presents no bearer token", () => {
     for (const value of [
       undefined,
       null,
       "",
-      "Bearer",
-      "Bearer ",
       `Basic ${token}`,
       `Bearer${token}`,
-      `Bearer\t${token}`,
-      `Bearer ${token} extra`,
-      `Bearer ${token},`,
-      `Bearer "${token}"`,
-      "Bearer =abc",
-      "Bearer ab=c",
-      `Bearer ${token}\n`,
       `Token ${token}`,
       `Bearers ${token}`,
       `XBearer ${token}`,
-      "Bearer pt_ü",
     ]) {
       assert.equal(bearerTokenOf(value), undefined, String(value));
     }
