@@ -9,7 +9,8 @@ export type Series =
   | "Floor create"
   | "gRPC introspect"
   | "Forward-auth"
-  | "Floor check";
+  | "Floor check"
+  | "Floor check gRPC";
 
 /** One measured phase: a protocol and operation at one concurrency. */
 export interface Phase extends LoadResult {

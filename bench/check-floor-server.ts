@@ -6,9 +6,14 @@
 // `npm run bench` runs it under the same load as forward-auth, so the
 // difference between the two is what those cost.
 //
-// Started by the bench like the service (prints the same "listening" line);
-// env: REDIS_URL.
+// Its second port speaks h2c gRPC the same way (the IntrospectTokenRequest's
+// token read straight from its bytes, a one-field answer, grpc-status 0), so
+// the run can tell node:http2's share of IntrospectToken from the service's.
+//
+// Started by the bench like the service (prints the same "listening" line:
+// httpPort HTTP/1.1, grpcPort h2c gRPC); env: REDIS_URL.
 import { createServer } from "node:http";
+import { createServer as createH2cServer } from "node:http2";
 import { Redis } from "ioredis";
 import { redisKeysOf } from "../src/redis/keys.js";
 import { parseToken } from "../src/token/token-secret.js";
@@ -23,25 +28,78 @@ const redis = new Redis(REDIS_URL, {
   maxRetriesPerRequest: 0,
 });
 
+/** Whether the token's record exists: one GET of its key (undefined: malformed, no call). */
+function tokenExists(token: string): Promise<boolean> | undefined {
+  const parsed = parseToken(token);
+  return parsed === undefined
+    ? undefined
+    : redis.getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId)).then((r) => r !== null);
+}
+
 const server = createServer((req, res) => {
-  const parsed = parseToken(req.headers.authorization?.slice("Bearer ".length) ?? "");
-  if (parsed === undefined) {
-    res.writeHead(401, { "content-length": 0 }).end();
+  const answer = (status: number) => res.writeHead(status, { "content-length": 0 }).end();
+  const exists = tokenExists(req.headers.authorization?.slice("Bearer ".length) ?? "");
+  if (exists === undefined) {
+    answer(401);
     return;
   }
-  redis.getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId)).then(
-    // An unknown token is refused, so a bench that sends dead tokens sees errors.
-    (record) => res.writeHead(record === null ? 401 : 200, { "content-length": 0 }).end(),
-    () => res.writeHead(503, { "content-length": 0 }).end(),
+  // An unknown token is refused, so a bench that sends dead tokens sees errors.
+  exists.then(
+    (found) => answer(found ? 200 : 401),
+    () => answer(503),
   );
 });
+
+// gRPC answers: `active: true` (field 1, varint 1) in one frame when found, the empty message if not.
+const FOUND = Buffer.of(0, 0, 0, 0, 2, 0x08, 0x01);
+const NOT_FOUND = Buffer.of(0, 0, 0, 0, 0);
+const h2c = createH2cServer();
+h2c.on("stream", (stream) => {
+  const chunks: Buffer[] = [];
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  stream.on("error", () => {});
+  stream.on("end", () => {
+    const body = Buffer.concat(chunks);
+    // Frame header (5 bytes), then field 1's tag (0x0a) and a one-byte length: tokens are short.
+    const length = body[6] ?? 0;
+    const exists =
+      body[5] === 0x0a ? tokenExists(body.toString("latin1", 7, 7 + length)) : undefined;
+    const reply = (found: boolean, status: string) => {
+      if (stream.destroyed) {
+        return;
+      }
+      stream.respond(
+        { ":status": 200, "content-type": "application/grpc" },
+        { waitForTrailers: true },
+      );
+      stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": status }));
+      stream.end(found ? FOUND : NOT_FOUND);
+    };
+    if (exists === undefined) {
+      reply(false, "0");
+      return;
+    }
+    exists.then(
+      (found) => reply(found, "0"),
+      () => reply(false, "14"),
+    );
+  });
+});
+
+const portOf = (address: ReturnType<typeof server.address>) =>
+  typeof address === "object" && address !== null ? address.port : 0;
 server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
+  h2c.listen(0, "127.0.0.1", () => {
+    process.stdout.write(
+      `${JSON.stringify({ msg: "listening", httpPort: portOf(server.address()), grpcPort: portOf(h2c.address()) })}\n`,
+    );
+  });
 });
 process.once("SIGTERM", () => {
   server.close();
+  h2c.close();
   redis.disconnect();
   server.closeAllConnections();
+  // Open HTTP/2 sessions would keep the process alive.
+  process.exit(0);
 });

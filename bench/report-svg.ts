@@ -19,6 +19,7 @@ const ROWS: readonly { title: string; series: SeriesColors }[] = [
       { series: "gRPC introspect", color: "#d62728" },
       { series: "Forward-auth", color: "#8c564b" },
       { series: "Floor check", color: "#7f7f7f" },
+      { series: "Floor check gRPC", color: "#bcbd22" },
     ],
   },
 ];

@@ -400,6 +400,24 @@ for (const c of plan.concurrencies) {
     ),
   );
 }
+// Informational: the same floor over h2c gRPC, at IntrospectToken's peak
+// concurrency, to tell node:http2's share of IntrospectToken from the service's.
+const introspectPeakConcurrency =
+  peakPhase(phases.filter((p) => p.series === "gRPC introspect"))?.concurrency ?? 32;
+phases.push(
+  await measure(
+    "Floor check gRPC",
+    introspectPeakConcurrency,
+    introspectLoad(
+      `127.0.0.1:${checkFloor.grpcPort}`,
+      frames,
+      { concurrency: introspectPeakConcurrency },
+      plan.seconds,
+    ),
+    checkFloor,
+    floorGets,
+  ),
+);
 const checkFloorHalfPeak = await measure(
   "Floor check",
   PACED_HTTP_CONNECTIONS,
