@@ -9,6 +9,9 @@ export interface BenchPlan {
   readonly verifySeconds: number;
   /** Users the requests are spread over (each with one registered key). */
   readonly users: number;
+  /** Token checks: users, and live tokens of theirs (half session, half named). */
+  readonly checkUsers: number;
+  readonly checkTokens: number;
   /** Leak check: requests per step, and steps (RSS read after each step). */
   readonly leakStepRequests: number;
   readonly leakSteps: number;
@@ -27,6 +30,8 @@ export function benchPlan(quick: boolean): BenchPlan {
         warmupSeconds: 1,
         verifySeconds: 1,
         users: 200,
+        checkUsers: 1_000,
+        checkTokens: 10_000,
         leakStepRequests: 5_000,
         leakSteps: 2,
         leakConcurrency: 32,
@@ -40,6 +45,8 @@ export function benchPlan(quick: boolean): BenchPlan {
         warmupSeconds: 5,
         verifySeconds: 3,
         users: 2_000,
+        checkUsers: 1_000,
+        checkTokens: 10_000,
         leakStepRequests: 20_000,
         leakSteps: 10,
         leakConcurrency: 32,

@@ -6,7 +6,11 @@ export type Series =
   | "REST delete"
   | "Connect create"
   | "gRPC create"
-  | "Floor create";
+  | "Floor create"
+  | "gRPC introspect"
+  | "Forward-auth"
+  | "Floor check"
+  | "Floor check gRPC";
 
 /** One measured phase: a protocol and operation at one concurrency. */
 export interface Phase extends LoadResult {
@@ -60,6 +64,18 @@ export interface BenchReport {
   floor: Phase;
   /** The floor server at half of `floor`'s throughput (paced, open model, like `halfPeak`). */
   floorHalfPeak: Phase;
+  /**
+   * The token checks: IntrospectToken (gRPC), forward-auth (HTTP/1.1) and
+   * bench/check-floor-server.ts, closed loop (in `phases`) and each paced at
+   * half of its own peak (here), against seeded live tokens.
+   */
+  checks: {
+    users: number;
+    sessionTokens: number;
+    namedTokens: number;
+    /** IntrospectToken, forward-auth and the check floor, each at half of its own peak. */
+    halfPeaks: Phase[];
+  };
   leak: { requests: number[]; rssMb: number[] };
   memory: TokenMemory;
   targets: Target[];

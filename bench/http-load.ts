@@ -4,10 +4,16 @@ import type { LoadResult } from "./load-result.js";
 
 export interface HttpLoadOptions {
   url: string;
-  method: "POST" | "DELETE";
+  method: "POST" | "DELETE" | "GET";
   path: string;
   /** Pre-signed JSON bodies, each sent at most once. */
   bodies: readonly string[];
+  /**
+   * Instead of bodies: requests without a body, each with
+   * `Authorization: Bearer <token>`, the tokens in turn (again from the
+   * first when all have been sent).
+   */
+  bearerTokens?: readonly string[];
   connections: number;
   /** Run for this long; a body past the last one is empty and answered 400 (an error). */
   seconds: number;
@@ -39,7 +45,14 @@ export function runHttpLoad(opts: HttpLoadOptions): Promise<LoadResult> {
             method: opts.method,
             path: opts.path,
             headers: { "content-type": "application/json" },
-            setupRequest: (req) => ({ ...req, body: opts.bodies[next++] ?? "" }),
+            setupRequest: (req) => {
+              const tokens = opts.bearerTokens;
+              if (tokens === undefined) {
+                return { ...req, body: opts.bodies[next++] ?? "" };
+              }
+              const token = tokens[next++ % tokens.length] ?? "";
+              return { ...req, headers: { authorization: `Bearer ${token}` } };
+            },
           },
         ],
       },

@@ -4,9 +4,15 @@ import type { LoadResult } from "./load-result.js";
 
 export interface PacedLoadOptions {
   url: string;
-  method: "POST" | "DELETE";
+  method: "POST" | "DELETE" | "GET";
   path: string;
   bodies: readonly string[];
+  /**
+   * Instead of bodies: requests without a body, each with
+   * `Authorization: Bearer <token>`, the tokens in turn (again from the
+   * first when all have been sent).
+   */
+  bearerTokens?: readonly string[];
   /** Requests per second, evenly spaced. */
   rate: number;
   seconds: number;
@@ -98,16 +104,27 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
   const target = new URL(opts.path, opts.url);
   const host = target.hostname;
   const port = Number(target.port);
-  const requestHead = `${opts.method} ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\ncontent-length: `;
+  const requestHead = `${opts.method} ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\n`;
+  const tokens = opts.bearerTokens;
+  const requestAt = (i: number): string => {
+    if (tokens === undefined) {
+      const body = opts.bodies[i] ?? "";
+      return `${requestHead}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    }
+    return `${requestHead}authorization: Bearer ${tokens[i % tokens.length] ?? ""}\r\n\r\n`;
+  };
   const latencies = new LatencyRecorder();
   const failures: Record<string, number> = {};
-  const total = Math.min(opts.bodies.length, Math.floor(opts.rate * opts.seconds));
+  const total = Math.min(
+    tokens === undefined ? opts.bodies.length : Number.POSITIVE_INFINITY,
+    Math.floor(opts.rate * opts.seconds),
+  );
   let ok = 0;
   let errors = 0;
   let sent = 0;
   let answered = 0;
   const idle: Connection[] = [];
-  const waiting: { body: string; due: number }[] = [];
+  const waiting: { request: string; due: number }[] = [];
   let open = 0;
   let allAnswered: () => void = () => {};
   const finished = new Promise<void>((resolve) => {
@@ -130,8 +147,8 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
       allAnswered();
     }
   };
-  const dispatch = (connection: Connection, body: string, due: number) => {
-    connection.send(`${requestHead}${Buffer.byteLength(body)}\r\n\r\n${body}`, onAnswer(due));
+  const dispatch = (connection: Connection, request: string, due: number) => {
+    connection.send(request, onAnswer(due));
   };
   const events = {
     idle(connection: Connection) {
@@ -139,7 +156,7 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
       if (next === undefined) {
         idle.push(connection);
       } else {
-        dispatch(connection, next.body, next.due);
+        dispatch(connection, next.request, next.due);
       }
     },
     closed(connection: Connection) {
@@ -151,20 +168,20 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
       // A request waiting for a connection gets a new one.
       const next = waiting.shift();
       if (next !== undefined) {
-        submit(next.body, next.due);
+        submit(next.request, next.due);
       }
     },
   };
-  const submit = (body: string, due: number) => {
+  const submit = (request: string, due: number) => {
     let connection = idle.pop();
     if (connection === undefined && open < opts.maxConnections) {
       open++;
       connection = createConnection(host, port, events);
     }
     if (connection === undefined) {
-      waiting.push({ body, due });
+      waiting.push({ request, due });
     } else {
-      dispatch(connection, body, due);
+      dispatch(connection, request, due);
     }
   };
 
@@ -176,7 +193,7 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
         Math.floor(((performance.now() - started) / 1000) * opts.rate),
       );
       while (sent < dueCount) {
-        submit(opts.bodies[sent] ?? "", started + (sent / opts.rate) * 1000);
+        submit(requestAt(sent), started + (sent / opts.rate) * 1000);
         sent++;
       }
       if (sent >= total) {

@@ -1,6 +1,7 @@
 // `tsx bench/profile-summary.ts <file.cpuprofile> [top]`: where a V8 CPU
 // profile's self time went, by function and by package, as markdown.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 
 interface ProfileNode {
   id: number;
@@ -65,7 +66,12 @@ export function summarizeProfile(path: string, top = 25): string {
   ].join("\n");
 }
 
+// Only when run itself: bench/profile.ts imports it with flags of its own.
 const [file, top] = process.argv.slice(2);
-if (file !== undefined) {
+if (
+  process.argv[1] !== undefined &&
+  resolve(process.argv[1]) === import.meta.filename &&
+  file !== undefined
+) {
   process.stdout.write(summarizeProfile(file, top === undefined ? 25 : Number(top)));
 }

@@ -1,19 +1,26 @@
-// `npx tsx bench/profile.ts [--connect]`: the service under --cpu-prof, REST
-// create at concurrency 32 for a while, then where its CPU time went
+// `npx tsx bench/profile.ts [--connect | --introspect | --forward-auth]`: the
+// service under --cpu-prof for a while at concurrency 32 (REST create by
+// default; Connect create; IntrospectToken over gRPC or forward-auth against
+// 10,000 seeded tokens of 1,000 users), then where its CPU time went
 // (bench/results/profiles/*.cpuprofile, open in Chrome DevTools).
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { createTokenStore } from "../src/token/token-store.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
+import { bearerHttpLoad, introspectFrames, introspectLoad } from "./check-loads.js";
 import { runHttpLoad } from "./http-load.js";
+import type { LoadResult } from "./load-result.js";
 import { summarizeProfile } from "./profile-summary.js";
 import { startBenchRedis } from "./redis-server.js";
+import { seedTokens } from "./seed-tokens.js";
 import { startServiceProcess } from "./service-process.js";
 import { createSigner } from "./signed-requests.js";
 
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? "10");
-const path = process.argv.includes("--connect")
-  ? "/perps.token.v1.TokenService/CreateToken"
-  : "/user/tokens";
+const CONCURRENCY = 32;
+const mode = (["--connect", "--introspect", "--forward-auth"] as const).find((flag) =>
+  process.argv.includes(flag),
+);
 const dir = join(import.meta.dirname, "results", "profiles");
 rmSync(dir, { recursive: true, force: true });
 
@@ -22,19 +29,37 @@ const service = await startServiceProcess({
   redisUrl: redis.url,
   nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
 });
-const users = newBenchUsers(500);
-await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
-const signer = createSigner(users);
-const bodies = signer.creates(12_000 * SECONDS).map((r) => r.json);
-const result = await runHttpLoad({
-  url: `http://127.0.0.1:${service.httpPort}`,
-  method: "POST",
-  path,
-  bodies,
-  connections: 32,
-  seconds: SECONDS,
-});
-process.stdout.write(`${path}: ${result.throughput}/s, errors ${result.errors}\n`);
+const internal = `127.0.0.1:${service.grpcPort}`;
+let result: LoadResult;
+if (mode === "--introspect" || mode === "--forward-auth") {
+  const users = newBenchUsers(1000);
+  await registerUsers(`http://${internal}`, users);
+  const store = createTokenStore({
+    redis: redis.client,
+    rateLimitPerMinute: 1_000_000,
+    maxActivePerUser: 1_000_000,
+  });
+  const seed = (named: boolean) =>
+    seedTokens({ store, users, count: 5000, named, lifetimeMs: 3_600_000 });
+  const tokens = [...(await seed(false)), ...(await seed(true))].map((t) => t.token);
+  const load = { concurrency: CONCURRENCY };
+  result = await (mode === "--introspect"
+    ? introspectLoad(internal, introspectFrames(tokens), load, SECONDS)
+    : bearerHttpLoad(`http://${internal}`, tokens, load, SECONDS))();
+} else {
+  const users = newBenchUsers(500);
+  await registerUsers(`http://${internal}`, users);
+  const signer = createSigner(users);
+  result = await runHttpLoad({
+    url: `http://127.0.0.1:${service.httpPort}`,
+    method: "POST",
+    path: mode === "--connect" ? "/perps.token.v1.TokenService/CreateToken" : "/user/tokens",
+    bodies: signer.creates(12_000 * SECONDS).map((r) => r.json),
+    connections: CONCURRENCY,
+    seconds: SECONDS,
+  });
+}
+process.stdout.write(`${mode ?? "REST create"}: ${result.throughput}/s, errors ${result.errors}\n`);
 await service.stop();
 await redis.stop();
 for (const file of readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"))) {

@@ -9,6 +9,8 @@ export type CommandCalls = Record<string, number>;
 const SCRIPT_INTERNAL = new Set([
   "set",
   "get",
+  "exists",
+  "pexpiretime",
   "sismember",
   "time",
   "zremrangebyscore",
@@ -38,11 +40,16 @@ export async function commandCalls(redis: Redis): Promise<CommandCalls> {
   return calls;
 }
 
-/** Round trips per request: client-issued commands between two snapshots, per request. */
+/**
+ * Round trips per request: client-issued commands between two snapshots, per
+ * request. `clientIssued` names commands that the server measured sends
+ * itself although the token scripts run them too (the check floor's GET).
+ */
 export function roundTripsPerRequest(
   before: CommandCalls,
   after: CommandCalls,
   requests: number,
+  clientIssued: ReadonlySet<string> = new Set(),
 ): { perRequest: number; commands: CommandCalls } {
   const commands: CommandCalls = {};
   let clientCommands = 0;
@@ -52,7 +59,7 @@ export function roundTripsPerRequest(
       continue;
     }
     commands[name] = delta;
-    if (!SCRIPT_INTERNAL.has(name)) {
+    if (clientIssued.has(name) || !SCRIPT_INTERNAL.has(name)) {
       clientCommands += delta;
     }
   }

@@ -1,6 +1,13 @@
-import type { BenchReport } from "./bench-report.js";
+import type { BenchReport, Series } from "./bench-report.js";
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
+
+/** How each check series is paced at half its peak. */
+const HALF_PEAK_CLIENT: Partial<Record<Series, string>> = {
+  "gRPC introspect": "4 HTTP/2 connections",
+  "Forward-auth": "≤ 64 connections",
+  "Floor check": "≤ 64 connections",
+};
 
 /** The README table of a run: every phase, then every target. */
 export function reportMarkdown(r: BenchReport): string {
@@ -51,7 +58,15 @@ export function reportMarkdown(r: BenchReport): string {
       "–",
       r.floorHalfPeak,
     ),
+    ...r.checks.halfPeaks.map((p) =>
+      row(
+        `${p.series} at half its peak (paced, open model; ${HALF_PEAK_CLIENT[p.series] ?? ""})`,
+        "–",
+        p,
+      ),
+    ),
     "",
+    `Token checks (gRPC introspect, Forward-auth, Floor check): ${(r.checks.sessionTokens + r.checks.namedTokens).toLocaleString("en")} live tokens of ${r.checks.users.toLocaleString("en")} users (${r.checks.sessionTokens.toLocaleString("en")} session, ${r.checks.namedTokens.toLocaleString("en")} named), written through the real store code and checked in turn; only an active answer (200, \`active: true\`) counts as a success. IntrospectToken: a raw node:http2 gRPC client, pre-framed requests over 4 connections (bench/raw-grpc-load.ts); forward-auth (\`GET /auth\` on the internal listener) and the check floor (bench/check-floor-server.ts: node:http, one Redis GET of the token's key, nothing else): autocannon, HTTP/1.1 keep-alive. Floor check gRPC: the same floor over h2c gRPC with IntrospectToken's client, at IntrospectToken's peak concurrency, for information (it has no target): what node:http2 and gRPC framing cost before any service code.`,
     ...budget,
     ...floorLines,
     `Redis memory per live token (${r.memory.users.toLocaleString("en")} users, ${r.memory.tokensPerKind.toLocaleString("en")} tokens of each kind): session **${r.memory.sessionBytesPerTokenSteady} B**, named **${r.memory.namedBytesPerTokenSteady} B** (${r.memory.sessionBytesPerToken} B and ${r.memory.namedBytesPerToken} B while the creates' replay entries are still remembered, for 5 minutes).`,

@@ -1,10 +1,27 @@
 import type { BenchReport, Phase, Series } from "./bench-report.js";
 
-const SERIES: readonly { series: Series; color: string }[] = [
-  { series: "REST create", color: "#1f77b4" },
-  { series: "Connect create", color: "#ff7f0e" },
-  { series: "gRPC create", color: "#2ca02c" },
-  { series: "REST delete", color: "#9467bd" },
+type SeriesColors = readonly { series: Series; color: string }[];
+
+/** The chart's two rows: creates and deletes, then token checks (each row on its own scale). */
+const ROWS: readonly { title: string; series: SeriesColors }[] = [
+  {
+    title: "Creates and deletes: ",
+    series: [
+      { series: "REST create", color: "#1f77b4" },
+      { series: "Connect create", color: "#ff7f0e" },
+      { series: "gRPC create", color: "#2ca02c" },
+      { series: "REST delete", color: "#9467bd" },
+    ],
+  },
+  {
+    title: "Token checks: ",
+    series: [
+      { series: "gRPC introspect", color: "#d62728" },
+      { series: "Forward-auth", color: "#8c564b" },
+      { series: "Floor check", color: "#7f7f7f" },
+      { series: "Floor check gRPC", color: "#bcbd22" },
+    ],
+  },
 ];
 const W = 420;
 const H = 260;
@@ -14,18 +31,24 @@ function xmlText(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
 }
 
-/** One panel: `value` of every series against concurrency (log2 axis). */
+/** Height of one row: two panels and their legend. */
+const ROW_H = H + 28;
+
+/** One panel: `value` of every series of `row` against concurrency (log2 axis). */
 function panel(
   r: BenchReport,
+  row: SeriesColors,
   x0: number,
+  y0: number,
   title: string,
   value: (p: Phase) => number,
   unit: string,
 ) {
-  const cs = r.phases.map((p) => p.concurrency);
+  const shown = r.phases.filter((p) => row.some((s) => s.series === p.series));
+  const cs = shown.map((p) => p.concurrency);
   const minC = Math.min(...cs);
   const maxC = Math.max(...cs);
-  const maxV = Math.max(1, ...r.phases.map(value)) * 1.1;
+  const maxV = Math.max(1, ...shown.map(value)) * 1.1;
   const px = (c: number) =>
     x0 +
     M.left +
@@ -53,7 +76,7 @@ function panel(
     `<text x="${x0 + W / 2}" y="${H - 6}" text-anchor="middle" font-size="11">concurrency</text>`,
     `<text x="${x0 + 14}" y="${H / 2}" text-anchor="middle" font-size="11" transform="rotate(-90 ${x0 + 14} ${H / 2})">${xmlText(unit)}</text>`,
   );
-  for (const { series, color } of SERIES) {
+  for (const { series, color } of row) {
     const points = r.phases
       .filter((p) => p.series === series)
       .sort((a, b) => a.concurrency - b.concurrency);
@@ -68,22 +91,31 @@ function panel(
       );
     }
   }
-  return out.join("\n");
+  return `<g transform="translate(0 ${y0})">\n${out.join("\n")}\n</g>`;
 }
 
-/** Throughput and p99 latency against concurrency, one line per protocol. */
+/** Throughput and p99 latency against concurrency, one line per protocol; creates, then checks. */
 export function reportSvg(r: BenchReport): string {
-  const legend = SERIES.map(
-    ({ series, color }, i) =>
-      `<rect x="${M.left + i * 150}" y="${H + 8}" width="12" height="12" fill="${color}"/><text x="${M.left + i * 150 + 18}" y="${H + 18}" font-size="12">${series}</text>`,
-  ).join("\n");
-  const ceiling = `<text x="${W * 2 - M.right}" y="${H + 44}" text-anchor="end" font-size="11">verify ceiling ${r.verifyCeiling.perSecond}/s on one thread · ${xmlText(r.date)}${r.quick ? " (quick)" : ""}</text>`;
+  const rows = ROWS.map(({ title, series }, i) => {
+    const y0 = i * ROW_H;
+    const legend = series
+      .map(
+        ({ series, color }, j) =>
+          `<rect x="${M.left + j * 150}" y="${y0 + H + 8}" width="12" height="12" fill="${color}"/><text x="${M.left + j * 150 + 18}" y="${y0 + H + 18}" font-size="12">${series}</text>`,
+      )
+      .join("\n");
+    return [
+      panel(r, series, 0, y0, `${title}throughput`, (p) => p.throughput, "requests / s"),
+      panel(r, series, W, y0, `${title}p99 latency`, (p) => p.p99Ms, "ms"),
+      legend,
+    ].join("\n");
+  });
+  const height = ROWS.length * ROW_H;
+  const ceiling = `<text x="${W * 2 - M.right}" y="${height + 16}" text-anchor="end" font-size="11">verify ceiling ${r.verifyCeiling.perSecond}/s on one thread · ${xmlText(r.date)}${r.quick ? " (quick)" : ""}</text>`;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W * 2}" height="${H + 52}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W * 2}" height="${height + 24}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    panel(r, 0, "Throughput", (p) => p.throughput, "requests / s"),
-    panel(r, W, "p99 latency", (p) => p.p99Ms, "ms"),
-    legend,
+    ...rows,
     ceiling,
     "</svg>",
     "",

@@ -1,5 +1,6 @@
 // `npm run bench [-- --quick] [-- --cpu-prof] [-- --pin]`: the create/delete path under
-// load against its ceiling, one Ed25519 verify per request. See README
+// load against its ceiling, one Ed25519 verify per request, and the token
+// checks (IntrospectToken, forward-auth) against their floor. See README
 // "Performance" for what is measured and the targets.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -10,6 +11,14 @@ import { createTokenStore } from "../src/token/token-store.js";
 import { benchPlan } from "./bench-plan.js";
 import type { BenchReport, Phase, Series, Target } from "./bench-report.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
+import {
+  bearerHttpLoad,
+  type CheckLoad,
+  introspectFrames,
+  introspectLoad,
+  PACED_HTTP_CONNECTIONS,
+} from "./check-loads.js";
+import { checkTargets, peakPhase } from "./check-targets.js";
 import { runGrpcLoad } from "./grpc-load.js";
 import { runHttpLoad } from "./http-load.js";
 import type { LoadResult } from "./load-result.js";
@@ -83,12 +92,16 @@ const expectedRate = () => {
 const budget = (perSecond: number, seconds: number, concurrency: number) =>
   Math.ceil(perSecond * seconds * 1.3) + 4 * concurrency + 100;
 
-/** Runs one load against `server` (default: the service), with RSS, CPU and Redis command counts around it. */
+/**
+ * Runs one load against `server` (default: the service), with RSS, CPU and
+ * Redis command counts around it; `clientIssued`: see roundTripsPerRequest.
+ */
 async function measure(
   series: Series,
   concurrency: number,
   run: () => Promise<LoadResult>,
   server: ServiceProcess = service,
+  clientIssued?: ReadonlySet<string>,
 ): Promise<Phase> {
   const rssBefore = server.rssBytes();
   const cpuBefore = server.cpuSeconds();
@@ -112,6 +125,7 @@ async function measure(
     result.ok +
       result.errors +
       Math.min(concurrency, Math.max(0, result.sent - result.ok - result.errors)),
+    clientIssued,
   );
   const phase: Phase = {
     series,
@@ -214,7 +228,7 @@ for (const c of plan.concurrencies) {
 }
 
 const peakOf = (series: Series) =>
-  Math.max(0, ...phases.filter((p) => p.series === series).map((p) => p.throughput));
+  peakPhase(phases.filter((p) => p.series === series))?.throughput ?? 0;
 const restPeak = peakOf("REST create");
 const connectPeak = peakOf("Connect create");
 const halfRate = Math.round(restPeak / 2);
@@ -229,6 +243,59 @@ const halfPeak = await measure("REST create", 64, () =>
     seconds: plan.seconds,
     maxConnections: 64,
   }),
+);
+
+// Token checks: 10,000 live tokens of 1,000 users (half session, half named),
+// written through the real store code, each checked over and over.
+const checkUsers = newBenchUsers(plan.checkUsers);
+await registerUsers(`http://127.0.0.1:${service.grpcPort}`, checkUsers);
+const seedCheckTokens = (named: boolean) =>
+  seedTokens({
+    store,
+    users: checkUsers,
+    count: plan.checkTokens / 2,
+    named,
+    lifetimeMs: 3_600_000,
+  });
+const checkTokens = [...(await seedCheckTokens(false)), ...(await seedCheckTokens(true))].map(
+  (t) => t.token,
+);
+const frames = introspectFrames(checkTokens);
+const internalAddress = `127.0.0.1:${service.grpcPort}`;
+const internalUrl = `http://${internalAddress}`;
+await introspectLoad(internalAddress, frames, { concurrency: 32 }, plan.warmupSeconds)();
+await bearerHttpLoad(internalUrl, checkTokens, { concurrency: 32 }, plan.warmupSeconds)();
+for (const c of plan.concurrencies) {
+  phases.push(
+    await measure(
+      "gRPC introspect",
+      c,
+      introspectLoad(internalAddress, frames, { concurrency: c }, plan.seconds),
+    ),
+  );
+}
+for (const c of plan.concurrencies) {
+  phases.push(
+    await measure(
+      "Forward-auth",
+      c,
+      bearerHttpLoad(internalUrl, checkTokens, { concurrency: c }, plan.seconds),
+    ),
+  );
+}
+/** Half of the peak of `series` so far, as a paced load. */
+const halfOf = (series: Series): CheckLoad => ({
+  rate: Math.max(1, Math.round(peakOf(series) / 2)),
+});
+const introspectHalfPeak = await measure(
+  "gRPC introspect",
+  plan.concurrencies[plan.concurrencies.length - 1] ?? 128,
+  introspectLoad(internalAddress, frames, halfOf("gRPC introspect"), plan.seconds),
+);
+const forwardAuthHalfPeak = await measure(
+  "Forward-auth",
+  PACED_HTTP_CONNECTIONS,
+  bearerHttpLoad(internalUrl, checkTokens, halfOf("Forward-auth"), plan.seconds),
 );
 
 // Leak: REST creates in equal steps, RSS after each (signing between steps, not during).
@@ -310,6 +377,55 @@ const floorHalfPeak = await measure(
 );
 await floorServer.stop();
 rmSync(floorDir, { recursive: true, force: true });
+
+// The check floor: forward-auth's loads against a server that does only one
+// GET of the token's key (bench/check-floor-server.ts); its GET is its own
+// command, not a script's.
+const checkFloor = await startServiceProcess({
+  redisUrl: redis.url,
+  main: "bench/check-floor-server.ts",
+  ...(pinned ? { cpus: "0" } : {}),
+});
+const checkFloorUrl = `http://127.0.0.1:${checkFloor.httpPort}`;
+const floorGets = new Set(["get"]);
+await bearerHttpLoad(checkFloorUrl, checkTokens, { concurrency: 32 }, plan.warmupSeconds)();
+for (const c of plan.concurrencies) {
+  phases.push(
+    await measure(
+      "Floor check",
+      c,
+      bearerHttpLoad(checkFloorUrl, checkTokens, { concurrency: c }, plan.seconds),
+      checkFloor,
+      floorGets,
+    ),
+  );
+}
+// Informational: the same floor over h2c gRPC, at IntrospectToken's peak
+// concurrency, to tell node:http2's share of IntrospectToken from the service's.
+const introspectPeakConcurrency =
+  peakPhase(phases.filter((p) => p.series === "gRPC introspect"))?.concurrency ?? 32;
+phases.push(
+  await measure(
+    "Floor check gRPC",
+    introspectPeakConcurrency,
+    introspectLoad(
+      `127.0.0.1:${checkFloor.grpcPort}`,
+      frames,
+      { concurrency: introspectPeakConcurrency },
+      plan.seconds,
+    ),
+    checkFloor,
+    floorGets,
+  ),
+);
+const checkFloorHalfPeak = await measure(
+  "Floor check",
+  PACED_HTTP_CONNECTIONS,
+  bearerHttpLoad(checkFloorUrl, checkTokens, halfOf("Floor check"), plan.seconds),
+  checkFloor,
+  floorGets,
+);
+await checkFloor.stop();
 await redis.stop();
 
 const memory = await measureTokenMemory(plan.memoryUsers, plan.memoryTokensPerKind);
@@ -319,7 +435,11 @@ const restCreatePhases = phases.filter((p) => p.series === "REST create");
 const deletePhases = phases.filter((p) => p.series === "REST delete");
 const maxTrips = (list: Phase[]) => Math.max(0, ...list.map((p) => p.redisRoundTrips));
 const trend = rssTrend(leak.requests, leak.rssMb);
-const allErrors = [...phases, halfPeak, floor, floorHalfPeak].reduce((n, p) => n + p.errors, 0);
+const checkHalfPeaks = [introspectHalfPeak, forwardAuthHalfPeak, checkFloorHalfPeak];
+const allErrors = [...phases, halfPeak, floor, floorHalfPeak, ...checkHalfPeaks].reduce(
+  (n, p) => n + p.errors,
+  0,
+);
 const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
 // What one process can serve when it has cores for its thread pool: the
 // event loop is its only serial part (signatures are checked on the pool),
@@ -378,7 +498,15 @@ const targets: Target[] = [
     measured: `${memory.sessionBytesPerTokenSteady} B (named ${memory.namedBytesPerTokenSteady} B)`,
     met: memory.sessionBytesPerTokenSteady <= 250,
   },
-  { name: "Errors", goal: "0", measured: String(allErrors), met: allErrors === 0 },
+  ...checkTargets({
+    introspect: phases.filter((p) => p.series === "gRPC introspect"),
+    forwardAuth: phases.filter((p) => p.series === "Forward-auth"),
+    floor: phases.filter((p) => p.series === "Floor check"),
+    introspectHalfPeak,
+    forwardAuthHalfPeak,
+    floorHalfPeak: checkFloorHalfPeak,
+  }),
+  { name: "Errors (all phases)", goal: "0", measured: String(allErrors), met: allErrors === 0 },
 ];
 
 const redisVersion = execFileSync("redis-server", ["--version"], { encoding: "utf8" });
@@ -397,6 +525,12 @@ const report: BenchReport = {
   halfPeak,
   floor,
   floorHalfPeak,
+  checks: {
+    users: plan.checkUsers,
+    sessionTokens: plan.checkTokens / 2,
+    namedTokens: plan.checkTokens / 2,
+    halfPeaks: checkHalfPeaks,
+  },
   leak,
   memory,
   targets,

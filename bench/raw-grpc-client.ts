@@ -1,0 +1,230 @@
+import { connect, type Socket } from "node:net";
+import { grpcMessageLength } from "./grpc-frame.js";
+import {
+  Flag,
+  FRAME_HEADER,
+  FrameType,
+  grpcRequestHeaderBlock,
+  H2_PREFACE,
+  h2Frame,
+  settingsFrame,
+  windowUpdateFrame,
+} from "./h2-frames.js";
+
+export interface RawGrpcClientOptions {
+  /** host:port of an h2c (cleartext HTTP/2) gRPC listener. */
+  address: string;
+  /** Full method path, e.g. /perps.token.v1.TokenIntrospectionService/IntrospectToken. */
+  path: string;
+  /** HTTP/2 connections the calls are spread over, in turn. */
+  connections: number;
+}
+
+/**
+ * How a call ended: the answer's message length when it succeeded (one whole
+ * message, then the end of the stream), else a failure label:
+ * `trailers-only` (a gRPC error: no message, only a status), `malformed`,
+ * `reset`, `transport`.
+ */
+export type RawCallDone = (failure: string | undefined, messageLength: number) => void;
+
+export interface RawGrpcClient {
+  /** Sends one pre-framed unary request (grpcFrame). */
+  call(frame: Buffer, done: RawCallDone): void;
+  close(): void;
+}
+
+const SETTINGS_INITIAL_WINDOW_SIZE = 4;
+/** Receive windows this client grants (stream and connection): answers are small, so updates are rare. */
+const WINDOW = 1 << 30;
+const DEFAULT_WINDOW = 65_535;
+
+interface Pending {
+  data: Buffer[];
+  done: RawCallDone;
+}
+
+/**
+ * One HTTP/2 connection on a bare socket: each call writes a HEADERS frame
+ * (one stateless HPACK block for every request) and a DATA frame that ends
+ * the stream; answers are read frame by frame, never HPACK-decoded. A
+ * stream that ends after a whole non-empty message succeeded; one that ends
+ * without a message was a trailers-only gRPC error (its status is not
+ * decoded). Writes of one tick go out as one. SETTINGS and PING are
+ * acknowledged; the client's own send window is not tracked (its requests
+ * are a few hundred bytes, and the server replenishes it as it reads).
+ */
+function connectSession(host: string, port: number, headerBlock: Buffer): Promise<RawGrpcClient> {
+  const socket: Socket = connect({ host, port, noDelay: true });
+  const pending = new Map<number, Pending>();
+  let nextStreamId = 1;
+  let buffered: Buffer = Buffer.alloc(0);
+  let received = 0;
+  let closed = false;
+  let outgoing: Buffer[] = [];
+  const flush = () => {
+    const chunks = outgoing;
+    outgoing = [];
+    if (!closed && chunks.length > 0) {
+      socket.write(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    }
+  };
+  const send = (chunk: Buffer) => {
+    if (outgoing.push(chunk) === 1) {
+      process.nextTick(flush);
+    }
+  };
+  const finish = (streamId: number, failure?: string) => {
+    const stream = pending.get(streamId);
+    if (stream === undefined) {
+      return;
+    }
+    pending.delete(streamId);
+    if (failure !== undefined) {
+      stream.done(failure, 0);
+      return;
+    }
+    if (stream.data.length === 0) {
+      stream.done("trailers-only", 0);
+      return;
+    }
+    const length = grpcMessageLength(
+      stream.data.length === 1 ? (stream.data[0] as Buffer) : Buffer.concat(stream.data),
+    );
+    if (length === undefined) {
+      stream.done("malformed", 0);
+    } else {
+      stream.done(undefined, length);
+    }
+  };
+  const failAll = () => {
+    closed = true;
+    for (const streamId of [...pending.keys()]) {
+      finish(streamId, "transport");
+    }
+  };
+  const onFrame = (type: number, flags: number, streamId: number, payload: Buffer) => {
+    switch (type) {
+      case FrameType.DATA: {
+        pending.get(streamId)?.data.push(payload);
+        received += payload.length;
+        if (received > WINDOW / 2) {
+          send(windowUpdateFrame(0, received));
+          received = 0;
+        }
+        if ((flags & Flag.END_STREAM) !== 0) {
+          finish(streamId);
+        }
+        return;
+      }
+      case FrameType.HEADERS:
+        if ((flags & Flag.END_STREAM) !== 0) {
+          finish(streamId);
+        }
+        return;
+      case FrameType.RST_STREAM:
+        finish(streamId, "reset");
+        return;
+      case FrameType.SETTINGS:
+        if ((flags & Flag.ACK) === 0) {
+          send(h2Frame(FrameType.SETTINGS, Flag.ACK, 0, Buffer.alloc(0)));
+        }
+        return;
+      case FrameType.PING:
+        if ((flags & Flag.ACK) === 0) {
+          send(h2Frame(FrameType.PING, Flag.ACK, 0, Buffer.from(payload)));
+        }
+        return;
+      case FrameType.GOAWAY:
+        failAll();
+        socket.destroy();
+        return;
+      default:
+        return;
+    }
+  };
+  socket.on("data", (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    let offset = 0;
+    while (buffered.length - offset >= FRAME_HEADER) {
+      const length = buffered.readUIntBE(offset, 3);
+      const end = offset + FRAME_HEADER + length;
+      if (buffered.length < end) {
+        break;
+      }
+      const streamId = buffered.readUInt32BE(offset + 5) & 0x7fffffff;
+      onFrame(
+        buffered[offset + 3] ?? -1,
+        buffered[offset + 4] ?? 0,
+        streamId,
+        buffered.subarray(offset + FRAME_HEADER, end),
+      );
+      offset = end;
+    }
+    buffered = offset === buffered.length ? Buffer.alloc(0) : buffered.subarray(offset);
+  });
+  socket.on("error", () => socket.destroy());
+  socket.on("close", failAll);
+  const client: RawGrpcClient = {
+    call(frame, done) {
+      if (closed) {
+        done("transport", 0);
+        return;
+      }
+      const streamId = nextStreamId;
+      nextStreamId += 2;
+      pending.set(streamId, { data: [], done });
+      send(h2Frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, headerBlock));
+      send(h2Frame(FrameType.DATA, Flag.END_STREAM, streamId, frame));
+    },
+    close() {
+      closed = true;
+      socket.destroy();
+    },
+  };
+  return new Promise((resolve, reject) => {
+    socket.once("connect", () => {
+      socket.write(
+        Buffer.concat([
+          H2_PREFACE,
+          settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, WINDOW]]),
+          windowUpdateFrame(0, WINDOW - DEFAULT_WINDOW),
+        ]),
+      );
+      resolve(client);
+    });
+    socket.once("error", reject);
+  });
+}
+
+/**
+ * A unary gRPC client on bare sockets (see connectSession): no HTTP/2
+ * library, HPACK state, channel, filters, deadlines or protobuf, so it costs
+ * a small fraction of the service's CPU per call, and on a machine the
+ * service shares, the load generator takes little from it.
+ */
+export async function connectRawGrpc(opts: RawGrpcClientOptions): Promise<RawGrpcClient> {
+  const separator = opts.address.lastIndexOf(":");
+  const host = opts.address.slice(0, separator);
+  const port = Number(opts.address.slice(separator + 1));
+  const headerBlock = grpcRequestHeaderBlock(opts.address, opts.path);
+  const sessions = await Promise.all(
+    Array.from({ length: opts.connections }, () => connectSession(host, port, headerBlock)),
+  );
+  let turn = 0;
+  return {
+    call(frame, done) {
+      const session = sessions[turn++ % sessions.length];
+      if (session === undefined) {
+        done("transport", 0);
+        return;
+      }
+      session.call(frame, done);
+    },
+    close() {
+      for (const session of sessions) {
+        session.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { createServer, type Http2Server } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { grpcFrame } from "../../../bench/grpc-frame.js";
+import { connectRawGrpc, type RawGrpcClient } from "../../../bench/raw-grpc-client.js";
+
+/** A node:http2 gRPC server: echoes the request's message, or answers trailers-only for /Fail. */
+function startEchoServer(): Promise<{ server: Http2Server; address: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer();
+  server.on("stream", (stream, headers) => {
+    seen.push(`${headers[":path"]} ${headers["content-type"]} ${headers.te}`);
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => {
+      if (headers[":path"] === "/Fail") {
+        stream.respond(
+          { ":status": 200, "content-type": "application/grpc", "grpc-status": "5" },
+          { endStream: true },
+        );
+        return;
+      }
+      stream.respond(
+        { ":status": 200, "content-type": "application/grpc" },
+        { waitForTrailers: true },
+      );
+      stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+      stream.end(Buffer.concat(chunks));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({ server, address: `127.0.0.1:${port}`, seen });
+    }),
+  );
+}
+
+const call = (client: RawGrpcClient, frame: Buffer) =>
+  new Promise<[string | undefined, number]>((resolve) =>
+    client.call(frame, (failure, length) => resolve([failure, length])),
+  );
+
+describe("connectRawGrpc", () => {
+  let echo: Awaited<ReturnType<typeof startEchoServer>>;
+  before(async () => {
+    echo = await startEchoServer();
+  });
+  after(() => echo.server.close());
+
+  it("sends gRPC requests a node:http2 server reads, and reads their answers' lengths", async () => {
+    const client = await connectRawGrpc({ address: echo.address, path: "/Echo", connections: 2 });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => call(client, grpcFrame(new Uint8Array(i)))),
+    );
+    client.close();
+    assert.deepEqual(
+      answers,
+      Array.from({ length: 50 }, (_, i) => [undefined, i]),
+    );
+    assert.equal(echo.seen[0], "/Echo application/grpc trailers");
+  });
+
+  it("reports a trailers-only answer (a gRPC error) as a failure", async () => {
+    const client = await connectRawGrpc({ address: echo.address, path: "/Fail", connections: 1 });
+    assert.deepEqual(await call(client, grpcFrame(new Uint8Array(3))), ["trailers-only", 0]);
+    client.close();
+  });
+
+  it("fails the calls in flight when the connection closes", async () => {
+    const client = await connectRawGrpc({ address: echo.address, path: "/Echo", connections: 1 });
+    const pending = call(client, grpcFrame(new Uint8Array(1)));
+    client.close();
+    assert.deepEqual(await pending, ["transport", 0]);
+  });
+});
