@@ -36,10 +36,11 @@ export interface UnaryCall {
   readonly signal: () => AbortSignal;
 }
 
-/** A unary call's answer: the response message and the response headers. */
+/** A unary call's answer: the response message, headers and trailers. */
 export interface UnaryResult {
   readonly message: Message;
   readonly header: Headers;
+  readonly trailer: Headers;
 }
 
 export interface UnaryInvokerOptions {
@@ -115,7 +116,7 @@ export function createUnaryInvoker(opts: UnaryInvokerOptions): UnaryInvoker {
       if (response.stream) {
         throw new ConnectError("an interceptor answered a unary call with a stream", Code.Internal);
       }
-      return { message: response.message, header: response.header };
+      return { message: response.message, header: response.header, trailer: response.trailer };
     },
   };
 }
