@@ -6,7 +6,7 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { createUnaryInvoker, type UnaryResult } from "../gateway/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 
@@ -35,8 +35,8 @@ export interface GrpcUnary {
   /**
    * Serves a gRPC unary call of one of the services, or answers false at
    * once, before reading anything, for a request it does not take (not
-   * HTTP/2 POST application/grpc[+proto], compressed, with a deadline, or not
-   * a unary method served here). A call it took but whose body is not exactly
+   * HTTP/2 POST application/grpc[+proto], compressed, with a `grpc-timeout`
+   * Connect refuses, or not a unary method served here). A call it took but whose body is not exactly
    * one uncompressed, well-formed message within the limit goes to
    * `fallback`, so Connect refuses it exactly as it always has.
    */
@@ -80,6 +80,10 @@ export function createGrpcUnary(opts: GrpcUnaryOptions): GrpcUnary {
       if (readMaxBytes === undefined || !isLeanRequest(req) || method.methodKind !== "unary") {
         return false;
       }
+      const deadline = deadlineOf(req);
+      if (deadline === undefined) {
+        return false;
+      }
       readBody(req, readMaxBytes + HEADER_BYTES, (chunks, total, ended) => {
         const body = ended ? singleMessage(chunks, total, readMaxBytes) : undefined;
         let input: Message | undefined;
@@ -94,7 +98,7 @@ export function createGrpcUnary(opts: GrpcUnaryOptions): GrpcUnary {
           fallback(replay(chunks, ended ? undefined : req));
           return;
         }
-        invoke(method, input, req, res);
+        invoke(method, input, req, res, deadline);
       });
       return true;
     },
@@ -105,6 +109,7 @@ export function createGrpcUnary(opts: GrpcUnaryOptions): GrpcUnary {
     input: Message,
     req: NodeServerRequest,
     res: NodeServerResponse,
+    deadline: number | null,
   ): void {
     const authority = "authority" in req ? req.authority : req.headers.host;
     const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
@@ -114,7 +119,8 @@ export function createGrpcUnary(opts: GrpcUnaryOptions): GrpcUnary {
         url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
         header: webHeaders(req.headers),
         contextValues: opts.contextValues(req),
-        signal: lazySignal(res),
+        signal: lazySignal(res, deadline),
+        ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
       })
       .then(
         (result) => answer(res, method, result),
@@ -136,10 +142,26 @@ function isLeanRequest(req: NodeServerRequest): boolean {
     return false;
   }
   const encoding = req.headers["grpc-encoding"];
-  // A deadline is left to Connect, which turns it into DEADLINE_EXCEEDED.
-  return (
-    (encoding === undefined || encoding === "identity") && req.headers["grpc-timeout"] === undefined
-  );
+  return encoding === undefined || encoding === "identity";
+}
+
+/**
+ * The call's deadline from `grpc-timeout`, parsed by Connect's own parser:
+ * null for none, undefined for a value Connect refuses (left to it).
+ */
+function deadlineOf(req: NodeServerRequest): number | null | undefined {
+  const value = req.headers["grpc-timeout"];
+  if (value === undefined) {
+    return null;
+  }
+  if (typeof value !== "string") {
+    return undefined;
+  }
+  const timeout = parseTimeout(value, Number.MAX_SAFE_INTEGER);
+  if (timeout.error !== undefined || timeout.timeoutMs === undefined) {
+    return undefined;
+  }
+  return Date.now() + timeout.timeoutMs;
 }
 
 /**
@@ -265,19 +287,30 @@ function nodeHeaders(header: Headers, base: Record<string, string> = {}): Record
 
 /**
  * The call's AbortSignal, made only if something asks for it, and aborted
- * when the exchange is over, as Connect's handlers do.
+ * when the exchange is over or at the deadline (DEADLINE_EXCEEDED, as
+ * Connect's handlers do).
  */
-function lazySignal(res: NodeServerResponse): () => AbortSignal {
+function lazySignal(res: NodeServerResponse, deadline: number | null): () => AbortSignal {
   let controller: AbortController | undefined;
   return () => {
     if (controller === undefined) {
       const created = new AbortController();
       controller = created;
-      const over = () => created.abort(new ConnectError("the request is over", Code.Canceled));
+      let timer: NodeJS.Timeout | undefined;
+      const over = () => {
+        clearTimeout(timer);
+        created.abort(new ConnectError("the request is over", Code.Canceled));
+      };
       if (res.closed) {
         over();
       } else {
         res.once("close", over);
+        if (deadline !== null) {
+          timer = setTimeout(
+            () => created.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)),
+            Math.max(0, deadline - Date.now()),
+          );
+        }
       }
     }
     return controller.signal;

@@ -25,9 +25,11 @@ import {
 import { createGrpcUnary, singleMessage } from "../../../src/server/grpc-unary.js";
 
 const protocols: string[] = [];
+const timeouts: (number | undefined)[] = [];
 const impl: Partial<ServiceImpl<typeof Health>> = {
   check(req, ctx) {
     protocols.push(ctx.protocolName);
+    timeouts.push(ctx.timeoutMs());
     if (req.service === "fail") {
       throw new ConnectError(
         "refused: ünïcode, 100% sure",
@@ -186,10 +188,19 @@ describe("lean gRPC unary path", () => {
     assert.equal(fellBack.length, fallbacks);
   });
 
-  it("leaves deadlines, compression and gRPC-Web to Connect without reading the body", async () => {
+  it("serves a call with a deadline, which the handler sees", async () => {
+    timeouts.length = 0;
+    const answer = await call(direct.port, envelope(checkRequest("")), { "grpc-timeout": "5S" });
+    assert.equal(answer.headers[":status"], 200);
+    assert.equal(answer.trailers["grpc-status"], "0");
+    const [left] = timeouts;
+    assert.ok(left !== undefined && left > 4000 && left <= 5000, `timeoutMs() ${left}`);
+  });
+
+  it("leaves bad deadlines, compression and gRPC-Web to Connect without reading the body", async () => {
     const body = envelope(checkRequest(""));
     for (const extra of [
-      { "grpc-timeout": "1S" },
+      { "grpc-timeout": "1 second" },
       { "grpc-encoding": "gzip" },
       { "content-type": "application/grpc-web+proto" },
       { "content-type": "application/grpc+json" },
@@ -226,6 +237,20 @@ describe("lean gRPC unary path", () => {
   ] as const) {
     it(`answers ${name} exactly as Connect's gRPC handler`, async () => {
       const [mine, theirs] = await Promise.all([call(lean.port, body), call(reference.port, body)]);
+      assert.deepEqual(comparable(mine.headers), comparable(theirs.headers));
+      assert.deepEqual(mine.data, theirs.data);
+      assert.deepEqual(comparable(mine.trailers), comparable(theirs.trailers));
+    });
+  }
+
+  for (const timeout of ["2S", "1 second"]) {
+    it(`answers grpc-timeout ${timeout} exactly as Connect's gRPC handler`, async () => {
+      const body = envelope(checkRequest(""));
+      const extra = { "grpc-timeout": timeout };
+      const [mine, theirs] = await Promise.all([
+        call(lean.port, body, extra),
+        call(reference.port, body, extra),
+      ]);
       assert.deepEqual(comparable(mine.headers), comparable(theirs.headers));
       assert.deepEqual(mine.data, theirs.data);
       assert.deepEqual(comparable(mine.trailers), comparable(theirs.trailers));
