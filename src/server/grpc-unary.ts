@@ -232,7 +232,7 @@ async function* replay(
 }
 
 function answer(res: NodeServerResponse, method: DescMethod, result: UnaryResult): void {
-  if (res.closed) {
+  if (gone(res)) {
     return;
   }
   const bytes = toBinary(method.output, result.message);
@@ -247,7 +247,7 @@ function answer(res: NodeServerResponse, method: DescMethod, result: UnaryResult
 
 /** As Connect: status 200, the headers, no message, and the error in the trailers. */
 function answerError(res: NodeServerResponse, reason: unknown): void {
-  if (res.closed) {
+  if (gone(res)) {
     return;
   }
   const error =
@@ -301,7 +301,7 @@ function lazySignal(res: NodeServerResponse, deadline: number | null): () => Abo
         clearTimeout(timer);
         created.abort(new ConnectError("the request is over", Code.Canceled));
       };
-      if (res.closed) {
+      if (gone(res)) {
         over();
       } else {
         res.once("close", over);
@@ -315,4 +315,9 @@ function lazySignal(res: NodeServerResponse, deadline: number | null): () => Abo
     }
     return controller.signal;
   };
+}
+
+/** The client reset the stream or the answer is over (an HTTP/2 response has no `closed`). */
+function gone(res: NodeServerResponse): boolean {
+  return "stream" in res ? res.stream.destroyed : res.destroyed;
 }

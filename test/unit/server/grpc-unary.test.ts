@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { connect, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import { connect, constants, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
@@ -26,6 +26,8 @@ import { createGrpcUnary, singleMessage } from "../../../src/server/grpc-unary.j
 
 const protocols: string[] = [];
 const timeouts: (number | undefined)[] = [];
+let slowStarted: () => void = () => {};
+let slowAborted: (reason: unknown) => void = () => {};
 const impl: Partial<ServiceImpl<typeof Health>> = {
   check(req, ctx) {
     protocols.push(ctx.protocolName);
@@ -37,6 +39,16 @@ const impl: Partial<ServiceImpl<typeof Health>> = {
         { "www-authenticate": 'Bearer realm="t"', "retry-after": "3" },
         [{ desc: HealthCheckRequestSchema, value: { service: "detail" } }],
       );
+    }
+    if (req.service === "slow") {
+      const signal = ctx.signal;
+      slowStarted();
+      return new Promise((_resolve, reject) => {
+        signal.addEventListener("abort", () => {
+          slowAborted(signal.reason);
+          reject(signal.reason);
+        });
+      });
     }
     if (req.service === "boom") {
       throw new Error("not a ConnectError");
@@ -256,4 +268,31 @@ describe("lean gRPC unary path", () => {
       assert.deepEqual(comparable(mine.trailers), comparable(theirs.trailers));
     });
   }
+
+  it("survives a client that resets the stream during the call, and aborts the call's signal", async () => {
+    const started = new Promise<void>((resolve) => {
+      slowStarted = resolve;
+    });
+    const aborted = new Promise<unknown>((resolve) => {
+      slowAborted = resolve;
+    });
+    const session = connect(`http://127.0.0.1:${direct.port}`);
+    try {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": checkPath,
+        "content-type": "application/grpc",
+      });
+      stream.on("error", () => {});
+      stream.end(envelope(checkRequest("slow")));
+      await started;
+      stream.close(constants.NGHTTP2_CANCEL);
+      const reason = await aborted;
+      assert.equal(ConnectError.from(reason).code, Code.Canceled);
+    } finally {
+      session.close();
+    }
+    const answer = await call(direct.port, envelope(checkRequest("")));
+    assert.equal(answer.trailers["grpc-status"], "0");
+  });
 });
