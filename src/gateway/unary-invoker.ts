@@ -9,6 +9,7 @@ import {
   Code,
   ConnectError,
   type ContextValues,
+  createContextKey,
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
@@ -34,12 +35,15 @@ export interface UnaryCall {
    * set-up together.
    */
   readonly signal: () => AbortSignal;
+  /** Milliseconds left before the call's deadline (`HandlerContext.timeoutMs`). Default: no deadline. */
+  readonly timeoutMs?: () => number | undefined;
 }
 
-/** A unary call's answer: the response message and the response headers. */
+/** A unary call's answer: the response message, headers and trailers. */
 export interface UnaryResult {
   readonly message: Message;
   readonly header: Headers;
+  readonly trailer: Headers;
 }
 
 export interface UnaryInvokerOptions {
@@ -63,6 +67,11 @@ export interface UnaryInvoker {
 }
 
 const noTimeout = () => undefined;
+
+// Carries a call's deadline from `invoke` to the handler context, through whatever interceptors do.
+const timeoutKey = createContextKey<() => number | undefined>(noTimeout, {
+  description: "unary invoker deadline",
+});
 
 /**
  * Invokes service implementations the way `@connectrpc/connect` does
@@ -98,6 +107,9 @@ export function createUnaryInvoker(opts: UnaryInvokerOptions): UnaryInvoker {
           Code.Unimplemented,
         );
       }
+      if (call.timeoutMs !== undefined) {
+        call.contextValues.set(timeoutKey, call.timeoutMs);
+      }
       const request: UnaryRequest = {
         stream: false,
         message: input,
@@ -115,7 +127,7 @@ export function createUnaryInvoker(opts: UnaryInvokerOptions): UnaryInvoker {
       if (response.stream) {
         throw new ConnectError("an interceptor answered a unary call with a stream", Code.Internal);
       }
-      return { message: response.message, header: response.header };
+      return { message: response.message, header: response.header, trailer: response.trailer };
     },
   };
 }
@@ -134,7 +146,7 @@ function implCall(impl: UnaryImpl, protocolName: string): AnyFn {
       requestMethod: req.requestMethod,
       url: req.url,
       protocolName,
-      timeoutMs: noTimeout,
+      timeoutMs: req.contextValues.get(timeoutKey),
       requestHeader: req.header,
       responseHeader,
       responseTrailer,

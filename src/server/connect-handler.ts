@@ -4,6 +4,7 @@ import {
   type ConnectRouter,
   type ContextValues,
   createConnectRouter,
+  createServiceImplSpec,
   type Interceptor,
 } from "@connectrpc/connect";
 import {
@@ -23,6 +24,7 @@ import {
 } from "@connectrpc/connect-node";
 import { rpcProtocol } from "./call-protocol.js";
 import { type Exchange, exchangeOf } from "./exchange.js";
+import { createGrpcUnary, type GrpcUnaryService } from "./grpc-unary.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 
 export interface ConnectHandlerOptions {
@@ -40,6 +42,7 @@ export interface ConnectHandlerOptions {
 
 interface Served {
   readonly handler: UniversalHandler;
+  readonly rpc: UniversalHandler["method"];
   /** "package.Service/Method", the metric label. */
   readonly method: string;
 }
@@ -51,7 +54,9 @@ interface Served {
  * itself before a call reaches the interceptors (unsupported content type or
  * HTTP method, a malformed or too large message), noted in the request's
  * exchange for the listener's log line and count. A call that reached the
- * interceptors is answered exactly as by the adapter.
+ * interceptors is answered exactly as by the adapter. gRPC unary calls take
+ * a lean path (grpc-unary.ts) that gives the same answers without Connect's
+ * generic handler.
  */
 export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
   const router = createConnectRouter({
@@ -59,13 +64,70 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     readMaxBytes: opts.readMaxBytes,
     acceptCompression: [compressionGzip, compressionBrotli],
   });
-  opts.routes(router);
+  const lean: GrpcUnaryService[] = [];
+  // Records the services registered, for the lean gRPC path: one with options
+  // other than its own read limit is left to Connect.
+  const recording: ConnectRouter = {
+    handlers: router.handlers,
+    service(service, implementation, options) {
+      router.service(service, implementation, options);
+      const { readMaxBytes, ...others } = options ?? {};
+      if (Object.keys(others).length === 0) {
+        lean.push({
+          spec: createServiceImplSpec(service, implementation),
+          readMaxBytes: readMaxBytes ?? opts.readMaxBytes,
+        });
+      }
+      return recording;
+    },
+    rpc(method, impl, options) {
+      router.rpc(method, impl, options);
+      return recording;
+    },
+  };
+  opts.routes(recording);
+  const grpcUnary = createGrpcUnary({
+    services: lean,
+    interceptors: opts.interceptors,
+    contextValues: opts.contextValues,
+  });
   const paths = new Map<string, Served>();
   for (const handler of router.handlers) {
     paths.set(handler.requestPath, {
       handler,
+      rpc: handler.method,
       method: `${handler.service.typeName}/${handler.method.name}`,
     });
+  }
+
+  function viaConnect(
+    served: Served,
+    req: NodeServerRequest,
+    res: NodeServerResponse,
+    exchange: Exchange | undefined,
+    body: AsyncIterable<Uint8Array> | undefined,
+  ): void {
+    let uReq: UniversalServerRequest;
+    try {
+      uReq = universalRequestFromNodeRequest(req, res, undefined, opts.contextValues(req));
+    } catch {
+      // No authority: an HTTP/1.0 request without a Host header.
+      refuse(res, exchange, "the request has no Host header");
+      return;
+    }
+    served
+      .handler(body === undefined ? uReq : { ...uReq, body })
+      .then((uRes) =>
+        exchange === undefined || exchange.told
+          ? universalResponseToNodeResponse(uRes, res)
+          : answerRefusal(uRes, res, exchange),
+      )
+      .catch((reason: unknown) => {
+        // Aborted: the client went away while the answer was written.
+        if (ConnectError.from(reason).code !== Code.Aborted) {
+          fail(res, exchange, reason);
+        }
+      });
   }
 
   return (req, res) => {
@@ -81,27 +143,11 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
       exchange.method = served.method;
       exchange.protocol = rpcProtocol(req.headers["content-type"]);
     }
-    let uReq: UniversalServerRequest;
-    try {
-      uReq = universalRequestFromNodeRequest(req, res, undefined, opts.contextValues(req));
-    } catch {
-      // No authority: an HTTP/1.0 request without a Host header.
-      refuse(res, exchange, "the request has no Host header");
-      return;
+    if (
+      !grpcUnary.serve(served.rpc, req, res, (body) => viaConnect(served, req, res, exchange, body))
+    ) {
+      viaConnect(served, req, res, exchange, undefined);
     }
-    served
-      .handler(uReq)
-      .then((uRes) =>
-        exchange === undefined || exchange.told
-          ? universalResponseToNodeResponse(uRes, res)
-          : answerRefusal(uRes, res, exchange),
-      )
-      .catch((reason: unknown) => {
-        // Aborted: the client went away while the answer was written.
-        if (ConnectError.from(reason).code !== Code.Aborted) {
-          fail(res, exchange, reason);
-        }
-      });
   };
 }
 
