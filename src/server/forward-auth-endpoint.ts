@@ -27,7 +27,7 @@ function isForwardAuthPath(url: string | undefined): boolean {
 
 /**
  * Forward-auth for an edge proxy (nginx `auth_request`, Traefik ForwardAuth,
- * Envoy `ext_authz` in HTTP mode): any method on `/auth` or under `/auth/`.
+ * Envoy `ext_authz` in HTTP mode): every method on `/auth` or under `/auth/`.
  * Only the `Authorization` header is read; a body is neither read nor waited
  * for. A live bearer token answers 200 with `X-User-Id` (the user's UUID,
  * lowercase) and `X-Token-Id` and an empty body; no bearer token, or one that
