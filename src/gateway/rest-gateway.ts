@@ -8,6 +8,7 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import { lazyCallSignal } from "./call-signal.js";
 import { errorDetailsJson } from "./error-details.js";
 import { isJsonMediaType } from "./media-type.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
@@ -249,29 +250,6 @@ function restHeaders(header: Headers): Record<string, string> {
     }
   });
   return out;
-}
-
-/**
- * An AbortSignal for the call, made on first use (few calls use one) and
- * aborted when the exchange is over: the client went away, or the answer was
- * sent, as Connect's handlers do.
- */
-function lazyCallSignal(res: NodeResponse): () => AbortSignal {
-  let controller: AbortController | undefined;
-  return () => {
-    if (controller === undefined) {
-      const created = new AbortController();
-      controller = created;
-      if (res.closed) {
-        created.abort(new ConnectError("the request is over", Code.Canceled));
-      } else {
-        res.once("close", () =>
-          created.abort(new ConnectError("the request is over", Code.Canceled)),
-        );
-      }
-    }
-    return controller.signal;
-  };
 }
 
 async function callMethod(

@@ -6,6 +6,7 @@ import type { Logger } from "../log/logger.js";
 import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import { rpcProtocol } from "./call-protocol.js";
+import { SERVER_SIDE } from "./call-telemetry-interceptor.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
@@ -36,9 +37,6 @@ export interface AnswerTelemetry {
    */
   transportAnswer(answer: TransportAnswer): void;
 }
-
-// Codes that point at our side rather than at the caller.
-const SERVER_SIDE = new Set([Code.Internal, Code.Unknown, Code.Unavailable, Code.DataLoss]);
 
 /**
  * The protocol label of an exchange. A gRPC or gRPC-Web request that named no

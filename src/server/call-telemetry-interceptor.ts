@@ -16,7 +16,12 @@ const CREATE = "perps.token.v1.TokenService/CreateToken";
 const DELETE = "perps.token.v1.TokenService/DeleteToken";
 
 // Codes that point at our side rather than at the caller.
-const SERVER_SIDE = new Set([Code.Internal, Code.Unknown, Code.Unavailable, Code.DataLoss]);
+export const SERVER_SIDE: ReadonlySet<Code> = new Set([
+  Code.Internal,
+  Code.Unknown,
+  Code.Unavailable,
+  Code.DataLoss,
+]);
 
 /**
  * What every call leaves behind, worked out once per call: one log line

@@ -7,6 +7,7 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { isCallOver, lazyCallSignal } from "../gateway/call-signal.js";
 import { createUnaryInvoker, type UnaryResult } from "../gateway/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 
@@ -119,7 +120,7 @@ export function createGrpcUnary(opts: GrpcUnaryOptions): GrpcUnary {
         url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
         header: webHeaders(req.headers),
         contextValues: opts.contextValues(req),
-        signal: lazySignal(res, deadline),
+        signal: lazyCallSignal(res, deadline),
         ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
       })
       .then(
@@ -232,7 +233,7 @@ async function* replay(
 }
 
 function answer(res: NodeServerResponse, method: DescMethod, result: UnaryResult): void {
-  if (gone(res)) {
+  if (isCallOver(res)) {
     return;
   }
   const bytes = toBinary(method.output, result.message);
@@ -247,7 +248,7 @@ function answer(res: NodeServerResponse, method: DescMethod, result: UnaryResult
 
 /** As Connect: status 200, the headers, no message, and the error in the trailers. */
 function answerError(res: NodeServerResponse, reason: unknown): void {
-  if (gone(res)) {
+  if (isCallOver(res)) {
     return;
   }
   const error =
@@ -283,41 +284,4 @@ function nodeHeaders(header: Headers, base: Record<string, string> = {}): Record
     out[name] = value;
   });
   return out;
-}
-
-/**
- * The call's AbortSignal, made only if something asks for it, and aborted
- * when the exchange is over or at the deadline (DEADLINE_EXCEEDED, as
- * Connect's handlers do).
- */
-function lazySignal(res: NodeServerResponse, deadline: number | null): () => AbortSignal {
-  let controller: AbortController | undefined;
-  return () => {
-    if (controller === undefined) {
-      const created = new AbortController();
-      controller = created;
-      let timer: NodeJS.Timeout | undefined;
-      const over = () => {
-        clearTimeout(timer);
-        created.abort(new ConnectError("the request is over", Code.Canceled));
-      };
-      if (gone(res)) {
-        over();
-      } else {
-        res.once("close", over);
-        if (deadline !== null) {
-          timer = setTimeout(
-            () => created.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)),
-            Math.max(0, deadline - Date.now()),
-          );
-        }
-      }
-    }
-    return controller.signal;
-  };
-}
-
-/** The client reset the stream or the answer is over (an HTTP/2 response has no `closed`). */
-function gone(res: NodeServerResponse): boolean {
-  return "stream" in res ? res.stream.destroyed : res.destroyed;
 }
