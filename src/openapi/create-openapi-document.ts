@@ -32,6 +32,7 @@ import {
   type OpenApiRequestBody,
   type OpenApiResponse,
   type OpenApiSecurityScheme,
+  type OpenApiServer,
   openApiHttpMethods,
 } from "./openapi-document.js";
 import { type OpenApiPathParam, openApiPathOf, pathShape } from "./openapi-path.js";
@@ -45,16 +46,17 @@ export interface CreateOpenApiDocumentOptions {
    */
   services: readonly DescService[];
   /**
-   * Title, version, summary and description of the API. Default: the
-   * services' full names as title, version "1.0.0", the services' proto
-   * comments as description.
+   * Title, version, summary, description and license of the API. Default:
+   * the services' full names as title, version "1.0.0", the services' proto
+   * comments as description, no license.
    */
   info?: Partial<OpenApiInfo>;
   /**
-   * Base URL of the API, e.g. "https://api.example.com". Default: none, so
-   * paths are relative to where the document is served.
+   * Where the API is served (OpenAPI `servers`), e.g.
+   * `[{ url: "https://api.example.com" }]`. Default: none, so paths are
+   * relative to where the document is served.
    */
-  serverUrl?: string;
+  servers?: readonly OpenApiServer[];
   /**
    * JSON Schema keywords the proto cannot carry (patterns, ranges, formats,
    * defaults), merged over the generated schema of a field or message, keyed
@@ -82,8 +84,10 @@ export interface CreateOpenApiDocumentOptions {
   maxBodyBytes?: number;
   /**
    * Description of the `bearerAuth` security scheme, which the operations of
-   * methods with `(perps.api.v1.bearer_auth) = true` require (and no
-   * others). Default: a generic one.
+   * methods with `(perps.api.v1.bearer_auth) = true` require. The other
+   * operations declare `security: []`: the gateway asks them for no
+   * credential (whatever the method checks itself, such as a signature in
+   * the body, is for `operationNotes` to say). Default: a generic one.
    */
   bearerAuthDescription?: string;
 }
@@ -175,10 +179,18 @@ export function createOpenApiDocument(opts: CreateOpenApiDocumentOptions): OpenA
   if (description !== "") {
     info.description = description;
   }
-  const doc: OpenApiDocument = { openapi: "3.1.0", info, paths: {}, components: { schemas: {} } };
-  if (opts.serverUrl !== undefined) {
-    doc.servers = [{ url: opts.serverUrl }];
+  if (opts.info?.license !== undefined) {
+    info.license = opts.info.license;
   }
+  const doc: OpenApiDocument = {
+    openapi: "3.1.0",
+    info,
+    ...(opts.servers === undefined || opts.servers.length === 0
+      ? {}
+      : { servers: [...opts.servers] }),
+    paths: {},
+    components: { schemas: {} },
+  };
   if (routes.some((r) => isBearerAuthMethod(r.method))) {
     const scheme: OpenApiSecurityScheme = {
       type: "http",
@@ -241,7 +253,7 @@ function operationOf(
       ...errorResponses([...gatewayErrors(route, ctx.maxBodyBytes), ...ctx.errors]),
       default: defaultErrorResponse(),
     },
-    ...(isBearerAuthMethod(method) ? { security: [{ [BEARER_AUTH_SCHEME]: [] }] } : {}),
+    security: isBearerAuthMethod(method) ? [{ [BEARER_AUTH_SCHEME]: [] }] : [],
   };
 }
 

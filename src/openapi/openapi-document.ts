@@ -32,6 +32,14 @@ export interface OpenApiInfo {
   version: string;
   description?: string;
   summary?: string;
+  license?: OpenApiLicense;
+}
+
+/** The API's license: a name, and an SPDX expression (`identifier`) or a URL of its text. */
+export interface OpenApiLicense {
+  name: string;
+  identifier?: string;
+  url?: string;
 }
 
 export interface OpenApiServer {
@@ -84,7 +92,10 @@ export interface OpenApiOperation {
   parameters?: OpenApiParameter[];
   requestBody?: OpenApiRequestBody;
   responses: Record<string, OpenApiResponse>;
-  /** Each entry is one way to authenticate: a security scheme's name and its scopes. */
+  /**
+   * Each entry is one way to authenticate: a security scheme's name and its
+   * scopes. Empty: the operation asks for none of the document's schemes.
+   */
   security?: Record<string, string[]>[];
 }
 

@@ -11,7 +11,7 @@ const toleranceMinutes = Number(TIMESTAMP_TOLERANCE_MS) / 60_000;
 /** The document's `info.description`: the API, the signing scheme, typing and errors. */
 export const tokenApiDescription = `Creates, deletes and lists bearer API tokens of a user of the perps trading platform.
 
-Create and delete take a JSON body, DELETE included, and carry no \`Authorization\` header: each request is signed with the user's Ed25519 private key, whose public key an internal service registered for the user. Listing (\`GET /user/tokens\`) is authenticated by a live token of the user instead, sent as \`Authorization: Bearer <token>\` (security scheme \`bearerAuth\`).
+Create and delete take a JSON body, DELETE included, and carry no \`Authorization\` header: each request is signed with the user's Ed25519 private key, whose public key an internal service registered for the user, and the \`signature\` in its body is what authenticates it (see Signing), so these operations declare no security scheme (\`security: []\`). Listing (\`GET /user/tokens\`) is authenticated by a live token of the user instead, sent as \`Authorization: Bearer <token>\` (security scheme \`bearerAuth\`).
 
 ## Signing
 

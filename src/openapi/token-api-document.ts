@@ -1,4 +1,5 @@
 import { Code } from "@connectrpc/connect";
+import { parseConfig } from "../config/config.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
 import {
@@ -10,7 +11,12 @@ import {
 import { TOKEN_PREFIX } from "../token/token-secret.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";
 import type { ErrorAnswer } from "./error-responses.js";
-import type { OpenApiDocument, OpenApiHeader } from "./openapi-document.js";
+import type {
+  OpenApiDocument,
+  OpenApiHeader,
+  OpenApiLicense,
+  OpenApiServer,
+} from "./openapi-document.js";
 import type { CommentSource } from "./proto-comments.js";
 import { tokenApiConstraints } from "./token-api-constraints.js";
 import {
@@ -27,9 +33,39 @@ export interface TokenApiDocumentOptions {
    * comments of a `buf build` image.
    */
   comments?: CommentSource;
-  /** Base URL for `servers`. Default: none, so paths are relative to where the document is served. */
-  serverUrl?: string;
+  /** Where the API is served (`servers`). Default: `tokenApiServers`. */
+  servers?: readonly OpenApiServer[];
 }
+
+// The configuration of an empty environment: the default listener.
+const defaults = parseConfig({});
+
+/**
+ * The default `servers`: the service the document was fetched from (it
+ * serves it on its public listener), then a service started locally with
+ * the default configuration.
+ */
+export const tokenApiServers: readonly OpenApiServer[] = [
+  {
+    url: "/",
+    description:
+      "The service this document was fetched from: its public listener serves it at `GET /openapi.json`, next to the API.",
+  },
+  {
+    url: `http://${defaults.host}:${defaults.httpPort}`,
+    description: `The public listener of a service started locally with the default configuration (\`npm start\`: HOST ${defaults.host}, HTTP_PORT ${defaults.httpPort}, no TLS).`,
+  },
+];
+
+/*
+ * package.json says UNLICENSED (and private): no one is granted a license to
+ * use the service or its API outside the platform. SPDX lists no identifier
+ * for that; `LicenseRef-` is SPDX's form for a license not on its list.
+ */
+const license: OpenApiLicense = {
+  name: "Proprietary",
+  identifier: "LicenseRef-Proprietary",
+};
 
 const createToken = `${TokenService.typeName}.${TokenService.method.createToken.name}`;
 const deleteToken = `${TokenService.typeName}.${TokenService.method.deleteToken.name}`;
@@ -130,8 +166,9 @@ export function createTokenApiOpenApiDocument(opts: TokenApiDocumentOptions = {}
       title: "Perps token service: API token management",
       version: "1.0",
       description: tokenApiDescription,
+      license,
     },
-    ...(opts.serverUrl === undefined ? {} : { serverUrl: opts.serverUrl }),
+    servers: opts.servers ?? tokenApiServers,
     ...(opts.comments === undefined ? {} : { comments: opts.comments }),
     constraints: tokenApiConstraints,
     methodErrors: tokenApiErrors,

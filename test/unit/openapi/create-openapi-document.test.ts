@@ -17,10 +17,11 @@ import { http } from "../../../src/gen/google/api/annotations_pb.js";
 import { HttpRuleSchema } from "../../../src/gen/google/api/http_pb.js";
 import { bearer_auth, http_success_status } from "../../../src/gen/perps/api/v1/http_pb.js";
 import { createOpenApiDocument } from "../../../src/openapi/create-openapi-document.js";
-import type {
-  JsonSchema,
-  OpenApiOperation,
-  OpenApiParameter,
+import {
+  type JsonSchema,
+  type OpenApiOperation,
+  type OpenApiParameter,
+  openApiHttpMethods,
 } from "../../../src/openapi/openapi-document.js";
 import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
 import { assertValidOpenApi31, componentValidator } from "./openapi-test-support.js";
@@ -271,8 +272,8 @@ describe("createOpenApiDocument, over every HttpRule feature of the gateway", ()
   it("takes constraints, method errors, notes and info from its options", () => {
     const custom = createOpenApiDocument({
       services: [GatewayTestService],
-      info: { title: "T", version: "2" },
-      serverUrl: "http://localhost:8080",
+      info: { title: "T", version: "2", license: { name: "MIT", identifier: "MIT" } },
+      servers: [{ url: "http://localhost:8080", description: "local" }],
       constraints: {
         [`${pkg}.Item.title`]: { maxLength: 10 },
         [`${pkg}.Item`]: { required: ["title"] },
@@ -283,8 +284,14 @@ describe("createOpenApiDocument, over every HttpRule feature of the gateway", ()
       operationNotes: { [`${pkg}.GatewayTestService.Fail`]: "Fails on purpose." },
       maxBodyBytes: 1000,
     });
-    assert.deepEqual(custom.info, { title: "T", version: "2" });
-    assert.deepEqual(custom.servers, [{ url: "http://localhost:8080" }]);
+    assert.deepEqual(custom.info, {
+      title: "T",
+      version: "2",
+      license: { name: "MIT", identifier: "MIT" },
+    });
+    assert.deepEqual(custom.servers, [{ url: "http://localhost:8080", description: "local" }]);
+    assert.equal(doc.servers, undefined, "none unless given");
+    assert.equal(doc.info.license, undefined, "none unless given");
     const item = custom.components.schemas[`${pkg}.Item-input`];
     assert.equal(item?.properties?.title?.maxLength, 10);
     assert.deepEqual(item?.required, ["title"]);
@@ -302,7 +309,7 @@ describe("createOpenApiDocument, over every HttpRule feature of the gateway", ()
     assert.deepEqual(d.paths["/v1/x"]?.delete?.responses["204"], { description: "No Content" });
   });
 
-  it("requires bearerAuth exactly on the methods with (perps.api.v1.bearer_auth) = true", async () => {
+  it("requires bearerAuth exactly on the methods with (perps.api.v1.bearer_auth) = true, no scheme of the others", async () => {
     const service = serviceOf([
       { name: "List", rule: { pattern: { case: "get", value: "/v1/x" } }, bearer: true },
       { name: "Make", rule: { pattern: { case: "post", value: "/v1/x" }, body: "*" } },
@@ -314,11 +321,20 @@ describe("createOpenApiDocument, over every HttpRule feature of the gateway", ()
       bearerAuth: { type: "http", scheme: "bearer", description: "a token" },
     });
     assert.deepEqual(d.paths["/v1/x"]?.get?.security, [{ bearerAuth: [] }]);
-    assert.equal(d.paths["/v1/x"]?.post?.security, undefined);
-    assert.equal(d.paths["/v1/x"]?.delete?.security, undefined);
-    // Without such a method, no scheme at all.
+    assert.deepEqual(d.paths["/v1/x"]?.post?.security, []);
+    assert.deepEqual(d.paths["/v1/x"]?.delete?.security, []);
+    // Without such a method, no scheme at all, and every operation says it needs none.
     assert.equal(doc.components.securitySchemes, undefined);
-    assert.ok(Object.values(doc.paths).every((item) => !JSON.stringify(item).includes("security")));
+    const operations = Object.values(doc.paths)
+      .flatMap((item) => [
+        ...openApiHttpMethods.map((method) => item[method]),
+        ...Object.values(item["x-custom-operations"] ?? {}),
+      ])
+      .filter((operation) => operation !== undefined);
+    assert.ok(operations.length > 0);
+    for (const operation of operations) {
+      assert.deepEqual(operation.security, [], operation.operationId);
+    }
   });
 
   it("leaves a response message without lists or maps of its own as a plain $ref", () => {

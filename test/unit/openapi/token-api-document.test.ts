@@ -143,13 +143,13 @@ describe("the token API's OpenAPI document", () => {
     }
   });
 
-  it("GET /user/tokens (ListTokens) requires bearerAuth, the only operation that does", () => {
+  it("GET /user/tokens (ListTokens) requires bearerAuth; the signed create and delete no scheme", () => {
     assert.deepEqual(doc.components.securitySchemes?.bearerAuth?.type, "http");
     assert.deepEqual(doc.components.securitySchemes?.bearerAuth?.scheme, "bearer");
     assert.deepEqual(Object.keys(doc.components.securitySchemes ?? {}), ["bearerAuth"]);
     assert.deepEqual(operation("get").security, [{ bearerAuth: [] }]);
-    assert.equal(operation("post").security, undefined);
-    assert.equal(operation("delete").security, undefined);
+    assert.deepEqual(operation("post").security, []);
+    assert.deepEqual(operation("delete").security, []);
     // Nothing to send but the header: no body, no parameters.
     assert.equal(operation("get").requestBody, undefined);
     assert.equal(operation("get").parameters, undefined);
@@ -322,11 +322,18 @@ describe("the token API's OpenAPI document", () => {
     assert.match(response("post", "401").description, /Signature already used/);
   });
 
-  it("has the spec's version and no server URL unless one is given", () => {
+  it("has the spec's version, a proprietary license, and the serving and default local listeners as servers unless given", () => {
     assert.equal(doc.info.version, "1.0");
-    assert.equal(doc.servers, undefined);
+    assert.deepEqual(doc.info.license, {
+      name: "Proprietary",
+      identifier: "LicenseRef-Proprietary",
+    });
+    assert.deepEqual(
+      doc.servers?.map((s) => s.url),
+      ["/", "http://127.0.0.1:8080"],
+    );
     const withServer: OpenApiDocument = createTokenApiOpenApiDocument({
-      serverUrl: "https://api.example.com",
+      servers: [{ url: "https://api.example.com" }],
     });
     assert.deepEqual(withServer.servers, [{ url: "https://api.example.com" }]);
   });
