@@ -15,8 +15,8 @@
 import { createServer } from "node:http";
 import { createServer as createH2cServer } from "node:http2";
 import { Redis } from "ioredis";
+import { parseToken } from "../src/protocol/token-secret.js";
 import { redisKeysOf } from "../src/redis/keys.js";
-import { parseToken } from "../src/token/token-secret.js";
 
 const { REDIS_URL } = process.env;
 if (REDIS_URL === undefined) {

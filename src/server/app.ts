@@ -14,6 +14,7 @@ import { Health } from "../gen/health/v1/health_pb.js";
 import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
 import {
@@ -45,7 +46,6 @@ import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
-import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
 

@@ -2,12 +2,12 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { errorDetailsJson } from "../gateway/error-details.js";
 import { httpStatusFromCode } from "../gateway/http-status.js";
 import { statusJson } from "../gateway/rest-error.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { invalidBearer, missingBearer } from "../token/token-errors.js";
 import { exchangeOf } from "./exchange.js";
-import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 
 export interface ForwardAuthEndpointOptions {
   /** Checks the bearer token of each request. */

@@ -1,4 +1,5 @@
 import type { Result } from "ioredis";
+import { TOKEN_DIGEST_BYTES } from "../protocol/token-secret.js";
 import { createDurableWriter } from "../redis/durable-writer.js";
 import { LIVE_MEMBER_BYTES, redisKeysOf } from "../redis/keys.js";
 import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
@@ -11,7 +12,6 @@ import {
   LOOKUP_TOKEN_LUA,
   ROLLBACK_CREATE_LUA,
 } from "./token-scripts.js";
-import { TOKEN_DIGEST_BYTES } from "./token-secret.js";
 
 type ScriptReply = [status: number, retryAfterMs: number];
 /** Keys are text; digests go to the scripts as raw bytes. */

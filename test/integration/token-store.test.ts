@@ -3,10 +3,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Redis } from "ioredis";
+import { generateToken, tokenDigest, tokenIdOf } from "../../src/protocol/token-secret.js";
 import { redisKeysOf } from "../../src/redis/keys.js";
 import { createRedisCall } from "../../src/redis/redis-call.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
-import { generateToken, tokenDigest, tokenIdOf } from "../../src/token/token-secret.js";
 import { createTokenStore, type NewToken } from "../../src/token/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
