@@ -24,14 +24,14 @@ import {
 } from "../metrics/service-metrics.js";
 import { loadOpenApiDocument } from "../openapi/committed-document.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
-import { createRedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
+import { createRedisCall } from "../store/redis-call.js";
+import { createTokenStore } from "../store/token-store.js";
+import { createUserKeyStore } from "../store/user-key-store.js";
 import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
 import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
 import { createTokenService } from "../token/token-service.js";
-import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
-import { createUserKeyStore } from "../user-key/user-key-store.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { parseToken, tokenDigest } from "../protocol/token-secret.js";
-import type { TokenStore } from "./token-store.js";
+import type { TokenStore } from "../store/token-store.js";
 
 /** Who a live bearer token belongs to. */
 export interface BearerIdentity {

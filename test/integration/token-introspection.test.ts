@@ -9,7 +9,7 @@ import { TokenIntrospectionService } from "../../src/gen/perps/token/v1/token_in
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { generateToken, tokenIdOf } from "../../src/protocol/token-secret.js";
-import { redisKeysOf } from "../../src/redis/keys.js";
+import { redisKeysOf } from "../../src/store/keys.js";
 import { createGrpcClient, type GrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";

@@ -4,10 +4,10 @@ import { after, before, describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Redis } from "ioredis";
 import { generateToken, tokenDigest, tokenIdOf } from "../../src/protocol/token-secret.js";
-import { redisKeysOf } from "../../src/redis/keys.js";
-import { createRedisCall } from "../../src/redis/redis-call.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
-import { createTokenStore, type NewToken } from "../../src/token/token-store.js";
+import { redisKeysOf } from "../../src/store/keys.js";
+import { createRedisCall } from "../../src/store/redis-call.js";
+import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 const SIGNING_KEY = "ab".repeat(32);

@@ -12,7 +12,7 @@ import {
   tokenDigest,
   tokenIdOf,
 } from "../../../src/protocol/token-secret.js";
-import { userTag } from "../../../src/redis/keys.js";
+import { userTag } from "../../../src/store/keys.js";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -1,4 +1,4 @@
-import { redisFailure } from "./redis-failure.js";
+import { redisFailure } from "../redis/redis-failure.js";
 
 /**
  * Runs one Redis operation: times it for the observer and turns its failure

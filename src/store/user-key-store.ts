@@ -1,9 +1,9 @@
 import type { Result } from "ioredis";
-import { createDurableWriter } from "../redis/durable-writer.js";
-import { redisKeysOf } from "../redis/keys.js";
-import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { unconfirmedWrite } from "../redis/redis-failure.js";
+import { createDurableWriter } from "./durable-writer.js";
+import { redisKeysOf } from "./keys.js";
+import { createRedisCall, type RedisCall } from "./redis-call.js";
 
 // Adds a key unless the user already has `max` others; idempotent.
 // Returns 1 stored (or already there), 0 limit reached.

@@ -1,10 +1,10 @@
 import type { Result } from "ioredis";
 import { TOKEN_DIGEST_BYTES } from "../protocol/token-secret.js";
-import { createDurableWriter } from "../redis/durable-writer.js";
-import { LIVE_MEMBER_BYTES, redisKeysOf } from "../redis/keys.js";
-import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { unconfirmedWrite } from "../redis/redis-failure.js";
+import { createDurableWriter } from "./durable-writer.js";
+import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
+import { createRedisCall, type RedisCall } from "./redis-call.js";
 import {
   CREATE_TOKEN_LUA,
   DELETE_TOKEN_LUA,
