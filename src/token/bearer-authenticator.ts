@@ -16,7 +16,7 @@ export interface BearerIdentity {
 export interface BearerAuthenticator {
   /**
    * The identity of a live token; undefined for anything else (malformed:
-   * no Redis call). Throws ConnectError UNAVAILABLE when Redis cannot answer.
+   * no Redis call). Throws the store's StoreError when Redis cannot answer.
    */
   authenticate(token: string): Promise<BearerIdentity | undefined>;
 }
