@@ -107,7 +107,7 @@ export interface TokenStore {
 
 export interface TokenStoreOptions {
   redis: RedisClient;
-  /** How each Redis operation is run (timed, failures mapped). Default: without metrics. */
+  /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;

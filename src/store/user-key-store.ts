@@ -34,7 +34,7 @@ export interface UserKeyStore {
 
 export interface UserKeyStoreOptions {
   redis: RedisClient;
-  /** How each Redis operation is run (timed, failures mapped). Default: without metrics. */
+  /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
