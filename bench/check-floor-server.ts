@@ -1,7 +1,7 @@
 // The floor of a token check on this machine: node:http answering 200 after
 // one Redis GET of the key the service reads for that token, nothing else.
 // The token's user and id come from the token itself (parseToken, as the
-// service does), the key is theirs (`{tag}t<id>`, src/redis/keys.ts); no
+// service does), the key is theirs (`{tag}t<id>`, src/store/keys.ts); no
 // digest comparison, expiry check, request id, log line or metrics.
 // `npm run bench` runs it under the same load as forward-auth, so the
 // difference between the two is what those cost.
@@ -15,8 +15,8 @@
 import { createServer } from "node:http";
 import { createServer as createH2cServer } from "node:http2";
 import { Redis } from "ioredis";
-import { redisKeysOf } from "../src/redis/keys.js";
-import { parseToken } from "../src/token/token-secret.js";
+import { parseToken } from "../src/protocol/token-secret.js";
+import { redisKeysOf } from "../src/store/keys.js";
 
 const { REDIS_URL } = process.env;
 if (REDIS_URL === undefined) {

@@ -39,7 +39,7 @@ export const CREATE_PATH_LAYERS: readonly Layer[] = [
   },
   {
     name: "Token service: checks, signed message, secrets and digests, the store call",
-    frames: /src\/token\/|src\/redis\/keys/,
+    frames: /src\/(token|protocol|store)\//,
   },
   {
     name: "node:http request: socket read, llhttp, request and response objects",

@@ -5,7 +5,7 @@
 // (bench/results/profiles/*.cpuprofile, open in Chrome DevTools).
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { createTokenStore } from "../src/token/token-store.js";
+import { createTokenStore } from "../src/store/token-store.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
 import { bearerHttpLoad, introspectFrames, introspectLoad } from "./check-loads.js";
 import { runHttpLoad } from "./http-load.js";

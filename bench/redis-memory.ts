@@ -1,5 +1,5 @@
-import { redisKeysOf } from "../src/redis/keys.js";
-import { createTokenStore } from "../src/token/token-store.js";
+import { redisKeysOf } from "../src/store/keys.js";
+import { createTokenStore } from "../src/store/token-store.js";
 import { newBenchUsers } from "./bench-users.js";
 import { startBenchRedis } from "./redis-server.js";
 import { seedTokens } from "./seed-tokens.js";

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTokenStore } from "../src/token/token-store.js";
+import { createTokenStore } from "../src/store/token-store.js";
 import { benchPlan } from "./bench-plan.js";
 import type { BenchReport, Phase, Series, Target } from "./bench-report.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { generateToken, tokenDigest, tokenIdOf } from "../src/token/token-secret.js";
-import type { TokenStore } from "../src/token/token-store.js";
+import { generateToken, tokenDigest, tokenIdOf } from "../src/protocol/token-secret.js";
+import type { TokenStore } from "../src/store/token-store.js";
 import type { BenchUser } from "./bench-users.js";
 import type { LiveToken } from "./signed-requests.js";
 

@@ -1,4 +1,4 @@
-import type { NodeServerRequest, NodeServerResponse } from "../server/node-handler.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
 /** `GET /metrics` in the Prometheus text format; returns false for any other request. */

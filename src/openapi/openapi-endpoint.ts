@@ -1,4 +1,4 @@
-import type { NodeServerRequest, NodeServerResponse } from "../server/node-handler.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 
 export interface OpenApiEndpointOptions {

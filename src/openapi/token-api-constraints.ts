@@ -4,13 +4,13 @@ import {
   DeleteTokenRequestSchema,
   TokenSummarySchema,
 } from "../gen/perps/token/v1/token_pb.js";
+import { TOKEN_PREFIX } from "../protocol/token-secret.js";
 import {
   DEFAULT_EXPIRES_IN_SECONDS,
   MAX_NAME_LENGTH,
   MAX_TOKEN_ID_LENGTH,
   TIMESTAMP_TOLERANCE_MS,
 } from "../token/request-rules.js";
-import { TOKEN_PREFIX } from "../token/token-secret.js";
 import type { JsonSchema } from "./openapi-document.js";
 
 /*

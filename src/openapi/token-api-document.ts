@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { parseConfig } from "../config/config.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
+import { TOKEN_PREFIX } from "../protocol/token-secret.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
 import {
   BEARER_CHALLENGE,
@@ -8,7 +9,6 @@ import {
   INVALID_TOKEN_CHALLENGE,
   TOKEN_ALREADY_CREATED,
 } from "../token/token-errors.js";
-import { TOKEN_PREFIX } from "../token/token-secret.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";
 import type { ErrorAnswer } from "./error-responses.js";
 import type {

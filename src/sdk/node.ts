@@ -5,7 +5,7 @@
 // IntrospectToken is for internal services, which run on the server: it is
 // offered here only.
 
-export { isWellFormedToken, TOKEN_PREFIX } from "../token/token-secret.js";
+export { isWellFormedToken, TOKEN_PREFIX } from "../protocol/token-secret.js";
 export * from "./index.js";
 export {
   createIntrospectionClient,

@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { createTokenMessage, deleteTokenMessage } from "../token/signed-message.js";
+import { createTokenMessage, deleteTokenMessage } from "../protocol/signed-message.js";
 import { bearerAuthorization } from "./bearer-authorization.js";
 import { openConnectTransport } from "./connect-transport.js";
 import { openGrpcTransport } from "./grpc-transport.js";

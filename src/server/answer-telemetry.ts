@@ -2,13 +2,13 @@ import { STATUS_CODES } from "node:http";
 import { Code, type ContextValues, createContextValues } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { codeFromHttpStatus } from "../gateway/http-status.js";
+import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { SERVER_SIDE } from "./call-telemetry-interceptor.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
-import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
 import type { TransportAnswer } from "./transport-answer.js";
 

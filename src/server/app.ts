@@ -14,6 +14,7 @@ import { Health } from "../gen/health/v1/health_pb.js";
 import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
 import {
@@ -23,14 +24,14 @@ import {
 } from "../metrics/service-metrics.js";
 import { loadOpenApiDocument } from "../openapi/committed-document.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
-import { createRedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
+import { createRedisCall } from "../store/redis-call.js";
+import { createTokenStore } from "../store/token-store.js";
+import { createUserKeyStore } from "../store/user-key-store.js";
 import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
 import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
 import { createTokenService } from "../token/token-service.js";
-import { createTokenStore } from "../token/token-store.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
-import { createUserKeyStore } from "../user-key/user-key-store.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";
@@ -45,7 +46,6 @@ import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
-import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
 

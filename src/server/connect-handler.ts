@@ -22,10 +22,10 @@ import {
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
+import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { type Exchange, exchangeOf } from "./exchange.js";
 import { createGrpcUnary, type GrpcUnaryService } from "./grpc-unary.js";
-import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 
 export interface ConnectHandlerOptions {
   /** Registers the services served. */

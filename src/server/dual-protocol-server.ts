@@ -19,7 +19,7 @@ import {
 } from "node:net";
 import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
-import type { NodeHandler } from "./node-handler.js";
+import type { NodeHandler } from "../http/node-handler.js";
 import {
   EXPECTATION_FAILED,
   newRequestId,

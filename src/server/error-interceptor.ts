@@ -1,19 +1,18 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { Interceptor } from "@connectrpc/connect";
+import { clientErrorOf } from "../token/client-error.js";
 
 /**
- * Makes sure a client only ever sees errors we meant it to see: anything that
- * is not a ConnectError (a bug, a library error) becomes INTERNAL with a
- * neutral message, the original kept as `cause` for the log.
+ * Makes sure a client only ever sees errors we meant it to see: a store
+ * failure becomes its answer (UNAVAILABLE, …) and anything else that is not a
+ * ConnectError (a bug, a library error) INTERNAL with a neutral message, the
+ * original kept as `cause` for the log (`clientErrorOf`).
  */
 export function errorInterceptor(): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (err) {
-      if (err instanceof ConnectError) {
-        throw err;
-      }
-      throw new ConnectError("Internal error", Code.Internal, undefined, undefined, err);
+      throw clientErrorOf(err);
     }
   };
 }

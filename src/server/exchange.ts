@@ -1,5 +1,5 @@
 import { type Code, createContextKey } from "@connectrpc/connect";
-import type { NodeServerRequest } from "./node-handler.js";
+import type { NodeServerRequest } from "../http/node-handler.js";
 
 /**
  * One request and its answer, followed from the moment a listener receives

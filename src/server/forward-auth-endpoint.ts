@@ -1,13 +1,14 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import type { ConnectError } from "@connectrpc/connect";
 import { errorDetailsJson } from "../gateway/error-details.js";
 import { httpStatusFromCode } from "../gateway/http-status.js";
 import { statusJson } from "../gateway/rest-error.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
+import { clientErrorOf } from "../token/client-error.js";
 import { invalidBearer, missingBearer } from "../token/token-errors.js";
 import { exchangeOf } from "./exchange.js";
-import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
 
 export interface ForwardAuthEndpointOptions {
   /** Checks the bearer token of each request. */
@@ -109,13 +110,7 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
         identity === undefined ? refuse(req, res, invalidBearer()) : allow(req, res, identity),
       (err: unknown) =>
         // Only errors meant for clients are shown (UNAVAILABLE when Redis cannot answer).
-        refuse(
-          req,
-          res,
-          err instanceof ConnectError
-            ? err
-            : new ConnectError("Internal error", Code.Internal, undefined, undefined, err),
-        ),
+        refuse(req, res, clientErrorOf(err)),
     );
     return true;
   };

@@ -9,7 +9,7 @@ import {
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { isCallOver, lazyCallSignal } from "../gateway/call-signal.js";
 import { createUnaryInvoker, type UnaryResult } from "../gateway/unary-invoker.js";
-import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 
 /** A service whose unary methods the lean path serves. */
 export interface GrpcUnaryService {

@@ -1,4 +1,4 @@
-import type { NodeServerRequest, NodeServerResponse } from "./node-handler.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ReadinessProbe } from "./readiness.js";
 
 function send(res: NodeServerResponse, status: number, body: object): void {

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
-import { parseToken, tokenDigest } from "./token-secret.js";
-import type { TokenStore } from "./token-store.js";
+import { parseToken, tokenDigest } from "../protocol/token-secret.js";
+import type { TokenStore } from "../store/token-store.js";
 
 /** Who a live bearer token belongs to. */
 export interface BearerIdentity {
@@ -16,7 +16,7 @@ export interface BearerIdentity {
 export interface BearerAuthenticator {
   /**
    * The identity of a live token; undefined for anything else (malformed:
-   * no Redis call). Throws ConnectError UNAVAILABLE when Redis cannot answer.
+   * no Redis call). Throws the store's StoreError when Redis cannot answer.
    */
   authenticate(token: string): Promise<BearerIdentity | undefined>;
 }

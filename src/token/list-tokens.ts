@@ -4,11 +4,11 @@ import {
   type ListTokensResponse,
   ListTokensResponseSchema,
 } from "../gen/perps/token/v1/token_pb.js";
+import type { NamedTokenSummary, TokenStore } from "../store/token-store.js";
 import type { BearerAuthenticator } from "./bearer-authenticator.js";
 import { bearerTokenOf } from "./bearer-header.js";
 import { utcDate } from "./expiry-date.js";
 import { invalidBearer, missingBearer } from "./token-errors.js";
-import type { NamedTokenSummary, TokenStore } from "./token-store.js";
 
 export interface ListTokensOptions {
   store: TokenStore;

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import type { CallRefusal } from "./token-store.js";
+import type { CallRefusal } from "../store/token-store.js";
 
 /** Whole seconds, at least 1, for a `retry-after` header (the REST gateway forwards it). */
 function retryAfter(ms: number): Headers {

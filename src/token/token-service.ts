@@ -7,11 +7,13 @@ import {
   DeleteTokenResponseSchema,
   type TokenService,
 } from "../gen/perps/token/v1/token_pb.js";
+import { createTokenMessage, deleteTokenMessage } from "../protocol/signed-message.js";
+import { generateToken, tokenDigest, tokenIdOf } from "../protocol/token-secret.js";
+import type { CallRefusal, SignedCall, TokenStore } from "../store/token-store.js";
 import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";
 import { createListTokensHandler } from "./list-tokens.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
-import { createTokenMessage, deleteTokenMessage } from "./signed-message.js";
 import {
   alreadyCreated,
   invalidSignature,
@@ -20,8 +22,6 @@ import {
   tokenNotFound,
   tooManyTokens,
 } from "./token-errors.js";
-import { generateToken, tokenDigest, tokenIdOf } from "./token-secret.js";
-import type { CallRefusal, SignedCall, TokenStore } from "./token-store.js";
 import { userKeyOf } from "./user-id.js";
 import { createUserKeyCache } from "./user-key-cache.js";
 

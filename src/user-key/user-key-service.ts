@@ -1,8 +1,8 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { checkEd25519PublicKey } from "../crypto/ed25519-public-key.js";
 import type { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
+import type { UserKeyStore } from "../store/user-key-store.js";
 import { isValidUserId, userKeyOf } from "../token/user-id.js";
-import type { UserKeyStore } from "./user-key-store.js";
 
 export interface UserKeyServiceOptions {
   store: UserKeyStore;

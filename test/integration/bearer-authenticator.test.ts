@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { Redis } from "ioredis";
-import { redisKeysOf } from "../../src/redis/keys.js";
-import { createRedisCall } from "../../src/redis/redis-call.js";
+import { generateToken, tokenDigest, tokenIdOf } from "../../src/protocol/token-secret.js";
+import { redisKeysOf } from "../../src/store/keys.js";
+import { createRedisCall } from "../../src/store/redis-call.js";
+import { createTokenStore } from "../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
-import { generateToken, tokenDigest, tokenIdOf } from "../../src/token/token-secret.js";
-import { createTokenStore } from "../../src/token/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 const SIGNING_KEY = "cd".repeat(32);

@@ -13,7 +13,7 @@ import {
   PutUserKeyRequestSchema,
   UserKeyService,
 } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { isWellFormedToken } from "../../src/token/token-secret.js";
+import { isWellFormedToken } from "../../src/protocol/token-secret.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {
   newUser,

@@ -7,7 +7,7 @@ import { status as GrpcStatus, Metadata } from "@grpc/grpc-js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
-import { generateToken, tokenIdOf } from "../../src/token/token-secret.js";
+import { generateToken, tokenIdOf } from "../../src/protocol/token-secret.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";

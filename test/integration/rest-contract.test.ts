@@ -6,7 +6,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
-import { isWellFormedToken } from "../../src/token/token-secret.js";
+import { isWellFormedToken } from "../../src/protocol/token-secret.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {
   newUser,

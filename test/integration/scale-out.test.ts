@@ -4,7 +4,7 @@ import { after, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { Cluster } from "ioredis";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { redisKeysOf } from "../../src/redis/keys.js";
+import { redisKeysOf } from "../../src/store/keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";

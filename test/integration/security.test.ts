@@ -10,7 +10,7 @@ import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { createTokenMessage } from "../../src/token/signed-message.js";
+import { createTokenMessage } from "../../src/protocol/signed-message.js";
 import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {

@@ -6,7 +6,7 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { isWellFormedToken } from "../../src/token/token-secret.js";
+import { isWellFormedToken } from "../../src/protocol/token-secret.js";
 import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {

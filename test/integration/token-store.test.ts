@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { Redis } from "ioredis";
-import { redisKeysOf } from "../../src/redis/keys.js";
-import { createRedisCall } from "../../src/redis/redis-call.js";
+import { generateToken, tokenDigest, tokenIdOf } from "../../src/protocol/token-secret.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
-import { generateToken, tokenDigest, tokenIdOf } from "../../src/token/token-secret.js";
-import { createTokenStore, type NewToken } from "../../src/token/token-store.js";
+import { redisKeysOf } from "../../src/store/keys.js";
+import { createRedisCall } from "../../src/store/redis-call.js";
+import { StoreError } from "../../src/store/store-error.js";
+import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 const SIGNING_KEY = "ab".repeat(32);
@@ -115,7 +115,7 @@ describe("token store scripts", () => {
     const keys = redisKeysOf(token.userKey);
     await assert.rejects(
       durable.create(token),
-      (err) => err instanceof ConnectError && err.code === Code.Unavailable,
+      (err) => err instanceof StoreError && err.kind === "unconfirmed-write",
     );
     assert.equal(
       await redis.exists(
@@ -305,7 +305,7 @@ describe("token store lookup", () => {
     assert.deepEqual(calls.sort(), ["evalsha=2", "get=2", "pexpiretime=1"]);
   });
 
-  it("Redis stopped: UNAVAILABLE", async () => {
+  it("Redis stopped: a StoreError of kind unavailable", async () => {
     const own = await startTestRedisServer();
     const client = createRedisClient({ topology: own.topology });
     try {
@@ -314,7 +314,7 @@ describe("token store lookup", () => {
       await own.stop();
       await assert.rejects(
         store.lookup(randomUUID(), tokenIdOf(randomBytes(32))),
-        (err) => err instanceof ConnectError && err.code === Code.Unavailable,
+        (err) => err instanceof StoreError && err.kind === "unavailable",
       );
     } finally {
       client.disconnect();

@@ -37,7 +37,7 @@ describe("eventLoopLayers", () => {
     const stack = [
       "Builtins_StringAdd_CheckNone",
       "JS:*toWritable /app/node_modules/ioredis/built/Command.js:111:15",
-      "JS:*create file:///app/src/token/token-store.ts:1:1929",
+      "JS:*create file:///app/src/store/token-store.ts:1:1929",
       "JS:*serve file:///app/src/gateway/rest-gateway.ts:1:1133",
     ];
     const [only] = eventLoopLayers([stack], 100);

@@ -14,13 +14,13 @@ import {
   tokenApiConstraints,
   USER_ID_PATTERN,
 } from "../../../src/openapi/token-api-constraints.js";
+import { generateToken } from "../../../src/protocol/token-secret.js";
 import {
   checkCreateRequest,
   checkDeleteRequest,
   MAX_NAME_LENGTH,
   MAX_TOKEN_ID_LENGTH,
 } from "../../../src/token/request-rules.js";
-import { generateToken } from "../../../src/token/token-secret.js";
 import { isValidUserId } from "../../../src/token/user-id.js";
 
 // The document's patterns restate rules that src/token keeps private; these

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
 import { createForwardAuthEndpoint } from "../../../src/server/forward-auth-endpoint.js";
+import { StoreError } from "../../../src/store/store-error.js";
 import type {
   BearerAuthenticator,
   BearerIdentity,
@@ -20,13 +21,16 @@ const IDENTITY: BearerIdentity = {
 describe("forward-auth endpoint", () => {
   const metrics = createServiceMetrics({ processMetrics: false });
   const seen: string[] = [];
-  // What the authenticator does with the next token: answer, refuse, or fail like a bug.
-  let behaviour: "live" | "not-live" | "bug" = "live";
+  // What the authenticator does with the next token: answer, refuse, fail like a bug or like Redis.
+  let behaviour: "live" | "not-live" | "bug" | "store-down" = "live";
   const authenticator: BearerAuthenticator = {
     async authenticate(token) {
       seen.push(token);
       if (behaviour === "bug") {
         throw new Error("ECONNRESET 10.0.0.7:6379 secret-internal-detail");
+      }
+      if (behaviour === "store-down") {
+        throw new StoreError("unavailable", { cause: new Error("ECONNREFUSED 10.0.0.7:6379") });
       }
       return behaviour === "live" ? IDENTITY : undefined;
     },
@@ -101,5 +105,20 @@ describe("forward-auth endpoint", () => {
     assert.equal(res.headers.get("x-user-id"), null);
     const counted = samples(await metrics.registry.metrics());
     assert.equal(counted.get('perps_token_forward_auth_total{status="500"}'), 1);
+  });
+
+  it("a store that cannot answer: 503 Token store unavailable, without its details", async () => {
+    behaviour = "store-down";
+    const res = await get("/auth", "Bearer t");
+    const text = await res.text();
+    assert.equal(res.status, 503);
+    assert.deepEqual(JSON.parse(text), {
+      code: 14,
+      message: "Token store unavailable, try again",
+      details: [],
+    });
+    assert.ok(!text.includes("10.0.0.7"));
+    const counted = samples(await metrics.registry.metrics());
+    assert.equal(counted.get('perps_token_forward_auth_total{status="503"}'), 1);
   });
 });

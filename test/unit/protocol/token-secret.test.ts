@@ -3,7 +3,6 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { crc32 } from "node:zlib";
 import fc from "fast-check";
-import { userTag } from "../../../src/redis/keys.js";
 import {
   generateToken,
   isWellFormedToken,
@@ -12,7 +11,8 @@ import {
   TOKEN_LENGTH,
   tokenDigest,
   tokenIdOf,
-} from "../../../src/token/token-secret.js";
+} from "../../../src/protocol/token-secret.js";
+import { userTag } from "../../../src/store/keys.js";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

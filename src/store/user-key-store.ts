@@ -1,18 +1,20 @@
 import type { Result } from "ioredis";
-import { createDurableWriter } from "../redis/durable-writer.js";
-import { redisKeysOf } from "../redis/keys.js";
-import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
 import type { RedisClient } from "../redis/redis-client.js";
-import { unconfirmedWrite } from "../redis/redis-failure.js";
+import { createDurableWriter } from "./durable-writer.js";
+import { redisKeysOf } from "./keys.js";
+import { luaConstants, readLuaScript } from "./lua-script.js";
+import { createRedisCall, type RedisCall } from "./redis-call.js";
+import { StoreError } from "./store-error.js";
 
-// Adds a key unless the user already has `max` others; idempotent.
-// Returns 1 stored (or already there), 0 limit reached.
-const PUT_USER_KEY_LUA = `
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end
-if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('SADD', KEYS[1], ARGV[1])
-return 1
-`;
+/** What lua/put-user-key.lua answers, by name. */
+const PutKeyStatus = {
+  /** Stored, or already there. */
+  STORED: 1,
+  /** The user already has the most keys allowed. */
+  LIMIT_REACHED: 0,
+} as const;
+
+const PUT_USER_KEY_LUA = [luaConstants(PutKeyStatus), readLuaScript("put-user-key.lua")].join("\n");
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -20,6 +22,7 @@ declare module "ioredis" {
   }
 }
 
+/** Every method throws {@link StoreError} when Redis cannot do what it asks. */
 export interface UserKeyStore {
   /** Most keys one user may have at once. */
   readonly maxKeysPerUser: number;
@@ -31,7 +34,7 @@ export interface UserKeyStore {
 
 export interface UserKeyStoreOptions {
   redis: RedisClient;
-  /** How each Redis operation is run (timed, failures mapped). Default: without metrics. */
+  /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
@@ -64,9 +67,9 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
         ),
       );
       if (!confirmed) {
-        throw unconfirmedWrite();
+        throw new StoreError("unconfirmed-write");
       }
-      return reply === 1 ? "stored" : "limit";
+      return reply === PutKeyStatus.STORED ? "stored" : "limit";
     },
     async delete(userKey, publicKey) {
       const key = redisKeysOf(userKey).userKeys;
@@ -77,7 +80,7 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
         ),
       );
       if (!confirmed) {
-        throw unconfirmedWrite();
+        throw new StoreError("unconfirmed-write");
       }
     },
   };

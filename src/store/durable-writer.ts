@@ -1,5 +1,5 @@
 import type { ChainableCommander } from "ioredis";
-import type { RedisClient } from "./redis-client.js";
+import type { RedisClient } from "../redis/redis-client.js";
 
 export interface DurableWriterOptions {
   redis: RedisClient;

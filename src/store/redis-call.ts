@@ -1,8 +1,10 @@
-import { redisFailure } from "./redis-failure.js";
+import { isTransientRedisFailure } from "../redis/redis-failure.js";
+import { StoreError } from "./store-error.js";
 
 /**
- * Runs one Redis operation: times it for the observer and turns its failure
- * into the error a client may see (`redisFailure`).
+ * Runs one Redis operation of the store: times it for the observer and turns
+ * its failure into a {@link StoreError} ("unavailable", or "rejected" for an
+ * error reply a retry would get again).
  */
 export type RedisCall = <T>(operation: string, run: () => Promise<T>) => Promise<T>;
 
@@ -24,7 +26,12 @@ export function createRedisCall(opts: RedisCallOptions = {}): RedisCall {
       return result;
     } catch (err) {
       observe?.(operation, (performance.now() - started) / 1000, true);
-      throw redisFailure(err);
+      if (err instanceof StoreError) {
+        throw err;
+      }
+      throw new StoreError(isTransientRedisFailure(err) ? "unavailable" : "rejected", {
+        cause: err,
+      });
     }
   };
 }

@@ -1,7 +1,7 @@
 import { createHash, hash } from "node:crypto";
 import { crc32 } from "node:zlib";
-import { uuidBytes } from "../redis/keys.js";
 import { randomInto } from "./random-text.js";
+import { uuidBytes } from "./uuid-bytes.js";
 
 /** Prefix of every bearer token, so that secret scanners can recognise a leaked one. */
 export const TOKEN_PREFIX = "pt_";

@@ -3,8 +3,7 @@
 // size classes (…, 32, 48, 64, …), so a token key of at most 44 bytes (with
 // its 3-byte sds header and NUL, 48) costs 16 bytes less than one of 45–60.
 
-// Any UUID text, in either case; which versions are valid ids is decided upstream.
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { uuidBytes } from "../protocol/uuid-bytes.js";
 
 /**
  * The hash tag content of a user's keys: the 16 bytes of the user's UUID,
@@ -15,17 +14,6 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  */
 export function userTag(userKey: string): string {
   return uuidBytes(userKey).toString("base64url");
-}
-
-/**
- * The 16 bytes of UUID text, from its hex digits (either case): what the
- * user's hash tag and bearer tokens carry. Throws for anything but UUID text.
- */
-export function uuidBytes(userKey: string): Buffer {
-  if (!UUID_TEXT.test(userKey)) {
-    throw new Error("a user key must be UUID text");
-  }
-  return Buffer.from(userKey.replace(/-/g, ""), "hex");
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createTokenMessage, deleteTokenMessage } from "../../../src/token/signed-message.js";
+import { createTokenMessage, deleteTokenMessage } from "../../../src/protocol/signed-message.js";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const U = "0B3C4D5E-1F2A-4B4C-BD9E-0123456789AB";

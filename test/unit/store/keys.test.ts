@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { redisKeysOf, userTag } from "../../../src/redis/keys.js";
-import { tokenIdOf } from "../../../src/token/token-secret.js";
+import { tokenIdOf } from "../../../src/protocol/token-secret.js";
+import { redisKeysOf, userTag } from "../../../src/store/keys.js";
 import { isValidUserId, userKeyOf } from "../../../src/token/user-id.js";
 
 const U = "0b3c4d5e-1f2a-4b4c-bd9e-0123456789ab";

@@ -1,9 +1,11 @@
 import type { Result } from "ioredis";
-import { createDurableWriter } from "../redis/durable-writer.js";
-import { LIVE_MEMBER_BYTES, redisKeysOf } from "../redis/keys.js";
-import { createRedisCall, type RedisCall } from "../redis/redis-call.js";
+import { TOKEN_DIGEST_BYTES } from "../protocol/token-secret.js";
 import type { RedisClient } from "../redis/redis-client.js";
-import { unconfirmedWrite } from "../redis/redis-failure.js";
+import { createDurableWriter } from "./durable-writer.js";
+import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
+import { createRedisCall, type RedisCall } from "./redis-call.js";
+import { StoreError } from "./store-error.js";
+import { TokenScriptStatus as Status } from "./token-script-status.js";
 import {
   CREATE_TOKEN_LUA,
   DELETE_TOKEN_LUA,
@@ -11,9 +13,8 @@ import {
   LOOKUP_TOKEN_LUA,
   ROLLBACK_CREATE_LUA,
 } from "./token-scripts.js";
-import { TOKEN_DIGEST_BYTES } from "./token-secret.js";
 
-type ScriptReply = [status: number, retryAfterMs: number];
+type ScriptReply = [status: Status, retryAfterMs: number];
 /** Keys are text; digests go to the scripts as raw bytes. */
 type ScriptArg = string | Buffer;
 
@@ -82,6 +83,7 @@ export interface StoredToken {
 
 export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | CallRefusal;
 
+/** Every method throws {@link StoreError} when Redis cannot do what it asks. */
 export interface TokenStore {
   /** Most live tokens one user may have. */
   readonly maxActivePerUser: number;
@@ -105,7 +107,7 @@ export interface TokenStore {
 
 export interface TokenStoreOptions {
   redis: RedisClient;
-  /** How each Redis operation is run (timed, failures mapped). Default: without metrics. */
+  /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
@@ -123,13 +125,13 @@ export interface TokenStoreOptions {
   replayWindowMs?: number;
 }
 
-function refusal(status: number, retryAfterMs: number): CallRefusal {
+function refusal(status: Status, retryAfterMs: number): CallRefusal {
   switch (status) {
-    case -1:
+    case Status.KEY_REVOKED:
       return { kind: "key-revoked" };
-    case -2:
+    case Status.REPLAYED:
       return { kind: "replayed" };
-    case -3:
+    case Status.RATE_LIMITED:
       return { kind: "rate-limited", retryAfterMs };
     default:
       throw new Error(`unexpected token script status ${status}`);
@@ -205,7 +207,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         ),
       );
       const [status, retryAfterMs] = reply;
-      if (status === 1 && !confirmed) {
+      if (status === Status.DONE && !confirmed) {
         const keys = redisKeysOf(token.userKey);
         // Best effort: if the rollback fails too, the unconfirmed token simply
         // expires; nobody ever received its value.
@@ -221,16 +223,16 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
             token.messageDigest,
           )
           .catch(() => undefined);
-        throw unconfirmedWrite();
+        throw new StoreError("unconfirmed-write");
       }
       switch (status) {
-        case 1:
+        case Status.DONE:
           return { kind: "created" };
-        case 0:
+        case Status.NAME_TAKEN:
           return { kind: "name-taken" };
-        case -4:
+        case Status.TOO_MANY_TOKENS:
           return { kind: "too-many-tokens", retryAfterMs };
-        case -5:
+        case Status.ALREADY_CREATED:
           return { kind: "already-created" };
         default:
           return refusal(status, retryAfterMs);
@@ -252,13 +254,13 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         ),
       );
       const [status, retryAfterMs] = reply;
-      if (status === 1 && !confirmed) {
-        throw unconfirmedWrite();
+      if (status === Status.DONE && !confirmed) {
+        throw new StoreError("unconfirmed-write");
       }
       switch (status) {
-        case 1:
+        case Status.DONE:
           return { kind: "deleted" };
-        case 0:
+        case Status.NOT_FOUND:
           return { kind: "not-found" };
         default:
           return refusal(status, retryAfterMs);

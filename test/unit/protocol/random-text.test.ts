@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { randomText } from "../../../src/token/random-text.js";
+import { randomText } from "../../../src/protocol/random-text.js";
 
 describe("randomText", () => {
   it("gives base64url text of the asked number of bytes", () => {

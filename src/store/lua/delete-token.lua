@@ -1,0 +1,23 @@
+-- Deletes a live token of the user (after signed-call.lua). Extra ARGV:
+-- 6 length of a token digest, 7 length of a live member (bytes), 8 token id.
+local refusal = refuseSignedCall(nil)
+if refusal then return refusal end
+local record = redis.call('GET', KEYS[2])
+if not record then return {NOT_FOUND, 0} end
+redis.call('DEL', KEYS[2])
+-- "<digest>" or "<digest><name>": the digest has a fixed length and names are
+-- never empty, so anything after it is the name.
+local digestLength = tonumber(ARGV[6])
+if #record > digestLength then
+  local name = string.sub(record, digestLength + 1)
+  -- The name is this token's unless the hash gives it to another id (a name
+  -- that expired and was taken again within the millisecond its key still
+  -- lives); a name without an entry predates the hash.
+  local owner = redis.call('HGET', KEYS[7], name)
+  if not owner or owner == ARGV[8] then
+    redis.call('ZREM', KEYS[3], name)
+    redis.call('HDEL', KEYS[7], name)
+  end
+end
+redis.call('ZREM', KEYS[4], string.sub(record, 1, tonumber(ARGV[7])))
+return {DONE, 0}

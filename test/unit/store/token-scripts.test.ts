@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { TokenScriptStatus } from "../../../src/store/token-script-status.js";
+import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA } from "../../../src/store/token-scripts.js";
+
+/** The upper-case names a script uses outside strings and comments, and those it declares. */
+function constantsOf(script: string): { used: Set<string>; declared: Set<string> } {
+  const code = script.replace(/--[^\n]*/g, "").replace(/'[^'\n]*'|"[^"\n]*"/g, "''");
+  const used = new Set(
+    [...code.matchAll(/\b[A-Z][A-Z_]+\b/g)]
+      .map(([name]) => name)
+      .filter((name) => name !== "KEYS" && name !== "ARGV"),
+  );
+  const declared = new Set(
+    [...code.matchAll(/^local ([A-Z][A-Z_]+) = /gm)].map(([, name]) => name),
+  );
+  return { used, declared };
+}
+
+describe("token scripts", () => {
+  for (const [name, script] of [
+    ["create", CREATE_TOKEN_LUA],
+    ["delete", DELETE_TOKEN_LUA],
+  ] as const) {
+    it(`${name}: every status it answers is declared from TokenScriptStatus`, () => {
+      const { used, declared } = constantsOf(script);
+      assert.ok(used.size > 0);
+      for (const constant of used) {
+        assert.ok(declared.has(constant), `${constant} is not declared`);
+        assert.ok(constant in TokenScriptStatus, `${constant} is not a TokenScriptStatus`);
+      }
+      // No status spelled as a bare number in a reply.
+      assert.doesNotMatch(script, /return \{-?\d/);
+    });
+  }
+
+  it("together they answer every status TokenScriptStatus names", () => {
+    const used = new Set([
+      ...constantsOf(CREATE_TOKEN_LUA).used,
+      ...constantsOf(DELETE_TOKEN_LUA).used,
+    ]);
+    assert.deepEqual([...used].sort(), Object.keys(TokenScriptStatus).sort());
+  });
+});
