@@ -238,4 +238,27 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
       );
     }
   });
+
+  it("UserKeyService (internal): the proto's rules too, fields named by JSON name", async () => {
+    const connect = createClient(
+      UserKeyService,
+      createConnectTransport({ baseUrl: service.internalUrl, httpVersion: "1.1" }),
+    );
+    for (const [req, message] of [
+      [{}, "userId: is required; publicKey: is required"],
+      [
+        { userId: "x", publicKey: "AB".repeat(32) },
+        "userId: must be a UUID (version 1-8, variant 8, 9, a or b; or the nil or all-f UUID); publicKey: must be 64 lowercase hex characters (32 bytes)",
+      ],
+    ] as const) {
+      for (const call of [
+        refusal(connect.putUserKey(req)),
+        refusal(connect.deleteUserKey(req)),
+        refusal(grpcKeys.putUserKey(req)),
+        refusal(grpcKeys.deleteUserKey(req)),
+      ]) {
+        assert.deepEqual(await call, { code: Code.InvalidArgument, message });
+      }
+    }
+  });
 });
