@@ -8,7 +8,6 @@ import {
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import { isBindablePath, resolveFieldPath } from "./field-path.js";
 import { type BoundVariable, decodeVariable } from "./path-template.js";
-import { checkRequiredFields } from "./required-fields.js";
 import { invalidArgument } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
 import { checkStrictJson, StrictJsonError } from "./strict-json.js";
@@ -30,7 +29,6 @@ export interface RestRequestParts {
 export function transcodeRequest(route: RestRoute, parts: RestRequestParts): Message {
   const input = route.method.input;
   const message = messageFromBody(input, route, parts.body);
-  checkRequiredFields(route, parts.body, parts.query);
   const r = reflect(input, message);
   if (route.body.kind !== "all") {
     const bodyField = route.body.kind === "field" ? route.body.field : undefined;

@@ -32,7 +32,8 @@ type Bounds = readonly [number, number];
  * JSON: integers must be integer JSON numbers within ±(2^53−1) (or the
  * 32-bit range), never strings; strings, bools, enums and bytes must have
  * their JSON type; null is only accepted where google.protobuf.Value allows
- * it. Unknown fields are ignored. Throws StrictJsonError.
+ * it. Unknown fields are ignored. Throws StrictJsonError naming every wrong
+ * field of a message (the first wrong item of a list or map), joined by "; ".
  *
  * A value that passes can be converted with `fromJson(desc, json,
  * { ignoreUnknownFields: true })` without loss.
@@ -96,6 +97,8 @@ function checkMessage(desc: DescMessage, value: JsonValue, path: string): void {
   }
   const fields = fieldsOf(desc);
   const oneofs = new Map<string, string>();
+  // Every wrong field is named, not only the first.
+  const problems: string[] = [];
   // Object.entries reads own keys only, so "__proto__" is an ordinary unknown key.
   for (const [key, v] of Object.entries(value)) {
     const field = fields.get(key);
@@ -103,14 +106,24 @@ function checkMessage(desc: DescMessage, value: JsonValue, path: string): void {
       continue;
     }
     const fieldPath = path === "" ? field.jsonName : `${path}.${field.jsonName}`;
-    if (field.oneof !== undefined) {
-      const other = oneofs.get(field.oneof.name);
-      if (other !== undefined && other !== field.jsonName) {
-        fail(fieldPath, `only one of the fields of ${field.oneof.name} may be set (${other} is)`);
+    try {
+      if (field.oneof !== undefined) {
+        const other = oneofs.get(field.oneof.name);
+        if (other !== undefined && other !== field.jsonName) {
+          fail(fieldPath, `only one of the fields of ${field.oneof.name} may be set (${other} is)`);
+        }
+        oneofs.set(field.oneof.name, field.jsonName);
       }
-      oneofs.set(field.oneof.name, field.jsonName);
+      checkField(field, v, fieldPath);
+    } catch (e) {
+      if (!(e instanceof StrictJsonError)) {
+        throw e;
+      }
+      problems.push(e.message);
     }
-    checkField(field, v, fieldPath);
+  }
+  if (problems.length > 0) {
+    throw new StrictJsonError(problems.join("; "));
   }
 }
 

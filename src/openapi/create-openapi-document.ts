@@ -10,9 +10,9 @@ import {
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { isBindablePath } from "../gateway/field-path.js";
-import { requiredFields } from "../gateway/required-fields.js";
 import { type RestRoute, restRoutesOfService } from "../gateway/rest-route.js";
 import { bearer_auth } from "../gen/perps/api/v1/http_pb.js";
+import { isRequired } from "../validation/field-rules.js";
 import {
   defaultErrorResponse,
   type ErrorAnswer,
@@ -326,8 +326,7 @@ function queryParameter(fields: readonly DescField[], ctx: OperationContext): Op
     throw new Error("empty field path");
   }
   const description = ctx.comments(leaf);
-  // Only top-level REQUIRED fields are checked by the gateway.
-  const required = fields.length === 1 && requiredFields(leaf.parent).includes(leaf);
+  const required = fields.length === 1 && isRequired(leaf);
   return {
     name: fields.map((f) => f.jsonName).join("."),
     in: "query",

@@ -1,8 +1,9 @@
 import { type DescEnum, type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
-import { requiredFields } from "../gateway/required-fields.js";
+import { fieldRules, isRequired } from "../validation/field-rules.js";
 import type { JsonSchema } from "./openapi-document.js";
 import type { CommentSource } from "./proto-comments.js";
+import { ruleSchema } from "./rule-schema.js";
 
 /**
  * Which way a message travels. The gateway reads requests with the strict
@@ -59,7 +60,7 @@ const BASE64_PATTERN = "^[A-Za-z0-9+/_-]*={0,2}$";
 
 /**
  * Builds JSON Schemas from protobuf descriptors: camelCase JSON names,
- * REQUIRED fields (google.api.field_behavior) required in requests, proto
+ * required fields and the other buf.validate rules (rule-schema.ts) in requests, proto
  * comments as descriptions. A message or enum becomes one component named
  * by its full name; one used in both directions whose schema differs by
  * direction gets two, suffixed `-input` and `-output` (a `-` cannot occur
@@ -133,12 +134,10 @@ export function createSchemaBuilder(opts: SchemaBuilderOptions = {}): SchemaBuil
     for (const f of fields) {
       properties[f.jsonName] = fieldSchema(f, dir);
     }
-    // REQUIRED is a request rule; protobuf JSON output leaves default values out.
+    // "required" is a request rule; protobuf JSON output leaves default values out.
     const required =
       dir === "input"
-        ? requiredFields(desc)
-            .filter((f) => !omit.has(f))
-            .map((f) => f.jsonName)
+        ? desc.fields.filter((f) => isRequired(f) && !omit.has(f)).map((f) => f.jsonName)
         : [];
     const schema: JsonSchema = { type: "object", properties };
     if (required.length > 0) {
@@ -187,7 +186,9 @@ export function createSchemaBuilder(opts: SchemaBuilderOptions = {}): SchemaBuil
         };
         break;
     }
-    return merge(withDoc(schema, field), constraints[fieldKey(field)]);
+    // The rules the service enforces on requests, then the hand-written documentation.
+    const ruled = dir === "input" ? merge(schema, ruleSchema(field)) : schema;
+    return merge(withDoc(ruled, field), constraints[fieldKey(field)]);
   }
 
   function enumOrNull(desc: DescEnum, dir: Direction): JsonSchema {
@@ -398,7 +399,7 @@ function reachableTypes(roots: readonly NamedType[]): Set<string> {
 
 /**
  * True when a type's input and output schemas differ: enums (numbers are
- * accepted in requests), 64-bit integers and floats, and REQUIRED fields,
+ * accepted in requests), 64-bit integers and floats, and fields with rules,
  * in the type itself or in a type it contains.
  */
 function dependsOnDirection(type: NamedType, memo: Map<string, boolean>): boolean {
@@ -419,13 +420,13 @@ function dependsOnDirection(type: NamedType, memo: Map<string, boolean>): boolea
   }
   // A type that contains itself: assume not, the other fields decide.
   memo.set(type.typeName, false);
-  const result =
-    requiredFields(type).length > 0 ||
-    type.fields.some((f) => {
-      if (f.scalar !== undefined && isDirectionalScalar(f.scalar)) return true;
-      if (f.enum !== undefined && dependsOnDirection(f.enum, memo)) return true;
-      return f.message !== undefined && dependsOnDirection(f.message, memo);
-    });
+  const result = type.fields.some((f) => {
+    // Rules (required included) are written into request schemas only.
+    if (fieldRules(f) !== undefined) return true;
+    if (f.scalar !== undefined && isDirectionalScalar(f.scalar)) return true;
+    if (f.enum !== undefined && dependsOnDirection(f.enum, memo)) return true;
+    return f.message !== undefined && dependsOnDirection(f.message, memo);
+  });
   memo.set(type.typeName, result);
   return result;
 }

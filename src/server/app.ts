@@ -32,6 +32,7 @@ import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
 import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
 import { createTokenService } from "../token/token-service.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
+import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";
@@ -158,6 +159,8 @@ export function createApp(opts: AppOptions): App {
     requestIdInterceptor(),
     callTelemetryInterceptor({ logger: opts.logger, metrics }),
     errorInterceptor(),
+    // Innermost: every protocol's request meets its proto's rules before the service.
+    validationInterceptor(),
   ];
   // What the interceptors do not see (plain endpoints, refusals made before a
   // call) is logged and counted per answer.

@@ -728,7 +728,7 @@ describe("SDK browser path", () => {
     const files = [...graph.files].map((f) => f.slice(ROOT.length + 1));
     // The walk did reach what the SDK is made of, node_modules included...
     for (const expected of [
-      "src/token/signed-message.ts",
+      "src/protocol/signed-message.ts",
       "src/gen/perps/token/v1/token_pb.ts",
       "node_modules/@connectrpc/connect-web/dist/esm/index.js",
       "node_modules/@noble/ed25519/index.js",

@@ -14,20 +14,23 @@ const SRC = fileURLToPath(new URL("../../../src/", import.meta.url));
  * imports only its own layer and the layers below it.
  */
 const SERVICE_SIDE: readonly (readonly string[])[] = [
-  // Start-up: environment, worker processes, the embedded Redis.
-  ["main.ts", "process", "config"],
+  // Start-up: worker processes, the embedded Redis.
+  ["main.ts", "process"],
   // Listeners, protocols, interceptors, plain endpoints; wires everything.
   ["server"],
   // The OpenAPI document, built from the gateway's routes and the services' rules.
   ["openapi"],
   // REST to RPC transcoding, HTTP statuses of RPC codes.
   ["gateway"],
+  // Where a request is checked: the proto's buf.validate rules, on every protocol.
+  ["validation"],
   // The services: request rules, signatures, outcomes to client answers.
   ["token", "user-key"],
   // Everything that speaks to Redis about tokens and keys.
   ["store"],
-  // Generic Redis: client, topology, server process, failure detection.
-  ["redis"],
+  // Generic Redis: client, topology, server process, failure detection; and the
+  // typed settings (parsed once by main.ts), which name the Redis topology.
+  ["redis", "config"],
   // Support any layer may use.
   ["http", "metrics", "log", "crypto"],
   // Shared with the clients (below).
@@ -38,7 +41,7 @@ const SERVICE_SIDE: readonly (readonly string[])[] = [
 const CLIENT_SIDE: readonly (readonly string[])[] = [["cli"], ["sdk"], ["protocol", "gen"]];
 
 /** Layers between the listeners and the store: they reach Redis only through the store. */
-const THROUGH_THE_STORE = ["openapi", "gateway", "token", "user-key"];
+const THROUGH_THE_STORE = ["openapi", "gateway", "validation", "token", "user-key"];
 
 /** Folders that must not depend on the RPC framework: their failures are their own. */
 const WITHOUT_CONNECT = ["store", "redis"];

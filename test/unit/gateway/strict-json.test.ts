@@ -121,4 +121,15 @@ describe("checkStrictJson on CreateTokenRequest", () => {
       /expiresIn: must be an integer JSON number/,
     );
   });
+
+  it("names every wrongly typed field at once, in the order given", () => {
+    const json = { signature: 1, timestamp: "1", userId: "u", expiresIn: 1.5, name: true };
+    assert.throws(
+      () => checkStrictJson(CreateTokenRequestSchema, json),
+      (e: unknown) =>
+        e instanceof StrictJsonError &&
+        e.message ===
+          "signature: must be a JSON string; timestamp: must be an integer JSON number; expiresIn: must be an integer JSON number; name: must be a JSON string",
+    );
+  });
 });

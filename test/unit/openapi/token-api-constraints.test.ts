@@ -7,25 +7,36 @@ import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
 } from "../../../src/gen/perps/token/v1/token_pb.js";
-import {
-  NAME_PATTERN,
-  SIGNATURE_PATTERN,
-  TOKEN_PATTERN,
-  tokenApiConstraints,
-  USER_ID_PATTERN,
-} from "../../../src/openapi/token-api-constraints.js";
+import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
+import { TOKEN_PATTERN, tokenApiConstraints } from "../../../src/openapi/token-api-constraints.js";
+import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
 import { generateToken } from "../../../src/protocol/token-secret.js";
-import {
-  checkCreateRequest,
-  checkDeleteRequest,
-  MAX_NAME_LENGTH,
-  MAX_TOKEN_ID_LENGTH,
-} from "../../../src/token/request-rules.js";
+import { checkCreateRequest, checkDeleteRequest } from "../../../src/token/request-rules.js";
 import { isValidUserId } from "../../../src/token/user-id.js";
+import { createRequestValidator } from "../../../src/validation/request-validator.js";
 
-// The document's patterns restate rules that src/token keeps private; these
-// properties pin them to the service's own checks. Patterns are compiled as
-// JSON Schema validators do (ECMA-262, unicode mode).
+// The document's request constraints are generated from the buf.validate
+// rules of the proto; these properties pin them to what the service does
+// with a request (the validator, then src/token/request-rules.ts). Patterns
+// are compiled as JSON Schema validators do (ECMA-262, unicode mode).
+
+const schemas = createTokenApiOpenApiDocument().components?.schemas ?? {};
+
+function property(message: string, field: string): JsonSchema {
+  const properties = schemas[message]?.properties as Record<string, JsonSchema> | undefined;
+  const schema = properties?.[field];
+  assert.ok(schema !== undefined, `${message}.${field}`);
+  return schema;
+}
+
+function patternOf(schema: JsonSchema): string {
+  assert.equal(typeof schema.pattern, "string");
+  return String(schema.pattern);
+}
+
+const createName = "perps.token.v1.CreateTokenRequest";
+const deleteName = "perps.token.v1.DeleteTokenRequest";
+const validator = createRequestValidator();
 
 const good = {
   signature: "ab".repeat(64),
@@ -45,7 +56,12 @@ function createProblem(
   field: string,
 ): string {
   try {
-    checkCreateRequest(create(CreateTokenRequestSchema, { ...good, ...change }), opts);
+    const req = create(CreateTokenRequestSchema, { ...good, ...change });
+    const problems = validator.problems(CreateTokenRequestSchema, req);
+    if (problems.length > 0) {
+      throw new Error(problems.join("; "));
+    }
+    checkCreateRequest(req, opts);
     return "";
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -75,15 +91,22 @@ const uuidLike = fc.oneof(
 
 describe("the token API's OpenAPI constraints agree with the service's rules", () => {
   it("userId pattern ⇔ isValidUserId", () => {
-    const re = regex(USER_ID_PATTERN);
+    const re = regex(patternOf(property(createName, "userId")));
+    assert.equal(patternOf(property(deleteName, "userId")), re.source);
     fc.assert(
-      fc.property(uuidLike, (id) => re.test(id) === isValidUserId(id)),
+      fc.property(
+        uuidLike,
+        (id) =>
+          re.test(id) === isValidUserId(id) &&
+          re.test(id) === (createProblem({ userId: id }, "userId") === ""),
+      ),
       runs,
     );
   });
 
   it("signature pattern ⇔ the signature rule", () => {
-    const re = regex(SIGNATURE_PATTERN);
+    const re = regex(patternOf(property(createName, "signature")));
+    assert.equal(patternOf(property(deleteName, "signature")), re.source);
     const signature = fc.oneof(
       hexString(126, 130),
       fc.constant("ab".repeat(64)),
@@ -100,9 +123,9 @@ describe("the token API's OpenAPI constraints agree with the service's rules", (
   });
 
   it("name pattern and lengths ⇔ the name rule (except unpaired surrogates)", () => {
-    const re = regex(NAME_PATTERN);
-    const schema = tokenApiConstraints["perps.token.v1.CreateTokenRequest.name"];
-    assert.deepEqual([schema?.minLength, schema?.maxLength], [1, MAX_NAME_LENGTH]);
+    const schema = property(createName, "name");
+    const re = regex(patternOf(schema));
+    assert.deepEqual([schema.minLength, schema.maxLength], [1, 128]);
     const name = fc.oneof(
       fc.string({ unit: "binary", maxLength: 140 }),
       fc.string({
@@ -113,7 +136,7 @@ describe("the token API's OpenAPI constraints agree with the service's rules", (
     fc.assert(
       fc.property(name, (n) => {
         const length = [...n].length;
-        const documented = re.test(n) && length >= 1 && length <= MAX_NAME_LENGTH;
+        const documented = re.test(n) && length >= 1 && length <= 128;
         return documented === (createProblem({ name: n }, "name") === "");
       }),
       runs,
@@ -121,26 +144,26 @@ describe("the token API's OpenAPI constraints agree with the service's rules", (
   });
 
   it("tokenId lengths ⇔ the tokenId rule", () => {
-    const schema = tokenApiConstraints["perps.token.v1.DeleteTokenRequest.token_id"];
-    assert.deepEqual([schema?.minLength, schema?.maxLength], [1, MAX_TOKEN_ID_LENGTH]);
-    for (const length of [0, 1, MAX_TOKEN_ID_LENGTH, MAX_TOKEN_ID_LENGTH + 1]) {
-      const tokenId = "🚀".repeat(length);
-      let accepted = true;
+    const schema = property(deleteName, "tokenId");
+    assert.deepEqual([schema.minLength, schema.maxLength], [1, 128]);
+    for (const length of [0, 1, 128, 129]) {
+      const req = create(DeleteTokenRequestSchema, { ...good, tokenId: "🚀".repeat(length) });
+      let accepted = validator.problems(DeleteTokenRequestSchema, req).length === 0;
       try {
-        checkDeleteRequest(create(DeleteTokenRequestSchema, { ...good, tokenId }));
+        checkDeleteRequest(req);
       } catch {
         accepted = false;
       }
-      assert.equal(accepted, length >= 1 && length <= MAX_TOKEN_ID_LENGTH, String(length));
+      assert.equal(accepted, length >= 1 && length <= 128, String(length));
     }
   });
 
   it("expiresIn: minimum 1 and the default the service applies", () => {
-    const schema = tokenApiConstraints["perps.token.v1.CreateTokenRequest.expires_in"];
-    assert.equal(schema?.minimum, 1);
+    const schema = property(createName, "expiresIn");
+    assert.equal(schema.minimum, 1);
     assert.equal(createProblem({}, "expiresIn"), "");
     const checked = checkCreateRequest(create(CreateTokenRequestSchema, good), opts);
-    assert.equal(schema?.default, checked.lifetimeSeconds);
+    assert.equal(schema.default, checked.lifetimeSeconds);
     assert.notEqual(createProblem({ expiresIn: 0n }, "expiresIn"), "");
     assert.equal(createProblem({ expiresIn: 1n }, "expiresIn"), "");
   });

@@ -4,8 +4,9 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
+import { file_perps_api_v1_field_rules } from "../../api/v1/field_rules_pb.js";
 import { file_perps_api_v1_http } from "../../api/v1/http_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -13,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file perps/token/v1/token.proto.
  */
 export const file_perps_token_v1_token: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEingEKEkNyZWF0ZVRva2VuUmVxdWVzdBIWCglzaWduYXR1cmUYASABKAlCA+BBAhIWCgl0aW1lc3RhbXAYAiABKANCA+BBAhIUCgd1c2VyX2lkGAMgASgJQgPgQQISFwoKZXhwaXJlc19pbhgEIAEoA0gAiAEBEhEKBG5hbWUYBSABKAlIAYgBAUINCgtfZXhwaXJlc19pbkIHCgVfbmFtZSJEChNDcmVhdGVUb2tlblJlc3BvbnNlEhIKCmV4cGlyZXNfYXQYASABKAkSCgoCaWQYAiABKAkSDQoFdG9rZW4YAyABKAkicQoSRGVsZXRlVG9rZW5SZXF1ZXN0EhYKCXNpZ25hdHVyZRgBIAEoCUID4EECEhYKCXRpbWVzdGFtcBgCIAEoA0ID4EECEhUKCHRva2VuX2lkGAMgASgJQgPgQQISFAoHdXNlcl9pZBgEIAEoCUID4EECIhUKE0RlbGV0ZVRva2VuUmVzcG9uc2UiEwoRTGlzdFRva2Vuc1JlcXVlc3QiQgoSTGlzdFRva2Vuc1Jlc3BvbnNlEiwKBnRva2VucxgBIAMoCzIcLnBlcnBzLnRva2VuLnYxLlRva2VuU3VtbWFyeSI8CgxUb2tlblN1bW1hcnkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgpleHBpcmVzX2F0GAMgASgJMu4CCgxUb2tlblNlcnZpY2USdAoLQ3JlYXRlVG9rZW4SIi5wZXJwcy50b2tlbi52MS5DcmVhdGVUb2tlblJlcXVlc3QaIy5wZXJwcy50b2tlbi52MS5DcmVhdGVUb2tlblJlc3BvbnNlIhyItRjJAYLT5JMCEToBKiIML3VzZXIvdG9rZW5zEnQKC0RlbGV0ZVRva2VuEiIucGVycHMudG9rZW4udjEuRGVsZXRlVG9rZW5SZXF1ZXN0GiMucGVycHMudG9rZW4udjEuRGVsZXRlVG9rZW5SZXNwb25zZSIciLUYyAGC0+STAhE6ASoqDC91c2VyL3Rva2VucxJyCgpMaXN0VG9rZW5zEiEucGVycHMudG9rZW4udjEuTGlzdFRva2Vuc1JlcXVlc3QaIi5wZXJwcy50b2tlbi52MS5MaXN0VG9rZW5zUmVzcG9uc2UiHYi1GMgBkLUYAYLT5JMCDhIML3VzZXIvdG9rZW5zYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_perps_api_v1_http]);
+  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEijQUKEkNyZWF0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEp4CCgd1c2VyX2lkGAMgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRIpCgpleHBpcmVzX2luGAQgASgDQhC6SA0iCxj/////////DyAASAGIAQESXgoEbmFtZRgFIAEoCUJLukghch8QARiAATIYXlteXHgwMC1ceDFmXHg3Zi1ceDlmXSokmrUYI211c3Qgbm90IGNvbnRhaW4gY29udHJvbCBjaGFyYWN0ZXJzSAKIAQFCDAoKX3RpbWVzdGFtcEINCgtfZXhwaXJlc19pbkIHCgVfbmFtZSJEChNDcmVhdGVUb2tlblJlc3BvbnNlEhIKCmV4cGlyZXNfYXQYASABKAkSCgoCaWQYAiABKAkSDQoFdG9rZW4YAyABKAkiiQQKEkRlbGV0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEh0KCHRva2VuX2lkGAMgASgJQgu6SAjIAQFyAxiAARKeAgoHdXNlcl9pZBgEIAEoCUKMArpIuAHIAQFysgEyrAFeKD86WzAtOWEtZkEtRl17OH0tWzAtOWEtZkEtRl17NH0tWzEtOF1bMC05YS1mQS1GXXszfS1bODlhYkFCXVswLTlhLWZBLUZdezN9LVswLTlhLWZBLUZdezEyfXwwMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDB8W2ZGXXs4fS1bZkZdezR9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezEyfSkksAEBmrUYTG11c3QgYmUgYSBVVUlEICh2ZXJzaW9uIDEtOCwgdmFyaWFudCA4LCA5LCBhIG9yIGI7IG9yIHRoZSBuaWwgb3IgYWxsLWYgVVVJRClCDAoKX3RpbWVzdGFtcCIVChNEZWxldGVUb2tlblJlc3BvbnNlIhMKEUxpc3RUb2tlbnNSZXF1ZXN0IkIKEkxpc3RUb2tlbnNSZXNwb25zZRIsCgZ0b2tlbnMYASADKAsyHC5wZXJwcy50b2tlbi52MS5Ub2tlblN1bW1hcnkiPAoMVG9rZW5TdW1tYXJ5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoCTLuAgoMVG9rZW5TZXJ2aWNlEnQKC0NyZWF0ZVRva2VuEiIucGVycHMudG9rZW4udjEuQ3JlYXRlVG9rZW5SZXF1ZXN0GiMucGVycHMudG9rZW4udjEuQ3JlYXRlVG9rZW5SZXNwb25zZSIciLUYyQGC0+STAhE6ASoiDC91c2VyL3Rva2VucxJ0CgtEZWxldGVUb2tlbhIiLnBlcnBzLnRva2VuLnYxLkRlbGV0ZVRva2VuUmVxdWVzdBojLnBlcnBzLnRva2VuLnYxLkRlbGV0ZVRva2VuUmVzcG9uc2UiHIi1GMgBgtPkkwIROgEqKgwvdXNlci90b2tlbnMScgoKTGlzdFRva2VucxIhLnBlcnBzLnRva2VuLnYxLkxpc3RUb2tlbnNSZXF1ZXN0GiIucGVycHMudG9rZW4udjEuTGlzdFRva2Vuc1Jlc3BvbnNlIh2ItRjIAZC1GAGC0+STAg4SDC91c2VyL3Rva2Vuc2IGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_perps_api_v1_field_rules, file_perps_api_v1_http]);
 
 /**
  * @generated from message perps.token.v1.CreateTokenRequest
@@ -29,9 +30,9 @@ export type CreateTokenRequest = Message<"perps.token.v1.CreateTokenRequest"> & 
   /**
    * Unix time in milliseconds; must be within 2 minutes of server time.
    *
-   * @generated from field: int64 timestamp = 2;
+   * @generated from field: optional int64 timestamp = 2;
    */
-  timestamp: bigint;
+  timestamp?: bigint | undefined;
 
   /**
    * UUID of the user, sent and signed verbatim (either case).
@@ -109,9 +110,9 @@ export type DeleteTokenRequest = Message<"perps.token.v1.DeleteTokenRequest"> & 
   /**
    * Unix time in milliseconds; must be within 2 minutes of server time.
    *
-   * @generated from field: int64 timestamp = 2;
+   * @generated from field: optional int64 timestamp = 2;
    */
-  timestamp: bigint;
+  timestamp?: bigint | undefined;
 
   /**
    * Identifier of the token to delete.
