@@ -173,6 +173,7 @@ async function build() {
     }
     log("TypeScript is not installed (--omit=dev?), so dist/ cannot be built:");
     log("install the dev dependencies (npm ci) or copy dist/ from a build stage");
+    // Fails `npm start` (prestart), not `npm ci --omit=dev` (prepare).
     process.exitCode = process.argv.includes("--if-stale") ? 1 : 0;
     return;
   }
@@ -182,10 +183,17 @@ async function build() {
   const out = join(ROOT, `.dist-${process.pid}`);
   rmSync(out, { recursive: true, force: true });
   try {
-    execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
-      cwd: ROOT,
-      stdio: "inherit",
-    });
+    try {
+      execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
+        cwd: ROOT,
+        stdio: "inherit",
+      });
+    } catch {
+      // tsc printed the errors; its stack trace would only bury them.
+      log("tsc failed: dist/ left as it was");
+      process.exitCode = 1;
+      return;
+    }
     copyLuaScripts(out);
     await buildCommonJs(esbuild, out);
     rmSync(DIST, { recursive: true, force: true });
