@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Runs after `npm ci`/`npm install` (the "postinstall" script).
+// Runs after `npm ci`/`npm install` (the "prepare" script: unlike "postinstall", npm
+// runs it in this repository only, never where the package is installed as a
+// dependency, which has no scripts/ folder and no business patching its connect).
 //
 // @connectrpc/connect answers a request message that is not valid protobuf
 // with INTERNAL (HTTP 500), because its binary parse wraps the decode error in

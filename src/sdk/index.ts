@@ -4,6 +4,7 @@
 export { Code } from "@connectrpc/connect";
 export { codeName } from "./code-name.js";
 export type { PrivateKeySigner, SignCallback, Signer } from "./signer.js";
+export { signerFromPem } from "./signer-from-pem.js";
 export { TokenApiError, type TokenApiErrorOptions } from "./token-api-error.js";
 export type { CreatedToken, TokenSummary } from "./token-calls.js";
 export {

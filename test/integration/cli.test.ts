@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isWellFormedToken } from "../../src/protocol/token-secret.js";
+import { buildIfStale } from "../support/build.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -31,8 +32,8 @@ interface Run {
 let cwd: string;
 let baseEnv: Record<string, string | undefined>;
 
-// Each run is a Node process loading tsx (~0.5 s of CPU): a few at a time keeps
-// two cores busy without starving the service under test.
+// Each run is a Node process (~0.2 s of CPU): a few at a time keeps two cores
+// busy without starving the service under test.
 const MAX_RUNNING = 4;
 let running = 0;
 const waiting: (() => void)[] = [];
@@ -95,6 +96,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
   let service: TestService;
 
   before(async () => {
+    buildIfStale();
     redis = await startTestRedis();
     service = await startTestService({ redisUrl: redis.url });
     cwd = mkdtempSync(join(tmpdir(), "perps-cli-"));

@@ -764,10 +764,22 @@ describe("SDK browser path", () => {
   });
 
   it("the package exports the browser entry as '.' and the Node one as './node'", () => {
+    type Target = { types: string; default: string };
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
-      exports: Record<string, { default: string }>;
+      exports: Record<string, { import: Target; require: Target }>;
     };
-    assert.equal(pkg.exports["."]?.default, "./src/sdk/index.ts");
-    assert.equal(pkg.exports["./node"]?.default, "./src/sdk/node.ts");
+    for (const [subpath, module] of [
+      [".", "index"],
+      ["./node", "node"],
+    ] as const) {
+      // What test/integration/sdk-package.test.ts installs and runs: the build of these sources.
+      assert.deepEqual(pkg.exports[subpath], {
+        import: { types: `./dist/sdk/${module}.d.ts`, default: `./dist/sdk/${module}.js` },
+        require: {
+          types: `./dist/cjs/sdk/${module}.d.ts`,
+          default: `./dist/cjs/sdk/${module}.js`,
+        },
+      });
+    }
   });
 });

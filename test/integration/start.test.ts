@@ -117,6 +117,9 @@ describe("npm start", () => {
       assert.ok(redisPid !== undefined, "an embedded redis-server runs on the folder");
       const npmPid = run.child.pid ?? 0;
       assert.notEqual(servicePid, npmPid, "the service is npm's child");
+      // Compiled code under plain node: nothing compiles TypeScript at start.
+      const argv = readFileSync(`/proc/${servicePid}/cmdline`, "utf8").split("\0");
+      assert.deepEqual(argv.slice(1), ["dist/main.js", ""]);
       process.kill(group ? -npmPid : npmPid, signal);
       // npm exits 0: the service it runs stopped cleanly (npm re-raises the signal only when its child died of it).
       assert.equal(await run.exitedWithin(), 0, run.output());

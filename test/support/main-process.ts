@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
+import { buildIfStale } from "./build.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const MAIN = join(ROOT, "src/main.ts");
-// `--import tsx` as npm start has it, resolved here so that any cwd works.
-const TSX = import.meta.resolve("tsx");
+const MAIN = join(ROOT, "dist/main.js");
 
 export interface MainProcess {
   readonly child: ChildProcess;
@@ -68,13 +67,14 @@ const environment = (env: Record<string, string>) => ({
 });
 
 /**
- * Runs `npm start`'s command (node --import tsx src/main.ts) as a child
- * process with only `env` (and PATH, HOME unless given) in its environment,
- * in `cwd`.
+ * Runs `npm start`'s command (node dist/main.js, built first if src/ changed)
+ * as a child process with only `env` (and PATH, HOME unless given) in its
+ * environment, in `cwd`.
  */
 export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainProcess {
+  buildIfStale();
   return track(
-    spawn(process.execPath, ["--import", TSX, MAIN], {
+    spawn(process.execPath, [MAIN], {
       cwd,
       env: environment(env),
       stdio: ["ignore", "pipe", "pipe"],
@@ -90,6 +90,8 @@ export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainP
  * never used.
  */
 export function startNpmStart(env: Record<string, string>): MainProcess {
+  // Its prestart would build too, but inside the time the test waits for it.
+  buildIfStale();
   return track(
     spawn("npm", ["start", "--silent"], {
       cwd: ROOT,

@@ -1,0 +1,373 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { createPublicKey } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
+import vm from "node:vm";
+import * as esbuild from "esbuild";
+import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { Code, createTokenClient, signerFromPem } from "../../src/sdk/index.js";
+import { createGrpcClient } from "../support/grpc-client.js";
+import {
+  createConsumerProject,
+  npmEnvironment,
+  packRepository,
+  runNpm,
+} from "../support/packed-package.js";
+import { startTestRedis, type TestRedis } from "../support/test-redis.js";
+import { startTestService, type TestService } from "../support/test-service.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+
+/** What a Node consumer script prints: per transport, what it made and saw. */
+interface NodeOutcome {
+  sameErrorClass: boolean;
+  transports: Record<
+    string,
+    {
+      id: string;
+      wellFormed: boolean;
+      listed: { id: string; name: string; expiresAt: string }[];
+      refusal: { isTokenApiError: boolean; code: number; httpStatus?: number };
+    }
+  >;
+}
+
+// The body both Node consumers share; ESM and CJS differ only in how they load the SDK.
+const NODE_BODY = `
+  const { BASE_URL, USER_ID, KEY_FILE, NAME } = process.env;
+  const signer = signerFromPem(readFileSync(KEY_FILE));
+  const transports = {};
+  for (const transport of ["rest", "grpc"]) {
+    const client = createTokenClient({ baseUrl: BASE_URL, transport, signer });
+    try {
+      const created = await client.createToken({
+        userId: USER_ID,
+        name: NAME + "-" + transport,
+        expiresIn: 3600,
+      });
+      const listed = await client.listTokens(created.token);
+      let refusal;
+      try {
+        await client.deleteToken({ userId: USER_ID, tokenId: "AAAAAAAAAAAAAAAA" });
+      } catch (err) {
+        refusal = { isTokenApiError: err instanceof TokenApiError, code: err.code, httpStatus: err.httpStatus };
+      }
+      transports[transport] = { id: created.id, wellFormed: isWellFormedToken(created.token), listed, refusal };
+    } finally {
+      client.close();
+    }
+  }
+  console.log(JSON.stringify({ sameErrorClass: TokenApiError === NodeTokenApiError, transports }));
+`;
+
+const ESM_CONSUMER = `import { readFileSync } from "node:fs";
+import { createTokenClient, signerFromPem, TokenApiError } from "perps-token-service";
+import { isWellFormedToken, TokenApiError as NodeTokenApiError } from "perps-token-service/node";
+${NODE_BODY}`;
+
+const CJS_CONSUMER = `"use strict";
+const { readFileSync } = require("node:fs");
+const { createTokenClient, signerFromPem, TokenApiError } = require("perps-token-service");
+const { isWellFormedToken, TokenApiError: NodeTokenApiError } = require("perps-token-service/node");
+async function main() {
+${NODE_BODY}
+}
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
+`;
+
+// Run in a page: what it returns is JSON text, as objects of the page's realm
+// would not compare equal to this one's.
+const BROWSER_CONSUMER = `import { createTokenClient, signerFromPem } from "perps-token-service";
+globalThis.runConsumer = async ({ baseUrl, userId, pem }) => {
+  const signer = signerFromPem(pem);
+  const out = { globals: [typeof process, typeof Buffer] };
+  for (const transport of ["rest", "connect"]) {
+    const client = createTokenClient({ baseUrl, transport, signer });
+    const created = await client.createToken({ userId, name: "browser-" + transport, expiresIn: 3600 });
+    out[transport] = { id: created.id, listed: await client.listTokens(created.token) };
+    client.close();
+  }
+  const grpc = createTokenClient({ baseUrl, transport: "grpc", signer });
+  out.grpc = await grpc.createToken({ userId, name: "browser-grpc" }).then(() => "created", (err) => err.message);
+  return JSON.stringify(out);
+};
+`;
+
+const TYPED_ESM = `import {
+  Code,
+  type CreatedToken,
+  createTokenClient,
+  signerFromPem,
+  TokenApiError,
+  type TokenClient,
+  type TokenSummary,
+} from "perps-token-service";
+import { createIntrospectionClient, isWellFormedToken } from "perps-token-service/node";
+
+declare const pem: string;
+const client: TokenClient = createTokenClient({
+  baseUrl: "http://127.0.0.1:1",
+  transport: "rest",
+  signer: signerFromPem(pem),
+});
+export async function create(): Promise<string> {
+  const created: CreatedToken = await client.createToken({ userId: "u", name: "n", expiresIn: 3600 });
+  const listed: TokenSummary[] = await client.listTokens(created.token);
+  return isWellFormedToken(created.token) ? (listed[0]?.id ?? "") : "";
+}
+export function isNotFound(err: unknown): boolean {
+  return err instanceof TokenApiError && err.code === Code.NotFound;
+}
+export const introspection = createIntrospectionClient({ baseUrl: "http://127.0.0.1:1" });
+// @ts-expect-error -- the transport is "rest", "connect" or "grpc"
+createTokenClient({ baseUrl: "http://127.0.0.1:1", transport: "carrier-pigeon" });
+// @ts-expect-error -- the key file's text or bytes, not a number
+signerFromPem(42);
+`;
+
+const TYPED_CJS = `import { createTokenClient, signerFromPem, type TokenClient } from "perps-token-service";
+import { isWellFormedToken } from "perps-token-service/node";
+
+export const client: TokenClient = createTokenClient({
+  baseUrl: "http://127.0.0.1:1",
+  signer: signerFromPem(new Uint8Array()),
+});
+export const wellFormed: boolean = isWellFormedToken("pt_x");
+// @ts-expect-error -- createToken needs the userId
+void client.createToken({});
+`;
+
+/** The key file openssl writes, and the public key to register, as 64 hex. */
+async function opensslKey(path: string): Promise<string> {
+  await run("openssl", ["genpkey", "-algorithm", "ed25519", "-out", path]);
+  const x = createPublicKey(readFileSync(path)).export({ format: "jwk" }).x;
+  return Buffer.from(x ?? "", "base64url").toString("hex");
+}
+
+describe("the SDK package, packed and installed by another project", () => {
+  let dir: string;
+  let consumer: string;
+  let redis: TestRedis;
+  let service: TestService;
+  const keyFile = () => join(dir, "key.pem");
+  const userId = "0b5e7c1a-5a4f-4d7e-9a49-0c2d9b1f6e01";
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "perps-sdk-package-"));
+    consumer = join(dir, "consumer");
+    const tarball = packRepository(dir);
+    createConsumerProject(consumer, tarball);
+    runNpm(["install", "--offline", "--no-audit", "--no-fund", `../${tarball}`], consumer);
+    redis = await startTestRedis();
+    service = await startTestService({ redisUrl: redis.url });
+    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    try {
+      await keys.putUserKey({ userId, publicKey: await opensslKey(keyFile()) });
+    } finally {
+      keys.close();
+    }
+  });
+  after(async () => {
+    await service?.stop();
+    await redis?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("ships the compiled build and no sources, scripts or build stamp", () => {
+    const installed = join(consumer, "node_modules/perps-token-service");
+    for (const file of [
+      "dist/sdk/index.js",
+      "dist/sdk/index.d.ts",
+      "dist/cjs/sdk/node.js",
+      "dist/cjs/sdk/node.d.ts",
+      "dist/cjs/package.json",
+      "dist/main.js",
+      "dist/cli/perps-tokens.js",
+      "openapi.json",
+    ]) {
+      assert.ok(existsSync(join(installed, file)), `${file} is missing`);
+    }
+    for (const file of ["src", "scripts", "test", "dist/.built", "tsconfig.json"]) {
+      assert.equal(existsSync(join(installed, file)), false, `${file} was shipped`);
+    }
+  });
+
+  /** Runs a consumer script with node in the consumer project and parses what it printed. */
+  async function runNodeConsumer(name: string, flags: string[] = []): Promise<NodeOutcome> {
+    const { stdout } = await run(process.execPath, [...flags, name], {
+      cwd: consumer,
+      env: {
+        ...npmEnvironment(),
+        BASE_URL: service.publicUrl,
+        USER_ID: userId,
+        KEY_FILE: keyFile(),
+        NAME: name.replace(/\W/g, "-"),
+      },
+    });
+    return JSON.parse(stdout) as NodeOutcome;
+  }
+
+  function assertNodeOutcome(outcome: NodeOutcome, name: string): void {
+    assert.equal(outcome.sameErrorClass, true, "'.' and './node' share TokenApiError");
+    assert.deepEqual(Object.keys(outcome.transports), ["rest", "grpc"]);
+    for (const [transport, result] of Object.entries(outcome.transports)) {
+      assert.equal(result.wellFormed, true);
+      assert.deepEqual(
+        result.listed.filter((t) => t.id === result.id).map((t) => t.name),
+        [`${name.replace(/\W/g, "-")}-${transport}`],
+      );
+      assert.deepEqual(result.refusal, {
+        isTokenApiError: true,
+        code: Code.NotFound,
+        ...(transport === "rest" ? { httpStatus: 404 } : {}),
+      });
+    }
+  }
+
+  /** The service has the token: deleting it by id succeeds (a second time it would be NOT_FOUND). */
+  async function assertStored(ids: string[]): Promise<void> {
+    const client = createTokenClient({
+      baseUrl: service.publicUrl,
+      signer: signerFromPem(readFileSync(keyFile())),
+    });
+    try {
+      for (const tokenId of ids) {
+        await client.deleteToken({ userId, tokenId });
+      }
+    } finally {
+      client.close();
+    }
+  }
+
+  it("ESM: import, sign with the openssl PEM, create over REST and gRPC, list, typed refusal", async () => {
+    writeFileSync(join(consumer, "consumer.mjs"), ESM_CONSUMER);
+    const outcome = await runNodeConsumer("consumer.mjs");
+    assertNodeOutcome(outcome, "consumer.mjs");
+    await assertStored(Object.values(outcome.transports).map((t) => t.id));
+  });
+
+  it("CommonJS: require works without require(esm) (as on Node < 20.19)", async () => {
+    writeFileSync(join(consumer, "consumer.cjs"), CJS_CONSUMER);
+    // This Node could require() ES modules; switched off, an ESM-only dependency would throw.
+    const flags = process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module")
+      ? ["--no-experimental-require-module"]
+      : [];
+    const outcome = await runNodeConsumer("consumer.cjs", flags);
+    assertNodeOutcome(outcome, "consumer.cjs");
+    await assertStored(Object.values(outcome.transports).map((t) => t.id));
+  });
+
+  it("browser: a bundle for platform browser has no Node.js module and runs with page globals only", async () => {
+    writeFileSync(join(consumer, "page.mjs"), BROWSER_CONSUMER);
+    const result = await esbuild.build({
+      absWorkingDir: consumer,
+      entryPoints: ["page.mjs"],
+      outfile: "page.bundle.js",
+      bundle: true,
+      platform: "browser",
+      format: "iife",
+      metafile: true,
+      logLevel: "silent",
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    assert.ok(
+      inputs.includes("node_modules/perps-token-service/dist/sdk/index.js"),
+      "bundled from the installed package's ESM build",
+    );
+    assert.deepEqual(
+      inputs.filter((input) =>
+        /^node:|connect-node|\/dist\/cjs\/|node_modules\/(ioredis|pino)/.test(input),
+      ),
+      [],
+    );
+    const bundle = readFileSync(join(consumer, "page.bundle.js"), "utf8");
+    // esbuild's stand-in for a require() it could not bundle: none was left.
+    assert.doesNotMatch(bundle, /__require/);
+    const page = {
+      fetch,
+      Headers,
+      Request,
+      Response,
+      AbortController,
+      AbortSignal,
+      DOMException,
+      TextEncoder,
+      TextDecoder,
+      URL,
+      URLSearchParams,
+      crypto: globalThis.crypto,
+      atob,
+      btoa,
+      setTimeout,
+      clearTimeout,
+      queueMicrotask,
+      console,
+    };
+    const context = vm.createContext({ ...page });
+    vm.runInContext(bundle, context);
+    const runConsumer = context.runConsumer as (input: object) => Promise<string>;
+    const outcome = JSON.parse(
+      await runConsumer({
+        baseUrl: service.publicUrl,
+        userId,
+        pem: readFileSync(keyFile(), "utf8"),
+      }),
+    ) as {
+      globals: string[];
+      grpc: string;
+    } & Record<"rest" | "connect", { id: string; listed: { id: string; name: string }[] }>;
+    assert.deepEqual(outcome.globals, ["undefined", "undefined"]);
+    for (const transport of ["rest", "connect"] as const) {
+      assert.deepEqual(
+        outcome[transport].listed.filter((t) => t.id === outcome[transport].id).map((t) => t.name),
+        [`browser-${transport}`],
+      );
+    }
+    assert.match(outcome.grpc, /transport "grpc" needs HTTP\/2 and works in Node\.js only/);
+    await assertStored([outcome.rest.id, outcome.connect.id]);
+  });
+
+  it("TypeScript: the shipped declarations type-check an ESM and a CommonJS consumer", async () => {
+    writeFileSync(join(consumer, "typed.mts"), TYPED_ESM);
+    writeFileSync(join(consumer, "typed.cts"), TYPED_CJS);
+    writeFileSync(
+      join(consumer, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          lib: ["es2022", "dom"],
+          // The ./node entry speaks of Buffer: a Node project has @types/node.
+          typeRoots: [join(ROOT, "node_modules/@types")],
+          types: ["node"],
+          noEmit: true,
+        },
+        files: ["typed.mts", "typed.cts"],
+      }),
+    );
+    const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+    const { stdout } = await run(process.execPath, [tsc, "-p", ".", "--explainFiles"], {
+      cwd: consumer,
+    }).catch((err: { stdout?: string }) => {
+      assert.fail(`tsc found errors:\n${err.stdout ?? String(err)}`);
+    });
+    // Each consumer got the declarations of its own module system.
+    for (const file of [
+      "dist/sdk/index.d.ts",
+      "dist/cjs/sdk/index.d.ts",
+      "dist/cjs/sdk/node.d.ts",
+    ]) {
+      assert.ok(stdout.includes(`node_modules/perps-token-service/${file}`), `${file} not used`);
+    }
+  });
+});
