@@ -1,16 +1,15 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { connect as connectH2 } from "node:http2";
 import { connect as connectTcp } from "node:net";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { generateToken } from "../../src/protocol/token-secret.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
+import { markdownBlocks } from "../support/markdown-blocks.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { startTestNginx, type TestNginx } from "../support/test-nginx.js";
@@ -25,7 +24,6 @@ import { startTestService, type TestService } from "../support/test-service.js";
 const MISSING = 'Bearer realm="perps-tokens"';
 const INVALID = 'Bearer realm="perps-tokens", error="invalid_token"';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const README = join(import.meta.dirname, "../../README.md");
 
 type Fields = Record<string, string | bigint | undefined>;
 const json = (fields: Fields) =>
@@ -486,14 +484,11 @@ describe("forward-auth while Redis is down", () => {
   });
 });
 
-/** The README's nginx snippet: the first ```nginx block of its forward-auth section. */
+/** The README's nginx snippet: its one ```nginx block (readme-examples.test.ts checks there is one). */
 function readmeNginxSnippet(): string {
-  const readme = readFileSync(README, "utf8");
-  const section = readme.indexOf("### Forward-auth for the edge proxy");
-  assert.ok(section >= 0, "the README has its forward-auth section");
-  const match = /```nginx\n([\s\S]*?)```/.exec(readme.slice(section));
-  assert.ok(match?.[1] !== undefined, "the forward-auth section has an nginx block");
-  return match[1];
+  const nginx = markdownBlocks("README.md").filter((block) => block.lang === "nginx");
+  assert.equal(nginx.length, 1, "the README has one nginx block");
+  return nginx[0]?.text ?? "";
 }
 
 describe("the README's nginx auth_request snippet, in a real nginx", () => {
