@@ -5,8 +5,13 @@ import { connectRawGrpc } from "./raw-grpc-client.js";
 export interface RawGrpcLoadOptions {
   address: string;
   path: string;
-  /** Pre-framed requests (grpcFrame), sent in turn and again from the first when all have been. */
+  /**
+   * Pre-framed requests (grpcFrame), sent in turn and again from the first
+   * when all have been; with `once`, each sent once.
+   */
   frames: readonly Buffer[];
+  /** Closed loop until every frame has been sent once and answered (instead of `seconds`). */
+  once?: boolean;
   /** Calls in flight at once, spread over `connections`. */
   concurrency: number;
   /** HTTP/2 connections. Default 4. */
@@ -64,8 +69,9 @@ export async function runRawGrpcLoad(opts: RawGrpcLoadOptions): Promise<LoadResu
       }
     };
     if (rate === undefined) {
+      const more = opts.once ? () => sent < opts.frames.length : () => performance.now() < deadline;
       const caller = () => {
-        if (performance.now() < deadline) {
+        if (more()) {
           call(performance.now(), caller);
         } else {
           stopped = true;

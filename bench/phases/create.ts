@@ -1,0 +1,97 @@
+import { type BenchContext, type BenchPhase, budget, expectedRate } from "../bench-context.js";
+import type { Phase } from "../bench-report.js";
+import { runGrpcLoad } from "../grpc-load.js";
+import { runHttpLoad } from "../http-load.js";
+
+export const CREATE_PATH = "/perps.token.v1.TokenService/CreateToken";
+
+/** REST create against the service: autocannon over HTTP/1.1 keep-alive, pre-signed bodies. */
+export function restCreateLoad(
+  ctx: BenchContext,
+  concurrency: number,
+  seconds: number,
+  perSecond: number,
+) {
+  const bodies = ctx.signer.creates(budget(perSecond, seconds, concurrency)).map((r) => r.json);
+  const url = `http://127.0.0.1:${ctx.service().httpPort}`;
+  return () =>
+    runHttpLoad({
+      url,
+      method: "POST",
+      path: "/user/tokens",
+      bodies,
+      connections: concurrency,
+      seconds,
+    });
+}
+
+/**
+ * Creates at every concurrency: REST (autocannon), Connect JSON (autocannon)
+ * and gRPC (a @grpc/grpc-js loop), after a warm-up (JIT, connection pools,
+ * Redis' script cache) that is not reported.
+ */
+export const createPhase: BenchPhase = {
+  name: "create",
+  needsService: true,
+  async run(ctx) {
+    const { plan } = ctx;
+    const service = ctx.service();
+    const publicUrl = `http://127.0.0.1:${service.httpPort}`;
+    const grpcAddress = `127.0.0.1:${service.httpPort}`;
+    const phases: Phase[] = [];
+    const record = async (phase: Promise<Phase>) => {
+      phases.push(await phase);
+    };
+    await restCreateLoad(ctx, 32, plan.warmupSeconds, ctx.ceiling.perSecond)();
+    await runGrpcLoad({
+      address: grpcAddress,
+      path: CREATE_PATH,
+      messages: ctx.signer.creates(budget(ctx.ceiling.perSecond, 1, 32)).map((r) => r.binary),
+      concurrency: 32,
+      seconds: Math.min(1, plan.warmupSeconds),
+    });
+    for (const c of plan.concurrencies) {
+      await record(
+        ctx.measure(
+          "REST create",
+          c,
+          restCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
+        ),
+      );
+    }
+    for (const c of plan.concurrencies) {
+      const bodies = ctx.signer
+        .creates(budget(expectedRate(ctx, phases), plan.seconds, c))
+        .map((r) => r.json);
+      await record(
+        ctx.measure("Connect create", c, () =>
+          runHttpLoad({
+            url: publicUrl,
+            method: "POST",
+            path: CREATE_PATH,
+            bodies,
+            connections: c,
+            seconds: plan.seconds,
+          }),
+        ),
+      );
+    }
+    for (const c of plan.concurrencies) {
+      const messages = ctx.signer
+        .creates(budget(expectedRate(ctx, phases), plan.seconds, c))
+        .map((r) => r.binary);
+      await record(
+        ctx.measure("gRPC create", c, () =>
+          runGrpcLoad({
+            address: grpcAddress,
+            path: CREATE_PATH,
+            messages,
+            concurrency: c,
+            seconds: plan.seconds,
+          }),
+        ),
+      );
+    }
+    return { phases };
+  },
+};
