@@ -6,8 +6,13 @@ export interface RawHttpLoadOptions {
   url: string;
   method: "POST" | "DELETE";
   path: string;
-  /** Pre-signed JSON bodies, each sent once, in turn; the load ends when all have answered. */
+  /**
+   * Pre-signed JSON bodies, each sent once, in turn; the load ends when all
+   * have answered (or, with `seconds`, when the time is up).
+   */
   bodies: readonly string[];
+  /** Stop sending after this long (default: when every body has been sent). */
+  seconds?: number;
   /** Keep-alive connections, one request in flight on each (closed loop). */
   connections: number;
   /**
@@ -20,7 +25,8 @@ export interface RawHttpLoadOptions {
 /**
  * Closed-loop HTTP/1.1 load on bare sockets (bench/raw-http-connection.ts):
  * every connection sends its next request as soon as the previous one
- * answers, until every body has been sent once and answered. Requests are
+ * answers, until every body has been sent once (or `seconds` are up) and
+ * every request sent has answered. Requests are
  * built before the clock starts, so the load generator spends its time on
  * sockets only. A failed connection is replaced, and its request counts as
  * an error.
@@ -34,14 +40,21 @@ export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResu
   const accept = opts.accept ?? ((status: number) => status >= 200 && status < 300);
   const tally = new LoadTally();
   let sent = 0;
+  let stopped = false;
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => {
     resolveDone = resolve;
   });
+  const finishedAll = () => {
+    if ((stopped || sent === requests.length) && tally.answered === sent) {
+      resolveDone();
+    }
+  };
   const sendNext = (connection: RawHttpConnection) => {
-    const request = requests[sent];
+    const request = stopped ? undefined : requests[sent];
     if (request === undefined) {
       connection.close();
+      finishedAll();
       return;
     }
     sent++;
@@ -54,9 +67,7 @@ export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResu
       } else {
         tally.failure(String(status));
       }
-      if (tally.answered === requests.length) {
-        resolveDone();
-      }
+      finishedAll();
     });
   };
   const host = target.hostname;
@@ -65,7 +76,7 @@ export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResu
     idle: sendNext,
     closed: () => {
       // A connection lost while requests remain is replaced.
-      if (sent < requests.length) {
+      if (!stopped && sent < requests.length) {
         open();
       }
     },
@@ -75,12 +86,18 @@ export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResu
     sendNext(connection);
   };
   const started = performance.now();
-  if (requests.length === 0) {
-    resolveDone();
-  }
+  const timer =
+    opts.seconds === undefined
+      ? undefined
+      : setTimeout(() => {
+          stopped = true;
+          finishedAll();
+        }, opts.seconds * 1000);
+  finishedAll();
   for (let i = 0; i < Math.min(opts.connections, requests.length); i++) {
     open();
   }
   await done;
+  clearTimeout(timer);
   return tally.result(sent, (performance.now() - started) / 1000);
 }

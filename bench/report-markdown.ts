@@ -110,7 +110,7 @@ export function resultsMarkdown(r: BenchReport): string[] {
     ),
   ].filter((line) => line !== undefined);
   const lines = [
-    `Run ${r.date}${r.quick ? " (--quick)" : ""}${r.notMeasured.length > 0 ? ` (phases: ${r.ran.join(", ")})` : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: one process (WORKERS=1)${r.machine.pinned ? " pinned to CPU 0; load generator and Redis on CPU 1" : "; load generator and Redis on the same machine"}.`,
+    `Run ${r.date}${r.quick ? " (--quick)" : ""}${r.ran.length > 0 && r.notMeasured.length > 0 ? ` (phases: ${r.ran.join(", ")})` : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: one process (WORKERS=1)${r.machine.pinned ? " pinned to CPU 0; load generator and Redis on CPU 1" : "; load generator and Redis on the same machine"}.`,
     "",
     `Ceiling: Ed25519 verify on one thread = **${n(r.verifyCeiling.perSecond)}/s** (${r.verifyCeiling.microseconds} µs each).`,
     "",

@@ -1,6 +1,6 @@
 import { type BenchPhase, budget } from "../bench-context.js";
 import type { Phase } from "../bench-report.js";
-import { runHttpLoad } from "../http-load.js";
+import { runRawHttpLoad } from "../raw-http-load.js";
 import { seedTokens } from "../seed-tokens.js";
 
 /**
@@ -29,7 +29,7 @@ export const deletePhase: BenchPhase = {
       const bodies = ctx.signer.deletes(tokens).map((r) => r.json);
       phases.push(
         await ctx.measure("REST delete", c, () =>
-          runHttpLoad({
+          runRawHttpLoad({
             url: publicUrl,
             method: "DELETE",
             path: "/user/tokens",

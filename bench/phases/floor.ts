@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BenchPhase, budget } from "../bench-context.js";
-import { runHttpLoad } from "../http-load.js";
+import { answeredWithToken } from "../create-answers.js";
 import { runPacedHttpLoad } from "../paced-http-load.js";
 import { peakPhase } from "../peak-phase.js";
+import { runRawHttpLoad } from "../raw-http-load.js";
 import { startServiceProcess } from "../service-process.js";
 
 /**
@@ -40,13 +41,14 @@ export const floorPhase: BenchPhase = {
           .creates(budget(perSecond, seconds, restPeakConcurrency))
           .map((r) => r.json);
         return () =>
-          runHttpLoad({
+          runRawHttpLoad({
             url,
             method: "POST",
             path: "/user/tokens",
             bodies,
             connections: restPeakConcurrency,
             seconds,
+            accept: answeredWithToken,
           });
       };
       await floorLoad(plan.warmupSeconds, ctx.ceiling.perSecond)();

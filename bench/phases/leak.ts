@@ -1,6 +1,7 @@
 import type { BenchPhase } from "../bench-context.js";
 import type { BenchReport } from "../bench-report.js";
-import { runHttpLoad } from "../http-load.js";
+import { restCreated } from "../create-answers.js";
+import { runRawHttpLoad } from "../raw-http-load.js";
 
 const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
@@ -14,14 +15,13 @@ export const leakPhase: BenchPhase = {
     const leak: NonNullable<BenchReport["leak"]> = { requests: [], rssMb: [] };
     for (let step = 1; step <= plan.leakSteps; step++) {
       const bodies = ctx.signer.creates(plan.leakStepRequests).map((r) => r.json);
-      const result = await runHttpLoad({
+      const result = await runRawHttpLoad({
         url: `http://127.0.0.1:${service.httpPort}`,
         method: "POST",
         path: "/user/tokens",
         bodies,
         connections: plan.leakConcurrency,
-        seconds: 0,
-        amount: plan.leakStepRequests,
+        accept: restCreated,
       });
       if (result.errors > 0) {
         ctx.log(`leak step ${step}: ${result.errors} errors ${JSON.stringify(result.failures)}`);

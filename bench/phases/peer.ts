@@ -1,5 +1,6 @@
 import type { BenchContext, BenchPhase } from "../bench-context.js";
 import type { PeerPoint, Phase, Series } from "../bench-report.js";
+import { grpcCreated, restCreated } from "../create-answers.js";
 import { grpcFrame } from "../grpc-frame.js";
 import type { LoadResult } from "../load-result.js";
 import { peakPhase } from "../peak-phase.js";
@@ -18,12 +19,6 @@ import { CREATE_PATH } from "./create.js";
 
 /** HTTP/2 connections of the gRPC load (as for IntrospectToken). */
 const GRPC_CONNECTIONS = 4;
-const TOKEN_FIELD = Buffer.from('"token":"');
-
-/** A REST create succeeded: 201 with a token in the body, on both sides. */
-const restCreated = (status: number, body: Buffer) => status === 201 && body.includes(TOKEN_FIELD);
-/** A gRPC create succeeded: grpc-status 0 after a non-empty message (the token), on both sides. */
-const grpcCreated = (messageLength: number) => messageLength > 0;
 
 type Side = "ours" | "peer";
 type Protocol = PeerPoint["protocol"];
