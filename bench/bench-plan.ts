@@ -1,7 +1,7 @@
 /** Concurrencies of the peer phase (issue 15), quick or full. */
 export const PEER_CONCURRENCIES: readonly number[] = [8, 32, 64];
 
-/** How much a run measures: the full run, or `--quick` (under a minute). */
+/** How much a run measures: the full run, or `--quick` (about a minute and a half). */
 export interface BenchPlan {
   readonly quick: boolean;
   readonly concurrencies: readonly number[];

@@ -10,7 +10,10 @@ export interface RawGrpcLoadOptions {
    * when all have been; with `once`, each sent once.
    */
   frames: readonly Buffer[];
-  /** Closed loop until every frame has been sent once and answered (instead of `seconds`). */
+  /**
+   * Closed loop, each frame sent at most once: until all have been sent (with
+   * `seconds` 0) or the time is up, whichever comes first.
+   */
   once?: boolean;
   /** Calls in flight at once, spread over `connections`. */
   concurrency: number;
@@ -69,7 +72,10 @@ export async function runRawGrpcLoad(opts: RawGrpcLoadOptions): Promise<LoadResu
       }
     };
     if (rate === undefined) {
-      const more = opts.once ? () => sent < opts.frames.length : () => performance.now() < deadline;
+      // With `once` and no time (seconds 0), until every frame has been sent.
+      const more = () =>
+        (!opts.once || sent < opts.frames.length) &&
+        ((opts.once && opts.seconds === 0) || performance.now() < deadline);
       const caller = () => {
         if (more()) {
           call(performance.now(), caller);

@@ -4,13 +4,19 @@ import { connectRawHttp, type RawHttpConnection } from "./raw-http-connection.js
 
 export interface RawHttpLoadOptions {
   url: string;
-  method: "POST" | "DELETE";
+  method: "POST" | "DELETE" | "GET";
   path: string;
   /**
    * Pre-signed JSON bodies, each sent once, in turn; the load ends when all
    * have answered (or, with `seconds`, when the time is up).
    */
   bodies: readonly string[];
+  /**
+   * Instead of bodies: requests without a body, each with
+   * `Authorization: Bearer <token>`, the tokens in turn (again from the first
+   * when all have been sent); needs `seconds`.
+   */
+  bearerTokens?: readonly string[];
   /** Stop sending after this long (default: when every body has been sent). */
   seconds?: number;
   /** Keep-alive connections, one request in flight on each (closed loop). */
@@ -33,10 +39,21 @@ export interface RawHttpLoadOptions {
  */
 export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResult> {
   const target = new URL(opts.path, opts.url);
-  const head = `${opts.method} ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\n`;
-  const requests = opts.bodies.map((body) =>
-    Buffer.from(`${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`),
-  );
+  const head = `${opts.method} ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\n`;
+  const tokens = opts.bearerTokens;
+  if (tokens !== undefined && (opts.seconds === undefined || tokens.length === 0)) {
+    throw new Error("a bearer-token load needs tokens and seconds");
+  }
+  const requests =
+    tokens === undefined
+      ? opts.bodies.map((body) =>
+          Buffer.from(
+            `${head}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          ),
+        )
+      : tokens.map((token) => Buffer.from(`${head}authorization: Bearer ${token}\r\n\r\n`));
+  // Bearer requests go round; bodies are sent once each.
+  const total = tokens === undefined ? requests.length : Number.POSITIVE_INFINITY;
   const accept = opts.accept ?? ((status: number) => status >= 200 && status < 300);
   const tally = new LoadTally();
   let sent = 0;
@@ -46,12 +63,12 @@ export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResu
     resolveDone = resolve;
   });
   const finishedAll = () => {
-    if ((stopped || sent === requests.length) && tally.answered === sent) {
+    if ((stopped || sent === total) && tally.answered === sent) {
       resolveDone();
     }
   };
   const sendNext = (connection: RawHttpConnection) => {
-    const request = stopped ? undefined : requests[sent];
+    const request = stopped || sent >= total ? undefined : requests[sent % requests.length];
     if (request === undefined) {
       connection.close();
       finishedAll();
@@ -76,7 +93,7 @@ export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResu
     idle: sendNext,
     closed: () => {
       // A connection lost while requests remain is replaced.
-      if (!stopped && sent < requests.length) {
+      if (!stopped && sent < total) {
         open();
       }
     },
@@ -94,7 +111,7 @@ export async function runRawHttpLoad(opts: RawHttpLoadOptions): Promise<LoadResu
           finishedAll();
         }, opts.seconds * 1000);
   finishedAll();
-  for (let i = 0; i < Math.min(opts.connections, requests.length); i++) {
+  for (let i = 0; i < Math.min(opts.connections, total); i++) {
     open();
   }
   await done;

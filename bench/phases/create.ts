@@ -1,7 +1,8 @@
 import { type BenchContext, type BenchPhase, budget, expectedRate } from "../bench-context.js";
 import type { Phase } from "../bench-report.js";
-import { answeredWithToken, restCreated } from "../create-answers.js";
-import { runGrpcLoad } from "../grpc-load.js";
+import { answeredWithToken, grpcCreated, restCreated } from "../create-answers.js";
+import { grpcFrame } from "../grpc-frame.js";
+import { runRawGrpcLoad } from "../raw-grpc-load.js";
 import { runRawHttpLoad } from "../raw-http-load.js";
 
 export const CREATE_PATH = "/perps.token.v1.TokenService/CreateToken";
@@ -32,9 +33,36 @@ export function restCreateLoad(
 }
 
 /**
+ * gRPC create against the service's public listener: pre-framed requests
+ * over raw HTTP/2 streams on 4 connections (bench/raw-grpc-load.ts), each
+ * sent once; only grpc-status 0 with a message counts.
+ */
+export function grpcCreateLoad(
+  ctx: BenchContext,
+  concurrency: number,
+  seconds: number,
+  perSecond: number,
+) {
+  const frames = ctx.signer
+    .creates(budget(perSecond, seconds, concurrency))
+    .map((r) => grpcFrame(r.binary));
+  const address = `127.0.0.1:${ctx.service().httpPort}`;
+  return () =>
+    runRawGrpcLoad({
+      address,
+      path: CREATE_PATH,
+      frames,
+      once: true,
+      concurrency,
+      seconds,
+      accept: grpcCreated,
+    });
+}
+
+/**
  * Creates at every concurrency: REST and Connect JSON (the raw HTTP/1.1
- * client, keep-alive, one request in flight per connection) and gRPC (a
- * @grpc/grpc-js loop), after a warm-up (JIT, connection pools,
+ * client, keep-alive, one request in flight per connection) and gRPC (the raw
+ * HTTP/2 client), after a warm-up (JIT, connection pools,
  * Redis' script cache) that is not reported.
  */
 export const createPhase: BenchPhase = {
@@ -44,19 +72,12 @@ export const createPhase: BenchPhase = {
     const { plan } = ctx;
     const service = ctx.service();
     const publicUrl = `http://127.0.0.1:${service.httpPort}`;
-    const grpcAddress = `127.0.0.1:${service.httpPort}`;
     const phases: Phase[] = [];
     const record = async (phase: Promise<Phase>) => {
       phases.push(await phase);
     };
     await restCreateLoad(ctx, 32, plan.warmupSeconds, ctx.ceiling.perSecond)();
-    await runGrpcLoad({
-      address: grpcAddress,
-      path: CREATE_PATH,
-      messages: ctx.signer.creates(budget(ctx.ceiling.perSecond, 1, 32)).map((r) => r.binary),
-      concurrency: 32,
-      seconds: Math.min(1, plan.warmupSeconds),
-    });
+    await grpcCreateLoad(ctx, 32, Math.min(1, plan.warmupSeconds), ctx.ceiling.perSecond)();
     for (const c of plan.concurrencies) {
       await record(
         ctx.measure(
@@ -85,18 +106,11 @@ export const createPhase: BenchPhase = {
       );
     }
     for (const c of plan.concurrencies) {
-      const messages = ctx.signer
-        .creates(budget(expectedRate(ctx, phases), plan.seconds, c))
-        .map((r) => r.binary);
       await record(
-        ctx.measure("gRPC create", c, () =>
-          runGrpcLoad({
-            address: grpcAddress,
-            path: CREATE_PATH,
-            messages,
-            concurrency: c,
-            seconds: plan.seconds,
-          }),
+        ctx.measure(
+          "gRPC create",
+          c,
+          grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
         ),
       );
     }
