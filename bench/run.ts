@@ -71,78 +71,82 @@ async function main(): Promise<void> {
         ...(pinned ? { cpus: "0" } : {}),
       })
     : undefined;
-  // Interrupted: stop the children too, so no service or redis-server is left behind.
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      Promise.allSettled([service?.stop(), redis.stop()]).then(() => process.exit(130));
-    });
-  }
-  const users = newBenchUsers(plan.users);
-  if (service !== undefined) {
-    await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
-  }
-  const store = createTokenStore({
-    redis: redis.client,
-    rateLimitPerMinute: 1_000_000,
-    maxActivePerUser: 1_000_000,
-  });
-  const checkUsers = newBenchUsers(plan.checkUsers);
-  let checkTokens: Promise<string[]> | undefined;
   const report: Pick<BenchReport, "phases"> & Partial<BenchReport> = { phases: [] };
+  try {
+    // Interrupted: stop the children too, so no service or redis-server is left behind.
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      process.once(signal, () => {
+        Promise.allSettled([service?.stop(), redis.stop()]).then(() => process.exit(130));
+      });
+    }
+    const users = newBenchUsers(plan.users);
+    if (service !== undefined) {
+      await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
+    }
+    const store = createTokenStore({
+      redis: redis.client,
+      rateLimitPerMinute: 1_000_000,
+      maxActivePerUser: 1_000_000,
+    });
+    const checkUsers = newBenchUsers(plan.checkUsers);
+    let checkTokens: Promise<string[]> | undefined;
 
-  const ctx: BenchContext = {
-    plan,
-    pinned,
-    log,
-    ceiling,
-    redis,
-    service() {
-      if (service === undefined) {
-        throw new Error("the service is not running in this phase");
+    const ctx: BenchContext = {
+      plan,
+      pinned,
+      log,
+      ceiling,
+      redis,
+      service() {
+        if (service === undefined) {
+          throw new Error("the service is not running in this phase");
+        }
+        return service;
+      },
+      users,
+      signer: createSigner(users),
+      store,
+      checkUsers,
+      checkTokens() {
+        // 10,000 live tokens of 1,000 users (half session, half named), written
+        // through the real store code, each checked over and over.
+        const seed = (named: boolean) =>
+          seedTokens({
+            store,
+            users: checkUsers,
+            count: plan.checkTokens / 2,
+            named,
+            lifetimeMs: 3_600_000,
+          });
+        checkTokens ??= (async () =>
+          [...(await seed(false)), ...(await seed(true))].map((t) => t.token))();
+        return checkTokens;
+      },
+      report,
+      measure: (series, concurrency, run, opts) => measure(ctx, series, concurrency, run, opts),
+    };
+
+    for (const phase of phases) {
+      if (!phase.needsService && service !== undefined) {
+        await service.stop();
+        service = undefined;
       }
-      return service;
-    },
-    users,
-    signer: createSigner(users),
-    store,
-    checkUsers,
-    checkTokens() {
-      // 10,000 live tokens of 1,000 users (half session, half named), written
-      // through the real store code, each checked over and over.
-      const seed = (named: boolean) =>
-        seedTokens({
-          store,
-          users: checkUsers,
-          count: plan.checkTokens / 2,
-          named,
-          lifetimeMs: 3_600_000,
-        });
-      checkTokens ??= (async () =>
-        [...(await seed(false)), ...(await seed(true))].map((t) => t.token))();
-      return checkTokens;
-    },
-    report,
-    measure: (series, concurrency, run, opts) => measure(ctx, series, concurrency, run, opts),
-  };
-
-  for (const phase of phases) {
-    if (!phase.needsService && service !== undefined) {
-      await service.stop();
-      service = undefined;
+      log(`— ${phase.name}`);
+      const { phases: rows = [], checks, ...rest } = await phase.run(ctx);
+      report.phases.push(...rows);
+      Object.assign(report, rest);
+      if (checks !== undefined) {
+        report.checks = {
+          ...checks,
+          halfPeaks: [...(report.checks?.halfPeaks ?? []), ...checks.halfPeaks],
+        };
+      }
     }
-    log(`— ${phase.name}`);
-    const { phases: rows = [], checks, ...rest } = await phase.run(ctx);
-    report.phases.push(...rows);
-    Object.assign(report, rest);
-    if (checks !== undefined) {
-      report.checks = {
-        ...checks,
-        halfPeaks: [...(report.checks?.halfPeaks ?? []), ...checks.halfPeaks],
-      };
-    }
+  } finally {
+    // A failed phase leaves no service or redis-server behind.
+    await service?.stop();
+    await redis.stop();
   }
-  await service?.stop();
-  await redis.stop();
 
   const redisVersion = execFileSync("redis-server", ["--version"], { encoding: "utf8" });
   const full: BenchReport = {
@@ -236,4 +240,11 @@ async function measure(
   return phase;
 }
 
-await main();
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(
+    `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exitCode = 1;
+}
