@@ -132,7 +132,9 @@ async function main(): Promise<void> {
         service = undefined;
       }
       log(`— ${phase.name}`);
+      const phaseStarted = performance.now();
       const { phases: rows = [], checks, ...rest } = await phase.run(ctx);
+      log(`— ${phase.name}: ${Math.round((performance.now() - phaseStarted) / 1000)} s`);
       report.phases.push(...rows);
       Object.assign(report, rest);
       if (checks !== undefined) {
