@@ -47,6 +47,21 @@ interface Pending {
   done: RawCallDone;
 }
 
+/** Writes a frame header (RFC 9113, 4.1) into `out` at `at`. */
+function writeFrameHeader(
+  out: Buffer,
+  at: number,
+  length: number,
+  type: number,
+  flags: number,
+  streamId: number,
+) {
+  out.writeUIntBE(length, at, 3);
+  out[at + 3] = type;
+  out[at + 4] = flags;
+  out.writeUInt32BE(streamId & 0x7fffffff, at + 5);
+}
+
 /** A header block that awaits its CONTINUATION frames. */
 interface OpenBlock {
   streamId: number;
@@ -239,8 +254,14 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
       const streamId = nextStreamId;
       nextStreamId += 2;
       pending.set(streamId, { data: [], status: undefined, done });
-      send(h2Frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, headerBlock));
-      send(h2Frame(FrameType.DATA, Flag.END_STREAM, streamId, frame));
+      // HEADERS and DATA in one buffer: one allocation and copy per call.
+      const out = Buffer.allocUnsafe(2 * FRAME_HEADER + headerBlock.length + frame.length);
+      writeFrameHeader(out, 0, headerBlock.length, FrameType.HEADERS, Flag.END_HEADERS, streamId);
+      headerBlock.copy(out, FRAME_HEADER);
+      const data = FRAME_HEADER + headerBlock.length;
+      writeFrameHeader(out, data, frame.length, FrameType.DATA, Flag.END_STREAM, streamId);
+      frame.copy(out, data + FRAME_HEADER);
+      send(out);
     },
     close() {
       closed = true;

@@ -79,9 +79,16 @@ export function connectRawHttp(
     const bodyStart = headerEnd + HEADER_END.length;
     let end: number;
     let body: Buffer;
+    const contentLength = CONTENT_LENGTH.exec(head)?.[1];
     if (status === 204) {
       end = bodyStart;
       body = EMPTY;
+    } else if (contentLength !== undefined) {
+      end = bodyStart + Number(contentLength);
+      if (buffered.length < end) {
+        return;
+      }
+      body = buffered.subarray(bodyStart, end);
     } else if (CHUNKED.test(head)) {
       let chunked: ReturnType<typeof chunkedBody>;
       try {
@@ -95,16 +102,8 @@ export function connectRawHttp(
       }
       ({ end, body } = chunked);
     } else {
-      const length = Number(CONTENT_LENGTH.exec(head)?.[1] ?? Number.NaN);
-      if (!Number.isSafeInteger(length)) {
-        socket.destroy();
-        return;
-      }
-      end = bodyStart + length;
-      if (buffered.length < end) {
-        return;
-      }
-      body = buffered.subarray(bodyStart, end);
+      socket.destroy();
+      return;
     }
     buffered = buffered.length === end ? EMPTY : buffered.subarray(end);
     finish(status, body);
