@@ -30,7 +30,7 @@ export interface RawGrpcLoadOptions {
 }
 
 /**
- * gRPC load on bare node:http2 (bench/raw-grpc-client.ts). Closed loop by
+ * gRPC load over HTTP/2 on bare sockets (bench/raw-grpc-client.ts). Closed loop by
  * default: `concurrency` callers, each sending its next call when the
  * previous one answers. With `rate`: call i is due at start + i / rate
  * whatever happened to the earlier ones, and its latency counts from then,

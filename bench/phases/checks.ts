@@ -26,7 +26,7 @@ export const checksSummary = (ctx: BenchContext, halfPeaks: Phase[]) => ({
 
 /**
  * The token checks: IntrospectToken over gRPC (raw HTTP/2 client) and
- * forward-auth over HTTP/1.1 (autocannon) on the internal listener, against
+ * forward-auth over HTTP/1.1 (raw keep-alive client) on the internal listener, against
  * 10,000 seeded live tokens of 1,000 users, at every concurrency, then each
  * paced at half of its own peak.
  */
