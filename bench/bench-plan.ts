@@ -1,4 +1,7 @@
-/** How much a run measures: the full run, or `--quick` (under a minute). */
+/** Concurrencies of the peer phase (issue 15), quick or full. */
+export const PEER_CONCURRENCIES: readonly number[] = [8, 32, 64];
+
+/** How much a run measures: the full run, or `--quick` (about a minute and a half). */
 export interface BenchPlan {
   readonly quick: boolean;
   readonly concurrencies: readonly number[];
@@ -19,6 +22,9 @@ export interface BenchPlan {
   /** Redis memory: users, and tokens of each kind. */
   readonly memoryUsers: number;
   readonly memoryTokensPerKind: number;
+  /** Peer phase: concurrencies, and pre-signed requests per run (each side, each protocol, each of the two rounds). */
+  readonly peerConcurrencies: readonly number[];
+  readonly peerRequests: number;
 }
 
 export function benchPlan(quick: boolean): BenchPlan {
@@ -37,6 +43,8 @@ export function benchPlan(quick: boolean): BenchPlan {
         leakConcurrency: 32,
         memoryUsers: 1_000,
         memoryTokensPerKind: 5_000,
+        peerConcurrencies: PEER_CONCURRENCIES,
+        peerRequests: 2_000,
       }
     : {
         quick,
@@ -52,5 +60,7 @@ export function benchPlan(quick: boolean): BenchPlan {
         leakConcurrency: 32,
         memoryUsers: 10_000,
         memoryTokensPerKind: 100_000,
+        peerConcurrencies: PEER_CONCURRENCIES,
+        peerRequests: 20_000,
       };
 }

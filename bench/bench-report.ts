@@ -10,7 +10,9 @@ export type Series =
   | "gRPC introspect"
   | "Forward-auth"
   | "Floor check"
-  | "Floor check gRPC";
+  | "Floor check gRPC"
+  | "Peer REST create"
+  | "Peer gRPC create";
 
 /** One measured phase: a protocol and operation at one concurrency. */
 export interface Phase extends LoadResult {
@@ -40,43 +42,75 @@ export interface Phase extends LoadResult {
   redisCpuUsPerRequest: number;
 }
 
+/** One row of the target table, as evaluated for a run (bench/targets.ts). */
 export interface Target {
   name: string;
+  /** The goal as text, e.g. "≥ 0.60 × ceiling", from the target's one goal value. */
   goal: string;
+  /** How it is measured (for the README). */
+  how: string;
   measured: string;
   met: boolean;
+}
+
+/** One side of the peer comparison at one protocol and concurrency: both alternating runs, and the one taken. */
+export interface PeerPoint {
+  protocol: "REST create" | "gRPC create";
+  concurrency: number;
+  /** The two runs of this service (A) and of the peer (B), in the order A B A B. */
+  ours: Phase[];
+  peer: Phase[];
+  /** The better run of each side (higher throughput). */
+  oursTaken: Phase;
+  peerTaken: Phase;
+}
+
+/** The peer phase (issue 15): this service against the Go grpc-gateway peer, alternating. */
+export interface PeerComparison {
+  /** The peer binary that ran. */
+  binary: string;
+  /** Pre-signed requests per run. */
+  requests: number;
+  points: PeerPoint[];
 }
 
 export interface BenchReport {
   date: string;
   quick: boolean;
+  /** The phases that ran (all of them unless `--only`). */
+  ran: string[];
   machine: { cpus: number; cpuModel: string; node: string; redis: string; pinned: boolean };
   /** The ceiling: Ed25519 verify calls per second on one thread. */
   verifyCeiling: { perSecond: number; microseconds: number };
   phases: Phase[];
   /** REST create at half its peak throughput (open model, fixed rate). */
-  halfPeak: Phase;
+  halfPeak?: Phase;
   /**
    * REST create against bench/floor-server.ts (node:http, one verify on the
    * thread pool, one EVALSHA, nothing else) at the concurrency of the REST
    * create peak: what this machine allows any server of the contract.
    */
-  floor: Phase;
+  floor?: Phase;
   /** The floor server at half of `floor`'s throughput (paced, open model, like `halfPeak`). */
-  floorHalfPeak: Phase;
+  floorHalfPeak?: Phase;
   /**
    * The token checks: IntrospectToken (gRPC), forward-auth (HTTP/1.1) and
    * bench/check-floor-server.ts, closed loop (in `phases`) and each paced at
    * half of its own peak (here), against seeded live tokens.
    */
-  checks: {
+  checks?: {
     users: number;
     sessionTokens: number;
     namedTokens: number;
-    /** IntrospectToken, forward-auth and the check floor, each at half of its own peak. */
+    /** IntrospectToken, forward-auth and the check floor, each at half of its own peak (those that ran). */
     halfPeaks: Phase[];
   };
-  leak: { requests: number[]; rssMb: number[] };
-  memory: TokenMemory;
+  leak?: { requests: number[]; rssMb: number[] };
+  memory?: TokenMemory;
+  peer?: PeerComparison;
+  /** The peer phase's line when it was skipped (no binary). */
+  peerSkipped?: string;
   targets: Target[];
+  /** Targets whose phases did not run (`--only`). */
+  notMeasured: string[];
 }

@@ -1,10 +1,10 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { IntrospectTokenRequestSchema } from "../src/gen/perps/token/v1/token_introspection_pb.js";
 import { grpcFrame } from "./grpc-frame.js";
-import { runHttpLoad } from "./http-load.js";
 import type { LoadResult } from "./load-result.js";
 import { runPacedHttpLoad } from "./paced-http-load.js";
 import { runRawGrpcLoad } from "./raw-grpc-load.js";
+import { runRawHttpLoad } from "./raw-http-load.js";
 
 export const INTROSPECT_PATH = "/perps.token.v1.TokenIntrospectionService/IntrospectToken";
 /** The path edge proxies call; the check floor answers any path. */
@@ -49,8 +49,8 @@ export function introspectLoad(
 
 /**
  * GET `/auth` with `Authorization: Bearer <token>`, the tokens in turn, over
- * HTTP/1.1 keep-alive: autocannon in a closed loop, the paced client at a
- * rate. Anything but a 2xx is an error.
+ * HTTP/1.1 keep-alive on bare sockets: the raw client in a closed loop, the
+ * paced client at a rate. Anything but a 2xx is an error.
  */
 export function bearerHttpLoad(
   url: string,
@@ -73,5 +73,5 @@ export function bearerHttpLoad(
           seconds,
           maxConnections: PACED_HTTP_CONNECTIONS,
         })
-    : () => runHttpLoad({ ...common, connections: load.concurrency, seconds });
+    : () => runRawHttpLoad({ ...common, connections: load.concurrency, seconds });
 }

@@ -11,8 +11,15 @@ export const FrameType = {
   PING: 6,
   GOAWAY: 7,
   WINDOW_UPDATE: 8,
+  CONTINUATION: 9,
 } as const;
-export const Flag = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
+export const Flag = {
+  END_STREAM: 0x1,
+  ACK: 0x1,
+  END_HEADERS: 0x4,
+  PADDED: 0x8,
+  PRIORITY: 0x20,
+} as const;
 /** Frame header length. */
 export const FRAME_HEADER = 9;
 

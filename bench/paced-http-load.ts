@@ -1,6 +1,6 @@
-import { connect, type Socket } from "node:net";
 import { LatencyRecorder } from "./latency.js";
 import type { LoadResult } from "./load-result.js";
+import { connectRawHttp, type RawHttpConnection } from "./raw-http-connection.js";
 
 export interface PacedLoadOptions {
   url: string;
@@ -20,74 +20,6 @@ export interface PacedLoadOptions {
   maxConnections: number;
 }
 
-/** How a request on its way ends: the answer's status, or undefined when its connection failed. */
-type Done = (status: number | undefined) => void;
-
-const HEADER_END = Buffer.from("\r\n\r\n");
-const CONTENT_LENGTH = /^content-length:[ \t]*(\d+)[ \t]*$/im;
-
-/**
- * One HTTP/1.1 keep-alive connection that sends requests and reads their
- * answers, one at a time; the status of each answer, or undefined when the
- * connection failed under it. Enough HTTP for this benchmark's answers,
- * which always carry a content-length (or are 204).
- */
-function createConnection(
-  host: string,
-  port: number,
-  on: { idle: (c: Connection) => void; closed: (c: Connection) => void },
-) {
-  const socket: Socket = connect({ host, port, noDelay: true });
-  let pending: Done | undefined;
-  let buffered: Buffer = Buffer.alloc(0);
-  let closed = false;
-  const finish = (status: number | undefined) => {
-    const current = pending;
-    pending = undefined;
-    current?.(status);
-  };
-  socket.on("data", (chunk: Buffer) => {
-    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-    const headerEnd = buffered.indexOf(HEADER_END);
-    if (headerEnd < 0) {
-      return;
-    }
-    const head = buffered.toString("latin1", 0, headerEnd);
-    const status = Number(head.slice(9, 12));
-    const length = status === 204 ? 0 : Number(CONTENT_LENGTH.exec(head)?.[1] ?? Number.NaN);
-    if (!Number.isSafeInteger(length)) {
-      socket.destroy(); // Not an answer this client can read; the request fails.
-      return;
-    }
-    const end = headerEnd + HEADER_END.length + length;
-    if (buffered.length < end) {
-      return;
-    }
-    buffered = buffered.subarray(end);
-    finish(status);
-    if (!closed) {
-      on.idle(connection);
-    }
-  });
-  socket.on("error", () => socket.destroy());
-  socket.on("close", () => {
-    closed = true;
-    finish(undefined);
-    on.closed(connection);
-  });
-  const connection = {
-    send(request: string, done: Done) {
-      pending = done;
-      socket.write(request);
-    },
-    close() {
-      socket.destroy();
-    },
-  };
-  return connection;
-}
-type Connection = ReturnType<typeof createConnection>;
-
 /**
  * Open-model load at a fixed rate: request i is due at start + i / rate,
  * whatever happened to the earlier ones. autocannon's rate limit sends each
@@ -95,10 +27,8 @@ type Connection = ReturnType<typeof createConnection>;
  * not a steady half load. Latency counts from when a request was due, so a
  * stalled client or server cannot hide its queueing (no coordinated omission).
  *
- * Requests go over raw keep-alive connections (at most `maxConnections`; a
- * due request waits for a free one): node's HTTP client costs several times
- * the CPU of the request it sends, and on a machine the service shares, a
- * heavy client would show up in the service's latency.
+ * Requests go over raw keep-alive connections (bench/raw-http-connection.ts;
+ * at most `maxConnections`, a due request waits for a free one).
  */
 export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResult> {
   const target = new URL(opts.path, opts.url);
@@ -123,7 +53,7 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
   let errors = 0;
   let sent = 0;
   let answered = 0;
-  const idle: Connection[] = [];
+  const idle: RawHttpConnection[] = [];
   const waiting: { request: string; due: number }[] = [];
   let open = 0;
   let allAnswered: () => void = () => {};
@@ -131,7 +61,7 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
     allAnswered = resolve;
   });
 
-  const onAnswer = (due: number) => (status: number | undefined) => {
+  const onAnswer = (due: number) => (status: number | undefined, _body: Buffer) => {
     if (status === undefined) {
       errors++;
       failures.transport = (failures.transport ?? 0) + 1;
@@ -147,11 +77,11 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
       allAnswered();
     }
   };
-  const dispatch = (connection: Connection, request: string, due: number) => {
+  const dispatch = (connection: RawHttpConnection, request: string, due: number) => {
     connection.send(request, onAnswer(due));
   };
   const events = {
-    idle(connection: Connection) {
+    idle(connection: RawHttpConnection) {
       const next = waiting.shift();
       if (next === undefined) {
         idle.push(connection);
@@ -159,7 +89,7 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
         dispatch(connection, next.request, next.due);
       }
     },
-    closed(connection: Connection) {
+    closed(connection: RawHttpConnection) {
       open--;
       const at = idle.indexOf(connection);
       if (at >= 0) {
@@ -173,10 +103,10 @@ export async function runPacedHttpLoad(opts: PacedLoadOptions): Promise<LoadResu
     },
   };
   const submit = (request: string, due: number) => {
-    let connection = idle.pop();
+    let connection: RawHttpConnection | undefined = idle.pop();
     if (connection === undefined && open < opts.maxConnections) {
       open++;
-      connection = createConnection(host, port, events);
+      connection = connectRawHttp(host, port, events);
     }
     if (connection === undefined) {
       waiting.push({ request, due });

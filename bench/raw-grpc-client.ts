@@ -10,6 +10,7 @@ import {
   settingsFrame,
   windowUpdateFrame,
 } from "./h2-frames.js";
+import { createHpackDecoder } from "./hpack-decoder.js";
 
 export interface RawGrpcClientOptions {
   /** host:port of an h2c (cleartext HTTP/2) gRPC listener. */
@@ -22,9 +23,9 @@ export interface RawGrpcClientOptions {
 
 /**
  * How a call ended: the answer's message length when it succeeded (one whole
- * message, then the end of the stream), else a failure label:
- * `trailers-only` (a gRPC error: no message, only a status), `malformed`,
- * `reset`, `transport`.
+ * message, then trailers with `grpc-status: 0`), else a failure label:
+ * `grpc-status <code>` (a gRPC error), `no grpc-status`, `no message`,
+ * `malformed`, `reset`, `transport`.
  */
 export type RawCallDone = (failure: string | undefined, messageLength: number) => void;
 
@@ -41,22 +42,63 @@ const DEFAULT_WINDOW = 65_535;
 
 interface Pending {
   data: Buffer[];
+  /** grpc-status of the stream's last header block, if it had one. */
+  status: string | undefined;
   done: RawCallDone;
+}
+
+/** Writes a frame header (RFC 9113, 4.1) into `out` at `at`. */
+function writeFrameHeader(
+  out: Buffer,
+  at: number,
+  length: number,
+  type: number,
+  flags: number,
+  streamId: number,
+) {
+  out.writeUIntBE(length, at, 3);
+  out[at + 3] = type;
+  out[at + 4] = flags;
+  out.writeUInt32BE(streamId & 0x7fffffff, at + 5);
+}
+
+/** A header block that awaits its CONTINUATION frames. */
+interface OpenBlock {
+  streamId: number;
+  endStream: boolean;
+  parts: Buffer[];
+}
+
+/** The header block fragment of a HEADERS frame's payload, without padding and priority. */
+function headerFragment(flags: number, payload: Buffer): Buffer {
+  let start = 0;
+  let end = payload.length;
+  if ((flags & Flag.PADDED) !== 0) {
+    start = 1;
+    end -= payload[0] ?? 0;
+  }
+  if ((flags & Flag.PRIORITY) !== 0) {
+    start += 5;
+  }
+  return payload.subarray(start, Math.max(start, end));
 }
 
 /**
  * One HTTP/2 connection on a bare socket: each call writes a HEADERS frame
  * (one stateless HPACK block for every request) and a DATA frame that ends
- * the stream; answers are read frame by frame, never HPACK-decoded. A
- * stream that ends after a whole non-empty message succeeded; one that ends
- * without a message was a trailers-only gRPC error (its status is not
- * decoded). Writes of one tick go out as one. SETTINGS and PING are
+ * the stream; answers are read frame by frame. Their header blocks are
+ * HPACK-decoded (bench/hpack-decoder.ts) only for `grpc-status`: a stream
+ * succeeded when it ends with status 0 after one whole message, so a server
+ * is judged by its status, the same for every server the bench compares.
+ * Writes of one tick go out as one. SETTINGS and PING are
  * acknowledged; the client's own send window is not tracked (its requests
  * are a few hundred bytes, and the server replenishes it as it reads).
  */
 function connectSession(host: string, port: number, headerBlock: Buffer): Promise<RawGrpcClient> {
   const socket: Socket = connect({ host, port, noDelay: true });
   const pending = new Map<number, Pending>();
+  const hpack = createHpackDecoder();
+  let openBlock: OpenBlock | undefined;
   let nextStreamId = 1;
   let buffered: Buffer = Buffer.alloc(0);
   let received = 0;
@@ -84,8 +126,15 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
       stream.done(failure, 0);
       return;
     }
+    if (stream.status !== "0") {
+      stream.done(
+        stream.status === undefined ? "no grpc-status" : `grpc-status ${stream.status}`,
+        0,
+      );
+      return;
+    }
     if (stream.data.length === 0) {
-      stream.done("trailers-only", 0);
+      stream.done("no message", 0);
       return;
     }
     const length = grpcMessageLength(
@@ -103,6 +152,24 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
       finish(streamId, "transport");
     }
   };
+  // Every block is decoded, a stream's or not: HPACK's table spans the connection.
+  const endBlock = (block: OpenBlock) => {
+    openBlock = undefined;
+    const fields = hpack.decode(
+      block.parts.length === 1 ? (block.parts[0] as Buffer) : Buffer.concat(block.parts),
+    );
+    const stream = pending.get(block.streamId);
+    if (stream !== undefined) {
+      for (const [name, value] of fields) {
+        if (name === "grpc-status") {
+          stream.status = value;
+        }
+      }
+    }
+    if (block.endStream) {
+      finish(block.streamId);
+    }
+  };
   const onFrame = (type: number, flags: number, streamId: number, payload: Buffer) => {
     switch (type) {
       case FrameType.DATA: {
@@ -118,8 +185,21 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
         return;
       }
       case FrameType.HEADERS:
-        if ((flags & Flag.END_STREAM) !== 0) {
-          finish(streamId);
+        openBlock = {
+          streamId,
+          endStream: (flags & Flag.END_STREAM) !== 0,
+          parts: [headerFragment(flags, payload)],
+        };
+        if ((flags & Flag.END_HEADERS) !== 0) {
+          endBlock(openBlock);
+        }
+        return;
+      case FrameType.CONTINUATION:
+        if (openBlock !== undefined) {
+          openBlock.parts.push(payload);
+          if ((flags & Flag.END_HEADERS) !== 0) {
+            endBlock(openBlock);
+          }
         }
         return;
       case FrameType.RST_STREAM:
@@ -173,9 +253,15 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
       }
       const streamId = nextStreamId;
       nextStreamId += 2;
-      pending.set(streamId, { data: [], done });
-      send(h2Frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, headerBlock));
-      send(h2Frame(FrameType.DATA, Flag.END_STREAM, streamId, frame));
+      pending.set(streamId, { data: [], status: undefined, done });
+      // HEADERS and DATA in one buffer: one allocation and copy per call.
+      const out = Buffer.allocUnsafe(2 * FRAME_HEADER + headerBlock.length + frame.length);
+      writeFrameHeader(out, 0, headerBlock.length, FrameType.HEADERS, Flag.END_HEADERS, streamId);
+      headerBlock.copy(out, FRAME_HEADER);
+      const data = FRAME_HEADER + headerBlock.length;
+      writeFrameHeader(out, data, frame.length, FrameType.DATA, Flag.END_STREAM, streamId);
+      frame.copy(out, data + FRAME_HEADER);
+      send(out);
     },
     close() {
       closed = true;

@@ -5,8 +5,16 @@ import { connectRawGrpc } from "./raw-grpc-client.js";
 export interface RawGrpcLoadOptions {
   address: string;
   path: string;
-  /** Pre-framed requests (grpcFrame), sent in turn and again from the first when all have been. */
+  /**
+   * Pre-framed requests (grpcFrame), sent in turn and again from the first
+   * when all have been; with `once`, each sent once.
+   */
   frames: readonly Buffer[];
+  /**
+   * Closed loop, each frame sent at most once: until all have been sent (with
+   * `seconds` 0) or the time is up, whichever comes first.
+   */
+  once?: boolean;
   /** Calls in flight at once, spread over `connections`. */
   concurrency: number;
   /** HTTP/2 connections. Default 4. */
@@ -22,7 +30,7 @@ export interface RawGrpcLoadOptions {
 }
 
 /**
- * gRPC load on bare node:http2 (bench/raw-grpc-client.ts). Closed loop by
+ * gRPC load over HTTP/2 on bare sockets (bench/raw-grpc-client.ts). Closed loop by
  * default: `concurrency` callers, each sending its next call when the
  * previous one answers. With `rate`: call i is due at start + i / rate
  * whatever happened to the earlier ones, and its latency counts from then,
@@ -64,8 +72,12 @@ export async function runRawGrpcLoad(opts: RawGrpcLoadOptions): Promise<LoadResu
       }
     };
     if (rate === undefined) {
+      // With `once` and no time (seconds 0), until every frame has been sent.
+      const more = () =>
+        (!opts.once || sent < opts.frames.length) &&
+        ((opts.once && opts.seconds === 0) || performance.now() < deadline);
       const caller = () => {
-        if (performance.now() < deadline) {
+        if (more()) {
           call(performance.now(), caller);
         } else {
           stopped = true;

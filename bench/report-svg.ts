@@ -45,6 +45,9 @@ function panel(
   unit: string,
 ) {
   const shown = r.phases.filter((p) => row.some((s) => s.series === p.series));
+  if (shown.length === 0) {
+    return `<g transform="translate(0 ${y0})"></g>`;
+  }
   const cs = shown.map((p) => p.concurrency);
   const minC = Math.min(...cs);
   const maxC = Math.max(...cs);

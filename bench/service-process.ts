@@ -80,6 +80,8 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
       REDIS_URL: opts.redisUrl,
       TOKEN_RATE_LIMIT_PER_MINUTE: "1000000",
       TOKEN_MAX_ACTIVE_PER_USER: "1000000",
+      // The per-request log line at its default level, whatever the caller's environment says.
+      LOG_LEVEL: "info",
       ...opts.env,
     },
   });

@@ -25,7 +25,11 @@ function startEchoServer(): Promise<{ server: Http2Server; address: string; seen
         { ":status": 200, "content-type": "application/grpc" },
         { waitForTrailers: true },
       );
-      stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+      // /Lie answers a message, then an error status: its status decides.
+      const status = headers[":path"] === "/Lie" ? "13" : "0";
+      stream.once("wantTrailers", () =>
+        stream.sendTrailers({ "grpc-status": status, "x-pad": "y".repeat(seen.length) }),
+      );
       stream.end(Buffer.concat(chunks));
     });
   });
@@ -62,10 +66,23 @@ describe("connectRawGrpc", () => {
     assert.equal(echo.seen[0], "/Echo application/grpc trailers");
   });
 
-  it("reports a trailers-only answer (a gRPC error) as a failure", async () => {
+  it("reports a trailers-only answer (a gRPC error) as a failure with its status", async () => {
     const client = await connectRawGrpc({ address: echo.address, path: "/Fail", connections: 1 });
-    assert.deepEqual(await call(client, grpcFrame(new Uint8Array(3))), ["trailers-only", 0]);
+    assert.deepEqual(await call(client, grpcFrame(new Uint8Array(3))), ["grpc-status 5", 0]);
     client.close();
+  });
+
+  it("judges an answer by its trailers' grpc-status, not by its message", async () => {
+    const client = await connectRawGrpc({ address: echo.address, path: "/Lie", connections: 1 });
+    // Several calls on one connection: the trailers are indexed in HPACK's dynamic table.
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => call(client, grpcFrame(new Uint8Array(2)))),
+    );
+    client.close();
+    assert.deepEqual(
+      answers,
+      Array.from({ length: 5 }, () => ["grpc-status 13", 0]),
+    );
   });
 
   it("fails the calls in flight when the connection closes", async () => {

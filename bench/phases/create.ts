@@ -1,0 +1,119 @@
+import { type BenchContext, type BenchPhase, budget, expectedRate } from "../bench-context.js";
+import type { Phase } from "../bench-report.js";
+import { answeredWithToken, grpcCreated, restCreated } from "../create-answers.js";
+import { grpcFrame } from "../grpc-frame.js";
+import { runRawGrpcLoad } from "../raw-grpc-load.js";
+import { runRawHttpLoad } from "../raw-http-load.js";
+
+export const CREATE_PATH = "/perps.token.v1.TokenService/CreateToken";
+
+/**
+ * REST create against the service: the raw HTTP/1.1 client (autocannon cost
+ * more than a fifth of the service's CPU per create), pre-signed bodies;
+ * only 201 with a token counts.
+ */
+export function restCreateLoad(
+  ctx: BenchContext,
+  concurrency: number,
+  seconds: number,
+  perSecond: number,
+) {
+  const bodies = ctx.signer.creates(budget(perSecond, seconds, concurrency)).map((r) => r.json);
+  const url = `http://127.0.0.1:${ctx.service().httpPort}`;
+  return () =>
+    runRawHttpLoad({
+      url,
+      method: "POST",
+      path: "/user/tokens",
+      bodies,
+      connections: concurrency,
+      seconds,
+      accept: restCreated,
+    });
+}
+
+/**
+ * gRPC create against the service's public listener: pre-framed requests
+ * over raw HTTP/2 streams on 4 connections (bench/raw-grpc-load.ts), each
+ * sent once; only grpc-status 0 with a message counts.
+ */
+export function grpcCreateLoad(
+  ctx: BenchContext,
+  concurrency: number,
+  seconds: number,
+  perSecond: number,
+) {
+  const frames = ctx.signer
+    .creates(budget(perSecond, seconds, concurrency))
+    .map((r) => grpcFrame(r.binary));
+  const address = `127.0.0.1:${ctx.service().httpPort}`;
+  return () =>
+    runRawGrpcLoad({
+      address,
+      path: CREATE_PATH,
+      frames,
+      once: true,
+      concurrency,
+      seconds,
+      accept: grpcCreated,
+    });
+}
+
+/**
+ * Creates at every concurrency: REST and Connect JSON (the raw HTTP/1.1
+ * client, keep-alive, one request in flight per connection) and gRPC (the raw
+ * HTTP/2 client), after a warm-up (JIT, connection pools,
+ * Redis' script cache) that is not reported.
+ */
+export const createPhase: BenchPhase = {
+  name: "create",
+  needsService: true,
+  async run(ctx) {
+    const { plan } = ctx;
+    const service = ctx.service();
+    const publicUrl = `http://127.0.0.1:${service.httpPort}`;
+    const phases: Phase[] = [];
+    const record = async (phase: Promise<Phase>) => {
+      phases.push(await phase);
+    };
+    await restCreateLoad(ctx, 32, plan.warmupSeconds, ctx.ceiling.perSecond)();
+    await grpcCreateLoad(ctx, 32, Math.min(1, plan.warmupSeconds), ctx.ceiling.perSecond)();
+    for (const c of plan.concurrencies) {
+      await record(
+        ctx.measure(
+          "REST create",
+          c,
+          restCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
+        ),
+      );
+    }
+    for (const c of plan.concurrencies) {
+      const bodies = ctx.signer
+        .creates(budget(expectedRate(ctx, phases), plan.seconds, c))
+        .map((r) => r.json);
+      await record(
+        ctx.measure("Connect create", c, () =>
+          runRawHttpLoad({
+            url: publicUrl,
+            method: "POST",
+            path: CREATE_PATH,
+            bodies,
+            connections: c,
+            seconds: plan.seconds,
+            accept: answeredWithToken,
+          }),
+        ),
+      );
+    }
+    for (const c of plan.concurrencies) {
+      await record(
+        ctx.measure(
+          "gRPC create",
+          c,
+          grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
+        ),
+      );
+    }
+    return { phases };
+  },
+};

@@ -1,0 +1,142 @@
+import type { BenchContext, BenchPhase } from "../bench-context.js";
+import type { PeerPoint, Phase, Series } from "../bench-report.js";
+import { grpcCreated, restCreated } from "../create-answers.js";
+import { grpcFrame } from "../grpc-frame.js";
+import type { LoadResult } from "../load-result.js";
+import { peakPhase } from "../peak-phase.js";
+import { registerPeerUsers } from "../peer/peer-keys.js";
+import {
+  PEER_DIR,
+  type PeerProcess,
+  peerBinary,
+  peerBuilt,
+  startPeerProcess,
+} from "../peer/peer-process.js";
+import { peerCreateFrame } from "../peer/peer-requests.js";
+import { runRawGrpcLoad } from "../raw-grpc-load.js";
+import { runRawHttpLoad } from "../raw-http-load.js";
+import { CREATE_PATH } from "./create.js";
+
+/** HTTP/2 connections of the gRPC load (as for IntrospectToken). */
+const GRPC_CONNECTIONS = 4;
+
+type Side = "ours" | "peer";
+type Protocol = PeerPoint["protocol"];
+
+/**
+ * One load of `count` fresh pre-signed creates against one side: the same
+ * load generator for both (raw HTTP/1.1 sockets for REST, raw HTTP/2 for
+ * gRPC), the requests signed before the clock starts.
+ */
+function createLoad(
+  ctx: BenchContext,
+  peer: PeerProcess,
+  side: Side,
+  protocol: Protocol,
+  concurrency: number,
+  count: number,
+): () => Promise<LoadResult> {
+  const signed = ctx.signer.creates(count);
+  const service = ctx.service();
+  if (protocol === "REST create") {
+    const port = side === "ours" ? service.httpPort : peer.httpPort;
+    const bodies = signed.map((r) => r.json);
+    return () =>
+      runRawHttpLoad({
+        url: `http://127.0.0.1:${port}`,
+        method: "POST",
+        path: "/user/tokens",
+        bodies,
+        connections: concurrency,
+        accept: restCreated,
+      });
+  }
+  const frames =
+    side === "ours"
+      ? signed.map((r) => grpcFrame(r.binary))
+      : signed.map((r) => peerCreateFrame(r.json));
+  const port = side === "ours" ? service.httpPort : peer.grpcPort;
+  return () =>
+    runRawGrpcLoad({
+      address: `127.0.0.1:${port}`,
+      path: CREATE_PATH,
+      frames,
+      once: true,
+      concurrency,
+      connections: GRPC_CONNECTIONS,
+      seconds: 0,
+      accept: grpcCreated,
+    });
+}
+
+const SERIES: Record<Side, Record<Protocol, Series>> = {
+  ours: { "REST create": "REST create", "gRPC create": "gRPC create" },
+  peer: { "REST create": "Peer REST create", "gRPC create": "Peer gRPC create" },
+};
+
+/**
+ * This service against the Go grpc-gateway peer (issue 15): REST create and
+ * gRPC create at each concurrency, alternating A B A B (this service, the
+ * peer, this service, the peer), each run on fresh pre-signed requests with
+ * the same load generator and settings. The peer gets a redis-server of its
+ * own and every bench user's key through its gRPC PutUserKey; this service
+ * runs as in every phase (default configuration, rate and cap raised, log
+ * line at info). Of each side's two runs the better (higher throughput) is
+ * taken: on a shared machine, interference only ever slows a run, so the
+ * better run is the nearer estimate for both sides alike, where a mean would
+ * carry the noise of whichever run was disturbed.
+ */
+export const peerPhase: BenchPhase = {
+  name: "peer",
+  needsService: true,
+  async run(ctx) {
+    const binary = peerBinary();
+    if (!peerBuilt()) {
+      const line = `peer phase skipped: ${binary} not built; run ${PEER_DIR}/build.sh (or set PEER_BIN)`;
+      ctx.log(line);
+      return { peerSkipped: line };
+    }
+    const { plan } = ctx;
+    const peer = await startPeerProcess(ctx.pinned ? { cpus: "0" } : {});
+    try {
+      await registerPeerUsers(`127.0.0.1:${peer.grpcPort}`, ctx.users);
+      const measure = (side: Side, protocol: Protocol, c: number, count: number) =>
+        ctx.measure(
+          SERIES[side][protocol],
+          c,
+          createLoad(ctx, peer, side, protocol, c, count),
+          side === "peer" ? { server: peer, redis: peer.redis.client } : {},
+        );
+      // Warm-up of both sides (JIT, pools, script caches), not reported.
+      const warmup = Math.min(plan.peerRequests, 5_000);
+      for (const protocol of ["REST create", "gRPC create"] as const) {
+        for (const side of ["ours", "peer"] as const) {
+          await createLoad(ctx, peer, side, protocol, 32, warmup)();
+        }
+      }
+      const points: PeerPoint[] = [];
+      for (const protocol of ["REST create", "gRPC create"] as const) {
+        for (const c of plan.peerConcurrencies) {
+          const ours: Phase[] = [];
+          const theirs: Phase[] = [];
+          for (let round = 1; round <= 2; round++) {
+            ctx.log(
+              `peer phase: ${protocol} c=${c}, round ${round} of 2 (this service, then the peer)`,
+            );
+            ours.push(await measure("ours", protocol, c, plan.peerRequests));
+            theirs.push(await measure("peer", protocol, c, plan.peerRequests));
+          }
+          const oursTaken = peakPhase(ours);
+          const peerTaken = peakPhase(theirs);
+          if (oursTaken === undefined || peerTaken === undefined) {
+            throw new Error("peer phase: no runs");
+          }
+          points.push({ protocol, concurrency: c, ours, peer: theirs, oursTaken, peerTaken });
+        }
+      }
+      return { peer: { binary, requests: plan.peerRequests, points } };
+    } finally {
+      await peer.stop();
+    }
+  },
+};

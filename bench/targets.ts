@@ -1,0 +1,457 @@
+import { PEER_CONCURRENCIES } from "./bench-plan.js";
+import type { BenchReport, PeerPoint, Phase, Series, Target } from "./bench-report.js";
+import { peakPhase } from "./peak-phase.js";
+import { rssTrend } from "./rss-trend.js";
+
+/** A goal, written once: the check and the text both come from it. */
+export interface Goal {
+  readonly compare: "≥" | "≤" | "<" | "=";
+  readonly value: number;
+  /** After the value, e.g. "× ceiling", "ms". */
+  readonly unit?: string;
+  /** Decimals of the value in the text. Default 0. */
+  readonly digits?: number;
+}
+
+/** What a target read from a run: the value the goal is checked against, and the text shown. */
+export interface Reading {
+  /** NaN when the run cannot tell (nothing measured where it must be): unmet. */
+  readonly value: number;
+  readonly measured: string;
+}
+
+/** One target: its name, goal, how it is measured, and how it reads a run (undefined: its phases did not run). */
+export interface TargetSpec {
+  readonly name: string;
+  readonly goal: Goal;
+  readonly how: string;
+  read(r: BenchReport): Reading | undefined;
+}
+
+export function goalText(goal: Goal): string {
+  const value = goal.value.toFixed(goal.digits ?? 0);
+  const compare = goal.compare === "=" ? "" : `${goal.compare} `;
+  return `${compare}${value}${goal.unit === undefined ? "" : ` ${goal.unit}`}`;
+}
+
+export function goalMet(goal: Goal, value: number): boolean {
+  switch (goal.compare) {
+    case "≥":
+      return value >= goal.value;
+    case "≤":
+      return value <= goal.value;
+    case "<":
+      return value < goal.value;
+    case "=":
+      return value === goal.value;
+  }
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+/** A ratio as shown (two decimals; 0 for a zero denominator, as the bench always wrote it). */
+const shown = (a: number, b: number) => (b === 0 ? 0 : round2(a / b));
+const of = (r: BenchReport, series: Series) => r.phases.filter((p) => p.series === series);
+const some = (phases: Phase[]) => (phases.length > 0 ? phases : undefined);
+const maxTrips = (list: readonly Phase[]) => Math.max(0, ...list.map((p) => p.redisRoundTrips));
+const halfPeakOf = (r: BenchReport, series: Series) =>
+  r.checks?.halfPeaks.find((p) => p.series === series);
+const errorsOf = (list: readonly Phase[]) => list.reduce((n, p) => n + p.errors, 0);
+
+/** The REST create peak and the leanest event loop per create (concurrency > 1). */
+function restCreate(r: BenchReport) {
+  const phases = some(of(r, "REST create"));
+  const peak = phases === undefined ? undefined : peakPhase(phases);
+  if (phases === undefined || peak === undefined) {
+    return undefined;
+  }
+  // What one process can serve when it has cores for its thread pool: the
+  // event loop is its only serial part (signatures are checked on the pool),
+  // so its CPU per REST create at its busiest bounds the process, whatever a
+  // load generator sharing the machine manages.
+  const leanestLoopUs = Math.min(
+    ...phases.filter((p) => p.concurrency > 1).map((p) => p.eventLoopCpuUsPerRequest),
+  );
+  return {
+    phases,
+    peak: peak.throughput,
+    peakConcurrency: peak.concurrency,
+    leanestLoopUs,
+    capacity: Math.round(1e6 / Math.max(1, leanestLoopUs)),
+  };
+}
+
+function floorRatio(r: BenchReport, series: Series): Reading | undefined {
+  const phases = some(of(r, series));
+  const floor = some(of(r, "Floor check"));
+  if (phases === undefined || floor === undefined) {
+    return undefined;
+  }
+  const peak = peakPhase(phases);
+  const throughput = peak?.throughput ?? 0;
+  const floorPeak = peakPhase(floor)?.throughput ?? 0;
+  return {
+    value: floorPeak > 0 ? throughput / floorPeak : Number.NaN,
+    measured: `${shown(throughput, floorPeak)} (${throughput}/s at concurrency ${peak?.concurrency ?? 0} vs ${floorPeak}/s)`,
+  };
+}
+
+function checkHalfPeak(r: BenchReport, series: Series): Reading | undefined {
+  const half = halfPeakOf(r, series);
+  if (half === undefined) {
+    return undefined;
+  }
+  const floorHalf = halfPeakOf(r, "Floor check");
+  return {
+    value: half.ok > 0 ? half.p99Ms : Number.NaN,
+    measured: `${half.p99Ms} ms at ${half.throughput}/s${floorHalf === undefined ? "" : ` (the check floor at half its peak: ${floorHalf.p99Ms} ms at ${floorHalf.throughput}/s)`}`,
+  };
+}
+
+const peerPoint = (r: BenchReport, protocol: PeerPoint["protocol"], c: number) =>
+  r.peer?.points.find((p) => p.protocol === protocol && p.concurrency === c);
+
+/** The peer phase's runs of this service for `protocol`. */
+const peerRunsOf = (r: BenchReport, protocol: PeerPoint["protocol"]) =>
+  r.peer?.points.filter((p) => p.protocol === protocol).flatMap((p) => p.ours);
+
+function loadGeneratorShare(r: BenchReport, protocol: PeerPoint["protocol"]): Reading | undefined {
+  const runs = r.peer === undefined ? undefined : some(peerRunsOf(r, protocol) ?? []);
+  if (runs === undefined) {
+    return undefined;
+  }
+  const share = (p: Phase) =>
+    p.serviceCpuUsPerRequest > 0
+      ? p.loadGeneratorCpuUsPerRequest / p.serviceCpuUsPerRequest
+      : Number.NaN;
+  const worst = runs.reduce((a, b) => (!(share(a) >= share(b)) ? b : a));
+  return {
+    value: share(worst),
+    measured: `${shown(worst.loadGeneratorCpuUsPerRequest, worst.serviceCpuUsPerRequest)} (${worst.loadGeneratorCpuUsPerRequest} µs vs ${worst.serviceCpuUsPerRequest} µs, worst of this service's runs, at concurrency ${worst.concurrency})`,
+  };
+}
+
+const CHECK_SERIES: readonly Series[] = ["gRPC introspect", "Forward-auth", "Floor check"];
+
+/** Every target of `npm run bench`, each goal written once: the check and the report come from here. */
+export const TARGETS: readonly TargetSpec[] = [
+  {
+    name: "REST create vs verify ceiling",
+    goal: { compare: "≥", value: 0.6, digits: 2, unit: "× ceiling" },
+    how: "Peak REST create throughput over the concurrencies ÷ Ed25519 verifies per second on one thread, measured in the same run.",
+    read(r) {
+      const rest = restCreate(r);
+      const ceiling = r.verifyCeiling.perSecond;
+      return rest === undefined
+        ? undefined
+        : {
+            value: rest.peak / ceiling,
+            measured: `${shown(rest.peak, ceiling)} (${rest.peak}/s vs ${ceiling}/s)`,
+          };
+    },
+  },
+  {
+    name: "REST create capacity of one process with cores for its thread pool (1 s ÷ event-loop CPU per request) vs verify ceiling",
+    goal: { compare: "≥", value: 0.6, digits: 2, unit: "× ceiling" },
+    how: "1 s ÷ the least event-loop CPU per REST create (concurrency above 1): what one process serves when the verifies have cores of their own.",
+    read(r) {
+      const rest = restCreate(r);
+      const ceiling = r.verifyCeiling.perSecond;
+      return rest === undefined
+        ? undefined
+        : {
+            value: rest.capacity / ceiling,
+            measured: `${shown(rest.capacity, ceiling)} (${rest.capacity}/s: ${rest.leanestLoopUs} µs of event-loop CPU per request)`,
+          };
+    },
+  },
+  {
+    name: "Everything but the signature check (event-loop CPU per REST create) vs one verify",
+    goal: { compare: "≤", value: 1, unit: "× verify" },
+    how: "The least event-loop CPU per REST create ÷ the time of one verify.",
+    read(r) {
+      const rest = restCreate(r);
+      const us = r.verifyCeiling.microseconds;
+      return rest === undefined
+        ? undefined
+        : {
+            value: rest.leanestLoopUs / us,
+            measured: `${shown(rest.leanestLoopUs, us)} (${rest.leanestLoopUs} µs vs ${us} µs)`,
+          };
+    },
+  },
+  {
+    name: "REST create vs Connect create",
+    goal: { compare: "≥", value: 0.9, digits: 2 },
+    how: "Peak REST create ÷ peak Connect create (JSON), same load generator.",
+    read(r) {
+      const rest = restCreate(r);
+      const connect = some(of(r, "Connect create"));
+      if (rest === undefined || connect === undefined) {
+        return undefined;
+      }
+      const connectPeak = peakPhase(connect)?.throughput ?? 0;
+      return {
+        value: rest.peak / connectPeak,
+        measured: `${shown(rest.peak, connectPeak)} (${rest.peak}/s vs ${connectPeak}/s)`,
+      };
+    },
+  },
+  {
+    name: "REST create vs the floor server (REST create peak vs the floor at that concurrency)",
+    goal: { compare: "≥", value: 0.85, digits: 2, unit: "× floor" },
+    how: "Peak REST create ÷ bench/floor-server.ts under the same load at the concurrency of that peak.",
+    read(r) {
+      const rest = restCreate(r);
+      if (rest === undefined || r.floor === undefined) {
+        return undefined;
+      }
+      return {
+        value: r.floor.throughput > 0 ? rest.peak / r.floor.throughput : Number.NaN,
+        measured: `${shown(rest.peak, r.floor.throughput)} (${rest.peak}/s vs ${r.floor.throughput}/s at concurrency ${r.floor.concurrency})`,
+      };
+    },
+  },
+  {
+    name: "p99 at half of peak (REST create)",
+    goal: { compare: "≤", value: 10, unit: "ms" },
+    how: "REST create paced at half its peak (open model, latency from when each request was due).",
+    read(r) {
+      const half = r.halfPeak;
+      if (half === undefined) {
+        return undefined;
+      }
+      const floor = r.floorHalfPeak;
+      return {
+        value: half.p99Ms,
+        measured: `${half.p99Ms} ms at ${half.throughput}/s${floor === undefined ? "" : ` (the floor at half its peak: ${floor.p99Ms} ms at ${floor.throughput}/s)`}`,
+      };
+    },
+  },
+  {
+    name: "Redis round trips per create / delete",
+    goal: { compare: "≤", value: 2 },
+    how: "Client-issued Redis commands per request (INFO commandstats deltas), the most of any REST create and REST delete phase.",
+    read(r) {
+      const creates = some(of(r, "REST create"));
+      const deletes = some(of(r, "REST delete"));
+      if (creates === undefined || deletes === undefined) {
+        return undefined;
+      }
+      return {
+        value: Math.max(maxTrips(creates), maxTrips(deletes)),
+        measured: `${maxTrips(creates)} / ${maxTrips(deletes)}`,
+      };
+    },
+  },
+  {
+    name: "No leak (RSS after the last step vs after the first, on the least-squares line through every step)",
+    goal: { compare: "≤", value: 1.1, digits: 2 },
+    how: "REST creates in equal steps, the service's RSS after each; the least-squares line read at the first and the last step.",
+    read(r) {
+      const leak = r.leak;
+      if (leak === undefined) {
+        return undefined;
+      }
+      const trend = rssTrend(leak.requests, leak.rssMb);
+      return {
+        value: trend.ratio,
+        measured: `${trend.ratio} (${trend.firstMb} → ${trend.lastMb} MB, ${leak.requests[0]} → ${leak.requests[leak.requests.length - 1]} requests)`,
+      };
+    },
+  },
+  {
+    name: "Redis memory per live session token",
+    goal: { compare: "≤", value: 250, unit: "B" },
+    how: "INFO memory before and after writing session and named tokens through the real store code, once the creates' replay entries have expired.",
+    read(r) {
+      const m = r.memory;
+      return m === undefined
+        ? undefined
+        : {
+            value: m.sessionBytesPerTokenSteady,
+            measured: `${m.sessionBytesPerTokenSteady} B (named ${m.namedBytesPerTokenSteady} B)`,
+          };
+    },
+  },
+  {
+    name: "IntrospectToken (gRPC) vs the check floor (peaks)",
+    goal: { compare: "≥", value: 0.7, digits: 2, unit: "× floor" },
+    how: "Peak IntrospectToken ÷ the check floor's peak (bench/check-floor-server.ts).",
+    read: (r) => floorRatio(r, "gRPC introspect"),
+  },
+  {
+    name: "Forward-auth (HTTP/1.1 keep-alive) vs the check floor (peaks)",
+    goal: { compare: "≥", value: 0.7, digits: 2, unit: "× floor" },
+    how: "Peak forward-auth ÷ the check floor's peak, same load generator.",
+    read: (r) => floorRatio(r, "Forward-auth"),
+  },
+  {
+    name: "p99 at half of its own peak (IntrospectToken)",
+    goal: { compare: "≤", value: 5, unit: "ms" },
+    how: "IntrospectToken paced at half its own peak (the raw HTTP/2 client, open model).",
+    read: (r) => checkHalfPeak(r, "gRPC introspect"),
+  },
+  {
+    name: "p99 at half of its own peak (forward-auth)",
+    goal: { compare: "≤", value: 5, unit: "ms" },
+    how: "Forward-auth paced at half its own peak (the paced raw HTTP/1.1 client).",
+    read: (r) => checkHalfPeak(r, "Forward-auth"),
+  },
+  {
+    name: "Redis round trips per check (IntrospectToken / forward-auth)",
+    goal: { compare: "≤", value: 1 },
+    how: "Client-issued Redis commands per check, the most of any phase, closed loop and half peak.",
+    read(r) {
+      const introspect = some(of(r, "gRPC introspect"));
+      const forwardAuth = some(of(r, "Forward-auth"));
+      if (introspect === undefined || forwardAuth === undefined) {
+        return undefined;
+      }
+      const withHalf = (list: Phase[], series: Series) => {
+        const half = halfPeakOf(r, series);
+        return half === undefined ? list : [...list, half];
+      };
+      const a = maxTrips(withHalf(introspect, "gRPC introspect"));
+      const b = maxTrips(withHalf(forwardAuth, "Forward-auth"));
+      return { value: Math.max(a, b), measured: `${a} / ${b}` };
+    },
+  },
+  {
+    name: "Load generator CPU per IntrospectToken vs the service's, at its peak (the client must not be the limit)",
+    goal: { compare: "<", value: 0.2, digits: 2 },
+    how: "The bench process's CPU per call ÷ the service's, at IntrospectToken's peak.",
+    read(r) {
+      const introspect = some(of(r, "gRPC introspect"));
+      const peak = introspect === undefined ? undefined : peakPhase(introspect);
+      if (peak === undefined) {
+        return undefined;
+      }
+      const clientUs = peak.loadGeneratorCpuUsPerRequest;
+      const serviceUs = peak.serviceCpuUsPerRequest;
+      return {
+        value: serviceUs > 0 ? clientUs / serviceUs : Number.NaN,
+        measured: `${shown(clientUs, serviceUs)} (${clientUs} µs vs ${serviceUs} µs)`,
+      };
+    },
+  },
+  {
+    name: "Errors (check phases)",
+    goal: { compare: "=", value: 0 },
+    how: "Failed checks (anything but an active answer) in IntrospectToken, forward-auth and the check floor, closed loop and half peak.",
+    read(r) {
+      if (r.checks === undefined) {
+        return undefined;
+      }
+      const errors = errorsOf([
+        ...r.phases.filter((p) => CHECK_SERIES.includes(p.series)),
+        ...r.checks.halfPeaks,
+      ]);
+      return { value: errors, measured: String(errors) };
+    },
+  },
+  ...PEER_CONCURRENCIES.flatMap((c): TargetSpec[] => [
+    {
+      name: `REST create vs the Go peer's, concurrency ${c}`,
+      goal: { compare: "≥", value: 1.1, digits: 2, unit: "× peer" },
+      how: "Throughput of the better of this service's two alternating runs ÷ the better of the peer's, same raw HTTP/1.1 client and pre-signed requests.",
+      read(r) {
+        const point = peerPoint(r, "REST create", c);
+        return point === undefined
+          ? undefined
+          : {
+              value: point.oursTaken.throughput / point.peerTaken.throughput,
+              measured: `${shown(point.oursTaken.throughput, point.peerTaken.throughput)} (${point.oursTaken.throughput}/s vs ${point.peerTaken.throughput}/s)`,
+            };
+      },
+    },
+    {
+      name: `REST create p99 vs the Go peer's, concurrency ${c}`,
+      goal: { compare: "≤", value: 1, digits: 2, unit: "× peer's p99" },
+      how: "p99 of the run taken for each side (the better of two).",
+      read(r) {
+        const point = peerPoint(r, "REST create", c);
+        return point === undefined
+          ? undefined
+          : {
+              value: point.oursTaken.p99Ms / point.peerTaken.p99Ms,
+              measured: `${shown(point.oursTaken.p99Ms, point.peerTaken.p99Ms)} (${point.oursTaken.p99Ms} ms vs ${point.peerTaken.p99Ms} ms)`,
+            };
+      },
+    },
+    {
+      name: `gRPC create vs the Go peer's, concurrency ${c}`,
+      goal: { compare: "≥", value: 1, digits: 2, unit: "× peer" },
+      how: "Throughput of the better of two alternating runs each, same raw HTTP/2 client (4 connections, pre-framed requests).",
+      read(r) {
+        const point = peerPoint(r, "gRPC create", c);
+        return point === undefined
+          ? undefined
+          : {
+              value: point.oursTaken.throughput / point.peerTaken.throughput,
+              measured: `${shown(point.oursTaken.throughput, point.peerTaken.throughput)} (${point.oursTaken.throughput}/s vs ${point.peerTaken.throughput}/s)`,
+            };
+      },
+    },
+  ]),
+  {
+    name: "Load generator CPU per REST create vs the service's (peer phase)",
+    goal: { compare: "<", value: 0.2, digits: 2 },
+    how: "The bench process's CPU per request ÷ the service's, the worst of this service's REST create runs in the peer phase.",
+    read: (r) => loadGeneratorShare(r, "REST create"),
+  },
+  {
+    name: "Load generator CPU per gRPC create vs the service's (peer phase)",
+    goal: { compare: "<", value: 0.2, digits: 2 },
+    how: "As above, for gRPC create.",
+    read: (r) => loadGeneratorShare(r, "gRPC create"),
+  },
+  {
+    name: "Errors in the peer comparison (both sides)",
+    goal: { compare: "=", value: 0 },
+    how: "Anything but 201 with a token (REST) or grpc-status 0 with a message (gRPC), both sides, every run.",
+    read(r) {
+      if (r.peer === undefined) {
+        return undefined;
+      }
+      const errors = errorsOf(r.peer.points.flatMap((p) => [...p.ours, ...p.peer]));
+      return { value: errors, measured: String(errors) };
+    },
+  },
+  {
+    name: "Errors (all phases)",
+    goal: { compare: "=", value: 0 },
+    how: "Failed requests in every phase of this service and the floors, closed loop and half peak.",
+    read(r) {
+      const errors = errorsOf([
+        ...r.phases,
+        ...[r.halfPeak, r.floor, r.floorHalfPeak].filter((p) => p !== undefined),
+        ...(r.checks?.halfPeaks ?? []),
+      ]);
+      return { value: errors, measured: String(errors) };
+    },
+  },
+];
+
+/** The target table of a run, and the names of the targets its phases could not tell. */
+export function evaluateTargets(
+  r: BenchReport,
+  specs: readonly TargetSpec[] = TARGETS,
+): { targets: Target[]; notMeasured: string[] } {
+  const targets: Target[] = [];
+  const notMeasured: string[] = [];
+  for (const spec of specs) {
+    const reading = spec.read(r);
+    if (reading === undefined) {
+      notMeasured.push(spec.name);
+      continue;
+    }
+    targets.push({
+      name: spec.name,
+      goal: goalText(spec.goal),
+      how: spec.how,
+      measured: reading.measured,
+      met: goalMet(spec.goal, reading.value),
+    });
+  }
+  return { targets, notMeasured };
+}
