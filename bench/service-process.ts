@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
+const ROOT = join(import.meta.dirname, "..");
+
 export interface ServiceProcess {
   readonly pid: number;
   readonly httpPort: number;
@@ -24,7 +26,7 @@ export interface ServiceProcessOptions {
   /** Pin the service to these CPUs (taskset list, e.g. "1"); undefined leaves it to the OS. */
   cpus?: string;
   env?: Record<string, string>;
-  /** Entry script. Default src/main.ts. */
+  /** Entry script, run through tsx. Default: the compiled service, dist/main.js. */
   main?: string;
 }
 
@@ -54,12 +56,20 @@ export function rssOf(pid: number): number {
 }
 
 /**
- * Runs the service as `npm start` does (tsx, one worker), as a child process
- * so that its CPU, RSS and profile are its own. Ports are chosen by the
- * service (0) and read from its "listening" log line.
+ * Runs the service as `npm start` does (the compiled dist/main.js, rebuilt
+ * first if src/ changed; one worker), as a child process so that its CPU,
+ * RSS and profile are its own; another `main` (the bench's own floor
+ * servers) runs through tsx. Ports are chosen by the service (0) and read
+ * from its "listening" log line.
  */
 export async function startServiceProcess(opts: ServiceProcessOptions): Promise<ServiceProcess> {
-  const nodeArgs = [...(opts.nodeFlags ?? []), "--import", "tsx", opts.main ?? "src/main.ts"];
+  if (opts.main === undefined) {
+    execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
+  }
+  const nodeArgs = [
+    ...(opts.nodeFlags ?? []),
+    ...(opts.main === undefined ? [join(ROOT, "dist/main.js")] : ["--import", "tsx", opts.main]),
+  ];
   const [command, args] =
     opts.cpus === undefined
       ? [process.execPath, nodeArgs]
