@@ -64,7 +64,9 @@ export function rssOf(pid: number): number {
  */
 export async function startServiceProcess(opts: ServiceProcessOptions): Promise<ServiceProcess> {
   if (opts.main === undefined) {
-    execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
+    execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs"), "--if-stale"], {
+      stdio: "inherit",
+    });
   }
   const nodeArgs = [
     ...(opts.nodeFlags ?? []),
