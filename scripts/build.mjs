@@ -15,6 +15,7 @@
 //                                      last build (`prestart`, the tests)
 import { execFileSync } from "node:child_process";
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -195,6 +196,9 @@ async function build() {
       return;
     }
     copyLuaScripts(out);
+    // The package's bin: npm marks it executable on install, but not when a
+    // linked checkout is rebuilt later.
+    chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
     await buildCommonJs(esbuild, out);
     rmSync(DIST, { recursive: true, force: true });
     renameSync(out, DIST);

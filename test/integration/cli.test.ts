@@ -114,6 +114,11 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     await redis.dispose();
   });
 
+  it("the compiled bin is executable, as npm links it (a rebuild keeps it so)", () => {
+    const mode = statSync(join(ROOT, "dist", "cli", "perps-tokens.js")).mode;
+    assert.equal(mode & 0o111, 0o111);
+  });
+
   it("--help on every command prints its usage and exits 0", async () => {
     const cases = [
       ["--help"],

@@ -120,9 +120,11 @@ function runProcess(
 }
 
 /**
- * A reader's own project in `dir`, as after `npm init -y` and installing this
- * package: package.json without "type" (so no top-level await), and
- * node_modules/perps-token-service pointing at this repository.
+ * A reader's own project in `dir`, as after `npm init -y` and
+ * `npm install <this repository> tsx`, as the doc says: package.json without
+ * "type" (so no top-level await), node_modules/perps-token-service pointing
+ * at this repository and node_modules/tsx at the tsx this repository uses
+ * (a test must not need the registry).
  */
 function readerProject(dir: string): void {
   if (!existsSync(join(dir, "package.json"))) {
@@ -133,8 +135,10 @@ function readerProject(dir: string): void {
   }
   const link = join(dir, "node_modules", "perps-token-service");
   if (!existsSync(link)) {
-    mkdirSync(join(dir, "node_modules"), { recursive: true });
+    mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
     symlinkSync(REPO_ROOT, link, "dir");
+    symlinkSync(join(REPO_ROOT, "node_modules", "tsx"), join(dir, "node_modules", "tsx"), "dir");
+    symlinkSync("../tsx/dist/cli.mjs", join(dir, "node_modules", ".bin", "tsx"));
   }
 }
 
@@ -232,8 +236,8 @@ describe("the documentation's examples, run as printed", () => {
               );
               readerProject(cwd);
               writeFileSync(join(cwd, block.meta), block.text);
-              // `npx tsx <file>` in the reader's project: tsx is this repository's.
-              const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+              // `npx tsx <file>`: the tsx of the reader's project (node_modules/.bin).
+              const tsx = join(cwd, "node_modules", ".bin", "tsx");
               const result = await runProcess(tsx, [block.meta], cwd, env);
               assert.equal(result.code, 0, `${where(block)} failed:\n${result.output}`);
               assertOutput(example, result.output);
