@@ -24,10 +24,6 @@ import { startTestService, type TestService } from "../support/test-service.js";
 // run). The ```nginx block is run in a real nginx by forward-auth.test.ts.
 // Any other block fails here until it is marked ```text or taught to this test.
 
-// The SDK snippet calls signerFromPem, which is added to the SDK on another
-// branch; switch this on once it is merged (the snippet then runs like the rest).
-const SDK_SNIPPET_TODO = false;
-
 const SCRIPT_TIMEOUT_MS = 60_000;
 
 // The examples run in a bash opened in this repository. Commands that install
@@ -219,30 +215,22 @@ describe("the documentation's examples, run as printed", () => {
         const { example } = step;
         const { block } = example;
         if (block.lang === "ts") {
-          it(
-            `${where(block)}: ${block.meta || "a TypeScript program"}`,
-            SDK_SNIPPET_TODO ? { todo: "needs signerFromPem from the SDK branch" } : {},
-            async () => {
-              assert.match(
-                block.meta,
-                /^[\w.-]+\.ts$/,
-                `${where(block)}: name the file: \`\`\`ts name.ts`,
-              );
-              // The reader's project is the session's temp folder, never this repository.
-              assert.notEqual(
-                cwd,
-                REPO_ROOT,
-                `${where(block)}: no \`cd "$(mktemp -d)"\` before it`,
-              );
-              readerProject(cwd);
-              writeFileSync(join(cwd, block.meta), block.text);
-              // `npx tsx <file>`: the tsx of the reader's project (node_modules/.bin).
-              const tsx = join(cwd, "node_modules", ".bin", "tsx");
-              const result = await runProcess(tsx, [block.meta], cwd, env);
-              assert.equal(result.code, 0, `${where(block)} failed:\n${result.output}`);
-              assertOutput(example, result.output);
-            },
-          );
+          it(`${where(block)}: ${block.meta || "a TypeScript program"}`, async () => {
+            assert.match(
+              block.meta,
+              /^[\w.-]+\.ts$/,
+              `${where(block)}: name the file: \`\`\`ts name.ts`,
+            );
+            // The reader's project is the session's temp folder, never this repository.
+            assert.notEqual(cwd, REPO_ROOT, `${where(block)}: no \`cd "$(mktemp -d)"\` before it`);
+            readerProject(cwd);
+            writeFileSync(join(cwd, block.meta), block.text);
+            // `npx tsx <file>`: the tsx of the reader's project (node_modules/.bin).
+            const tsx = join(cwd, "node_modules", ".bin", "tsx");
+            const result = await runProcess(tsx, [block.meta], cwd, env);
+            assert.equal(result.code, 0, `${where(block)} failed:\n${result.output}`);
+            assertOutput(example, result.output);
+          });
           continue;
         }
         it(`${where(block)}: ${firstLine(block)}`, async () => {
