@@ -1,21 +1,7 @@
-// Version digit 1-8 and variant digit 8, 9, a or b, in either case, per the spec;
-// the nil and the all-f UUID are accepted as well.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-const NIL = "00000000-0000-0000-0000-000000000000";
-const MAX = "ffffffff-ffff-ffff-ffff-ffffffffffff";
-
-/** True when `userId` is UUID text as the spec accepts it (hex digits in either case). */
-export function isValidUserId(userId: string): boolean {
-  if (UUID.test(userId)) {
-    return true;
-  }
-  const lower = userId.toLowerCase();
-  return lower === NIL || lower === MAX;
-}
-
 /**
  * The form a user is stored under: identity is case-insensitive, while the
- * signature covers the userId exactly as sent.
+ * signature covers the userId exactly as sent. (Which texts are user ids is a
+ * rule of the protos, checked by src/validation/.)
  */
 export function userKeyOf(userId: string): string {
   return userId.toLowerCase();

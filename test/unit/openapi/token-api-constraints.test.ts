@@ -12,8 +12,8 @@ import { TOKEN_PATTERN, tokenApiConstraints } from "../../../src/openapi/token-a
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
 import { generateToken } from "../../../src/protocol/token-secret.js";
 import { checkCreateRequest, checkDeleteRequest } from "../../../src/token/request-rules.js";
-import { isValidUserId } from "../../../src/token/user-id.js";
 import { createRequestValidator } from "../../../src/validation/request-validator.js";
+import { isSpecUserId } from "../../support/spec-user-id.js";
 
 // The document's request constraints are generated from the buf.validate
 // rules of the proto; these properties pin them to what the service does
@@ -90,14 +90,14 @@ const uuidLike = fc.oneof(
 );
 
 describe("the token API's OpenAPI constraints agree with the service's rules", () => {
-  it("userId pattern ⇔ isValidUserId", () => {
+  it("userId pattern ⇔ isSpecUserId", () => {
     const re = regex(patternOf(property(createName, "userId")));
     assert.equal(patternOf(property(deleteName, "userId")), re.source);
     fc.assert(
       fc.property(
         uuidLike,
         (id) =>
-          re.test(id) === isValidUserId(id) &&
+          re.test(id) === isSpecUserId(id) &&
           re.test(id) === (createProblem({ userId: id }, "userId") === ""),
       ),
       runs,

@@ -1,8 +1,25 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isValidUserId, userKeyOf } from "../../../src/token/user-id.js";
+import { create } from "@bufbuild/protobuf";
+import { DeleteTokenRequestSchema } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { userKeyOf } from "../../../src/token/user-id.js";
+import { createRequestValidator } from "../../../src/validation/request-validator.js";
+import { isSpecUserId } from "../../support/spec-user-id.js";
 
-describe("isValidUserId", () => {
+const validator = createRequestValidator();
+
+/** Whether the service's validator (the proto's rule) takes `userId` as a user id. */
+function acceptedUserId(userId: string): boolean {
+  const req = create(DeleteTokenRequestSchema, {
+    userId,
+    tokenId: "QVJLsoSPQbQRfow_",
+    timestamp: 1n,
+    signature: "a".repeat(128),
+  });
+  return !validator.problems(DeleteTokenRequestSchema, req).some((p) => p.startsWith("userId:"));
+}
+
+describe("userId: the validator (the proto's rule) and the spec's rule agree", () => {
   const valid = [
     "00000000-0000-0000-0000-000000000000",
     "ffffffff-ffff-ffff-ffff-ffffffffffff",
@@ -28,10 +45,16 @@ describe("isValidUserId", () => {
     "urn:uuid:0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab",
   ];
   for (const id of valid) {
-    it(`accepts ${id}`, () => assert.equal(isValidUserId(id), true));
+    it(`accepts ${id}`, () => {
+      assert.equal(acceptedUserId(id), true);
+      assert.equal(isSpecUserId(id), true);
+    });
   }
   for (const id of invalid) {
-    it(`refuses ${JSON.stringify(id)}`, () => assert.equal(isValidUserId(id), false));
+    it(`refuses ${JSON.stringify(id)}`, () => {
+      assert.equal(acceptedUserId(id), false);
+      assert.equal(isSpecUserId(id), false);
+    });
   }
   it("stores users under the lowercase form", () => {
     assert.equal(
