@@ -3,7 +3,7 @@ import { createEd25519Verifier } from "../src/crypto/ed25519-verifier.js";
 
 /**
  * The ceiling of the create path: `verify` calls per second on one thread,
- * with the service's own verifier (node:crypto / OpenSSL, parsed key cached),
+ * with the service's own verifier (libsodium where it loads, parsed key cached),
  * over a message shaped like a create's.
  */
 export function measureVerifyCeiling(seconds: number): { perSecond: number; microseconds: number } {

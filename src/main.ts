@@ -1,6 +1,7 @@
 import cluster from "node:cluster";
 import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
+import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
 import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
 import { freePort } from "./process/free-port.js";
 import { readTls, runService } from "./process/run-service.js";
@@ -135,8 +136,9 @@ async function main(): Promise<void> {
               ? `unix://${embedded.location.path}`
               : embedded.location.url,
         };
+  serveClusterMetrics();
   const workers = startWorkers({ count: config.workers, logger, env });
-  logger.info({ workers: config.workers }, "started workers");
+  logger.info({ workers: config.workers, reusePort: config.reusePort }, "started workers");
   onSignals(logger, async () => {
     await workers.stop();
     await embedded?.stop();

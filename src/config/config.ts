@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import type { HostPort, RedisTopology } from "../redis/redis-topology.js";
 
 /** The service's settings, parsed once from the environment at start-up. */
@@ -23,8 +24,15 @@ export interface Config {
   redisWaitTimeoutMs: number;
   /** EMBEDDED_REDIS_DIR: data folder of the embedded redis-server (relative to the cwd). Default .data/redis. */
   embeddedRedisDir: string;
-  /** WORKERS: service processes sharing the ports. Default 1. */
+  /** WORKERS: service processes sharing the ports. Default: the cores this process may use. */
   workers: number;
+  /**
+   * REUSE_PORT: with more than one worker, each binds its own listening
+   * sockets (SO_REUSEPORT) and the kernel spreads connections, instead of
+   * the primary accepting and handing them on. Default true where the runtime
+   * supports it (Linux, node >= 22.12); false elsewhere.
+   */
+  reusePort: boolean;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): serve both listeners over TLS. Default: cleartext. */
   tls: { certFile: string; keyFile: string } | undefined;
   /** TOKEN_MAX_LIFETIME_SECONDS: longest token lifetime. Default 31536000 (365 days). */
@@ -144,8 +152,47 @@ function tlsFiles(env: Record<string, string | undefined>): Config["tls"] {
   return certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile };
 }
 
+/** What the machine and runtime offer, which some defaults follow. */
+export interface HostFacts {
+  /** Cores this process may use (`os.availableParallelism()`). */
+  cores: number;
+  /** Whether `listen({ reusePort })` works here (Linux, node >= 22.12 or >= 23.1). */
+  reusePortSupported: boolean;
+}
+
+/** The facts of the running process. */
+export function hostFacts(): HostFacts {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  return {
+    cores: availableParallelism(),
+    reusePortSupported:
+      process.platform === "linux" &&
+      (major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12)),
+  };
+}
+
+function flag(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = set(env, name);
+  if (raw === undefined) {
+    return fallback;
+  }
+  if (!["true", "false", "1", "0"].includes(raw)) {
+    throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  }
+  return raw === "true" || raw === "1";
+}
+
 /** Parses and checks the environment; throws ConfigError naming the first bad variable. */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+export function parseConfig(
+  env: Record<string, string | undefined>,
+  host: HostFacts = hostFacts(),
+): Config {
+  const reusePort = flag(env, "REUSE_PORT", host.reusePortSupported);
+  if (reusePort && !host.reusePortSupported) {
+    throw new ConfigError(
+      `REUSE_PORT needs Linux and node >= 22.12 (this is ${process.platform}, node ${process.versions.node})`,
+    );
+  }
   const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
@@ -159,7 +206,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redisMinReplicasAck: integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16),
     redisWaitTimeoutMs: integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000),
     embeddedRedisDir: set(env, "EMBEDDED_REDIS_DIR") ?? ".data/redis",
-    workers: integer(env, "WORKERS", 1, 1, 256),
+    workers: integer(env, "WORKERS", Math.min(Math.max(host.cores, 1), 256), 1, 256),
+    reusePort,
     tls: tlsFiles(env),
     tokenMaxLifetimeSeconds: integer(
       env,

@@ -1,82 +1,117 @@
-import { createPublicKey, type KeyObject, verify } from "node:crypto";
-import { promisify } from "node:util";
+import { createPublicKey, type KeyObject, verify as opensslVerify } from "node:crypto";
+import { createRequire } from "node:module";
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows. */
 const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 
+/** Which library checks signatures. */
+export type Ed25519Engine = "sodium" | "openssl";
+
 export interface Ed25519VerifierOptions {
-  /** How many parsed public keys to keep, so that hot keys skip DER parsing. Default 10000. */
+  /** How many parsed public keys to keep, so that hot keys skip parsing. Default 10000. */
   keyCacheSize?: number;
+  /**
+   * `sodium` (libsodium through sodium-native) verifies in about half the time
+   * of `openssl` (node:crypto) on the machines measured (`npm run bench:verify`);
+   * `openssl` is used where the sodium binding cannot load. Default: `sodium`
+   * when it loads.
+   */
+  engine?: Ed25519Engine;
 }
 
 export interface Ed25519Verifier {
+  /** The library in use. */
+  readonly engine: Ed25519Engine;
   /**
    * True when `signature` is a valid Ed25519 signature of `message` under the
    * public key given as 64 lowercase hex characters. Never throws for bad input.
    */
   verify(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean;
-  /**
-   * The same answer, computed on libuv's thread pool: the event loop goes on
-   * serving other requests meanwhile, so one process verifies on more than
-   * one core. Never rejects for bad input.
-   */
-  verifyAsync(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): Promise<boolean>;
 }
 
-// With a callback, crypto.verify runs on the thread pool.
-const verifyOnPool = promisify(verify);
+type SodiumVerify = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
 
-/**
- * Verifies with node's built-in crypto (OpenSSL), about ten times faster than
- * @noble/ed25519 on one core (`npm run bench:verify`) and strict where it
- * matters: it passes all Wycheproof vectors (S >= L and bad encodings refused).
- * Small-order keys are refused earlier, when a key is registered.
- */
-export function createEd25519Verifier(opts: Ed25519VerifierOptions = {}): Ed25519Verifier {
-  const cacheSize = opts.keyCacheSize ?? 10_000;
-  const keys = new Map<string, KeyObject>();
+/** libsodium's detached verify, or undefined where the native binding cannot load. */
+function loadSodiumVerify(): SodiumVerify | undefined {
+  try {
+    const sodium = createRequire(import.meta.url)("sodium-native") as {
+      crypto_sign_verify_detached?: unknown;
+    };
+    const verify = sodium.crypto_sign_verify_detached;
+    return typeof verify === "function" ? (verify as SodiumVerify) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
-  function keyObject(publicKeyHex: string): KeyObject {
-    const cached = keys.get(publicKeyHex);
+/** A bounded map that forgets its oldest entry first (Map keeps insertion order). */
+function boundedCache<V>(size: number, parse: (hex: string) => V): (hex: string) => V {
+  const entries = new Map<string, V>();
+  return (hex) => {
+    const cached = entries.get(hex);
     if (cached !== undefined) {
       return cached;
     }
-    const key = createPublicKey({
-      key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKeyHex, "hex")]),
-      format: "der",
-      type: "spki",
-    });
-    if (keys.size >= cacheSize) {
-      // Drop the oldest entry: Map keeps insertion order.
-      const oldest = keys.keys().next();
+    const value = parse(hex);
+    if (entries.size >= size) {
+      const oldest = entries.keys().next();
       if (oldest.done !== true) {
-        keys.delete(oldest.value);
+        entries.delete(oldest.value);
       }
     }
-    keys.set(publicKeyHex, key);
-    return key;
-  }
+    entries.set(hex, value);
+    return value;
+  };
+}
 
+/**
+ * Verifies Ed25519 signatures on the calling thread. Both engines pass every
+ * Wycheproof vector (S >= L, non-canonical and small-order encodings refused);
+ * small-order keys are refused earlier anyway, when a key is registered. The
+ * service runs one process per core, so a synchronous verify keeps every core
+ * busy without a hop to libuv's thread pool.
+ */
+export function createEd25519Verifier(opts: Ed25519VerifierOptions = {}): Ed25519Verifier {
+  const cacheSize = opts.keyCacheSize ?? 10_000;
+  const sodiumVerify = opts.engine === "openssl" ? undefined : loadSodiumVerify();
+  if (opts.engine === "sodium" && sodiumVerify === undefined) {
+    throw new Error("sodium-native cannot be loaded on this platform");
+  }
+  if (sodiumVerify !== undefined) {
+    const rawKey = boundedCache(cacheSize, (hex) => Buffer.from(hex, "hex"));
+    return {
+      engine: "sodium",
+      verify(publicKeyHex, message, signature) {
+        const key = rawKey(publicKeyHex);
+        if (signature.length !== 64 || key.length !== 32) {
+          return false;
+        }
+        return sodiumVerify(signature, message, key);
+      },
+    };
+  }
+  const keyObject = boundedCache(cacheSize, (hex): KeyObject | null => {
+    try {
+      return createPublicKey({
+        key: Buffer.concat([SPKI_PREFIX, Buffer.from(hex, "hex")]),
+        format: "der",
+        type: "spki",
+      });
+    } catch {
+      // A key OpenSSL cannot parse verifies nothing.
+      return null;
+    }
+  });
   return {
+    engine: "openssl",
     verify(publicKeyHex, message, signature) {
-      if (signature.length !== 64) {
+      const key = keyObject(publicKeyHex);
+      if (signature.length !== 64 || key === null) {
         return false;
       }
       try {
-        return verify(null, message, keyObject(publicKeyHex), signature);
+        return opensslVerify(null, message, key, signature);
       } catch {
-        // A key OpenSSL cannot parse verifies nothing.
-        return false;
-      }
-    },
-    async verifyAsync(publicKeyHex, message, signature) {
-      if (signature.length !== 64) {
-        return false;
-      }
-      try {
-        return await verifyOnPool(null, message, keyObject(publicKeyHex), signature);
-      } catch {
-        // As above: a key OpenSSL cannot parse verifies nothing.
         return false;
       }
     },

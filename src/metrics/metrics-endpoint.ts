@@ -1,13 +1,20 @@
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
-/** `GET /metrics` in the Prometheus text format; returns false for any other request. */
-export function createMetricsEndpoint(metrics: ServiceMetrics) {
+/**
+ * `GET /metrics` in the Prometheus text format; returns false for any other
+ * request. `text` gives the exposition (default: this process's registry; a
+ * worker passes the whole service's, from `clusterMetricsSource`).
+ */
+export function createMetricsEndpoint(
+  metrics: ServiceMetrics,
+  text: () => Promise<string> = () => metrics.registry.metrics(),
+) {
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
       return false;
     }
-    metrics.registry.metrics().then(
+    text().then(
       (text) => {
         res.writeHead(200, { "content-type": metrics.registry.contentType });
         res.end(text);

@@ -1,6 +1,8 @@
+import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 import { type Config, ConfigError } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
+import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../redis/redis-client.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
@@ -54,6 +56,11 @@ export async function runService(
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     maxConnectionsPerListener: config.maxConnectionsPerListener,
+    // Only among workers: a single process has nobody to share the port with.
+    reusePort: config.reusePort && config.workers > 1,
+    ...(cluster.isWorker
+      ? { metricsText: (metrics) => clusterMetricsSource(metrics.registry) }
+      : {}),
     ...(tls === undefined ? {} : { tls }),
   });
   const ports = await app.start();

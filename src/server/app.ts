@@ -75,10 +75,14 @@ export interface AppOptions {
   now?: () => number;
   /** Prometheus metrics, served at GET /metrics on the internal listener. Default: a new set. */
   metrics?: ServiceMetrics;
+  /** What GET /metrics answers. Default: `metrics`' own registry (a worker passes the whole service's). */
+  metricsText?: (metrics: ServiceMetrics) => () => Promise<string>;
   /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
   tls?: { cert: string; key: string };
   /** Time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000 ms. */
   requestTimeoutMs?: number;
+  /** Bind each listener with SO_REUSEPORT (one socket per worker process). Default false. */
+  reusePort?: boolean;
   /** Most open connections per listener. Default 4096. */
   maxConnectionsPerListener?: number;
 }
@@ -166,7 +170,7 @@ export function createApp(opts: AppOptions): App {
   // call) is logged and counted per answer.
   const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
   const health = createHealthEndpoints(ready);
-  const metricsEndpoint = createMetricsEndpoint(metrics);
+  const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, metrics });
   // The committed document: what is served is what is checked in and tested.
   const openApi = createOpenApiEndpoint(loadOpenApiDocument());
@@ -227,6 +231,7 @@ export function createApp(opts: AppOptions): App {
     return {
       ...(opts.tls === undefined ? {} : { tls: opts.tls }),
       ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
+      ...(opts.reusePort === undefined ? {} : { reusePort: opts.reusePort }),
       ...(opts.maxConnectionsPerListener === undefined
         ? {}
         : { maxConnections: opts.maxConnectionsPerListener }),

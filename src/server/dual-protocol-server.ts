@@ -14,6 +14,7 @@ import {
 import {
   type AddressInfo,
   createServer as createTcpServer,
+  type ListenOptions,
   type Server,
   type Socket,
 } from "node:net";
@@ -45,6 +46,13 @@ export interface DualProtocolServerOptions {
   host: string;
   /** Port; 0 picks a free one. */
   port: number;
+  /**
+   * Bind this process's own listening socket with SO_REUSEPORT (Linux, node
+   * >= 22.12), so that several processes on one port each accept and the
+   * kernel spreads connections among them; under node:cluster it also keeps
+   * the primary out of accepting. Ignored for port 0. Default false.
+   */
+  reusePort?: boolean;
   /** Most concurrent HTTP/2 streams per connection. Default 100. */
   maxConcurrentStreams?: number;
   /** Time allowed to receive a request's headers. Default 10000 ms. */
@@ -331,7 +339,12 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     listen() {
       return new Promise((resolve, reject) => {
         tcp.once("error", reject);
-        tcp.listen(opts.port, opts.host, () => {
+        // `reusePort` is newer than node 20's typings.
+        const options: ListenOptions & { reusePort?: boolean } =
+          opts.reusePort === true && opts.port !== 0
+            ? { port: opts.port, host: opts.host, exclusive: true, reusePort: true }
+            : { port: opts.port, host: opts.host };
+        tcp.listen(options, () => {
           tcp.off("error", reject);
           // From now on an error (e.g. EMFILE when accepting) concerns one
           // connection; the listener goes on.

@@ -71,7 +71,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     signature: Uint8Array,
   ): Promise<string | undefined> {
     const cached = keyCache.get(userKey);
-    const hit = await firstSigner(cached ?? [], message, signature);
+    const hit = firstSigner(cached ?? [], message, signature);
     if (hit !== undefined) {
       return hit;
     }
@@ -87,7 +87,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       // No key at all: verify once anyway, so that an unknown user costs what
       // a known user with a wrong signature costs (one read, one verify) and
       // timing does not tell which users have keys. Nobody holds decoyKey's secret.
-      await verifier.verifyAsync(decoyKey, message, signature);
+      verifier.verify(decoyKey, message, signature);
       return undefined;
     }
     return firstSigner(untried, message, signature);
@@ -98,14 +98,13 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
    * user has one key as a rule, and a wrong signature should cost no more
    * verifications than needed.
    */
-  async function firstSigner(
+  function firstSigner(
     keys: readonly string[],
     message: Uint8Array,
     signature: Uint8Array,
-  ): Promise<string | undefined> {
+  ): string | undefined {
     for (const key of keys) {
-      // On the thread pool: the event loop serves other calls meanwhile.
-      if (await verifier.verifyAsync(key, message, signature)) {
+      if (verifier.verify(key, message, signature)) {
         return key;
       }
     }

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConfigError, parseConfig } from "../../../src/config/config.js";
+import { ConfigError, hostFacts, parseConfig } from "../../../src/config/config.js";
+
+const linux24 = { cores: 1, reusePortSupported: true };
 
 describe("parseConfig", () => {
   it("has the documented defaults", () => {
-    assert.deepEqual(parseConfig({}), {
+    assert.deepEqual(parseConfig({}, linux24), {
       host: "127.0.0.1",
       internalHost: "127.0.0.1",
       httpPort: 8080,
@@ -14,6 +16,7 @@ describe("parseConfig", () => {
       redisWaitTimeoutMs: 500,
       embeddedRedisDir: ".data/redis",
       workers: 1,
+      reusePort: true,
       tls: undefined,
       tokenMaxLifetimeSeconds: 31_536_000,
       tokenMaxActivePerUser: 1000,
@@ -94,6 +97,7 @@ describe("parseConfig", () => {
       REDIS_WAIT_TIMEOUT_MS: "250",
     });
     assert.equal(scale.workers, 4);
+    assert.equal(parseConfig({ REUSE_PORT: "false" }, linux24).reusePort, false);
     assert.equal(scale.redisMinReplicasAck, 1);
     assert.equal(scale.redisWaitTimeoutMs, 250);
   });
@@ -141,4 +145,29 @@ describe("parseConfig", () => {
       );
     });
   }
+});
+
+describe("defaults that follow the host", () => {
+  it("runs one worker per core the process may use, as Go's GOMAXPROCS does", () => {
+    assert.equal(parseConfig({}, { cores: 2, reusePortSupported: false }).workers, 2);
+    assert.equal(parseConfig({}, { cores: 8, reusePortSupported: false }).workers, 8);
+    assert.equal(parseConfig({ WORKERS: "1" }, { cores: 8, reusePortSupported: false }).workers, 1);
+    assert.equal(parseConfig({}).workers, hostFacts().cores);
+  });
+
+  it("binds a socket per worker (SO_REUSEPORT) only where the runtime can", () => {
+    const old = { cores: 2, reusePortSupported: false };
+    assert.equal(parseConfig({}, old).reusePort, false);
+    assert.equal(parseConfig({}, { cores: 2, reusePortSupported: true }).reusePort, true);
+    assert.throws(() => parseConfig({ REUSE_PORT: "true" }, old), /REUSE_PORT needs Linux/);
+    assert.throws(
+      () => parseConfig({ REUSE_PORT: "yes" }, old),
+      /REUSE_PORT must be true or false/,
+    );
+  });
+
+  it("knows that node 20 on Linux has no reusePort and node 24 has", () => {
+    const [major = 0] = process.versions.node.split(".").map(Number);
+    assert.equal(hostFacts().reusePortSupported, process.platform === "linux" && major >= 23);
+  });
 });
