@@ -12,7 +12,9 @@ export type Series =
   | "Floor check"
   | "Floor check gRPC"
   | "Peer REST create"
-  | "Peer gRPC create";
+  | "Peer gRPC create"
+  | "Peer forward-auth"
+  | "Peer gRPC introspect";
 
 /** One measured phase: a protocol and operation at one concurrency. */
 export interface Phase extends LoadResult {
@@ -55,7 +57,7 @@ export interface Target {
 
 /** One side of the peer comparison at one protocol and concurrency: both alternating runs, and the one taken. */
 export interface PeerPoint {
-  protocol: "REST create" | "gRPC create";
+  protocol: "REST create" | "gRPC create" | "Forward-auth" | "gRPC introspect";
   concurrency: number;
   /** The two runs of this service (A) and of the peer (B), in the order A B A B. */
   ours: Phase[];
@@ -71,6 +73,9 @@ export interface PeerComparison {
   binary: string;
   /** Pre-signed requests per run. */
   requests: number;
+  /** Seconds per check run, and live tokens each side checks (absent before issue 20). */
+  checkSeconds?: number;
+  checkTokens?: number;
   points: PeerPoint[];
 }
 
@@ -79,7 +84,17 @@ export interface BenchReport {
   quick: boolean;
   /** The phases that ran (all of them unless `--only`). */
   ran: string[];
-  machine: { cpus: number; cpuModel: string; node: string; redis: string; pinned: boolean };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    node: string;
+    redis: string;
+    pinned: boolean;
+    /** The service's worker processes (its default: one per core); absent in runs before issue 20 (one). */
+    workers?: number;
+    /** Whether each worker bound its own SO_REUSEPORT socket. */
+    reusePort?: boolean;
+  };
   /** The ceiling: Ed25519 verify calls per second on one thread. */
   verifyCeiling: { perSecond: number; microseconds: number };
   phases: Phase[];

@@ -48,6 +48,8 @@ const work = mkdtempSync(join(tmpdir(), "perps-bench-layers-"));
 const redis = await startBenchRedis();
 const service = await startServiceProcess({
   redisUrl: redis.url,
+  // One process, so that one profile holds every request.
+  env: { WORKERS: "1" },
   nodeFlags: ["--perf-basic-prof-only-functions"],
 });
 const users = newBenchUsers(500);

@@ -27,6 +27,8 @@ rmSync(dir, { recursive: true, force: true });
 const redis = await startBenchRedis();
 const service = await startServiceProcess({
   redisUrl: redis.url,
+  // One process, so that one profile holds every request.
+  env: { WORKERS: "1" },
   nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
 });
 const internal = `127.0.0.1:${service.grpcPort}`;

@@ -51,7 +51,7 @@ export function peerMarkdown(r: BenchReport): string[] {
   }
   const runs = (list: readonly Phase[]) => list.map((p) => n(p.throughput)).join(" / ");
   return [
-    `This service vs the Go grpc-gateway peer (\`${r.peer.binary}\`), ${n(r.peer.requests)} pre-signed creates per run, alternating A B A B; the better run of each side is taken (its figures below; "runs": both runs' throughput).`,
+    `This service vs the Go grpc-gateway peer (\`${r.peer.binary}\`), ${n(r.peer.requests)} pre-signed creates per create run (checks: ${r.peer.checkSeconds ?? "–"} s per run on ${n(r.peer.checkTokens ?? 0)} live tokens each side made through its own create), alternating A B A B; the better run of each side is taken (its figures below; "runs": both runs' throughput).`,
     "",
     "| Protocol | Concurrency | Side | Throughput (req/s) | runs | p50 ms | p99 ms | Errors | Service CPU µs / req | Load generator CPU µs / req | Ratio (ours ÷ peer) |",
     "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|",
@@ -110,7 +110,7 @@ export function resultsMarkdown(r: BenchReport): string[] {
     ),
   ].filter((line) => line !== undefined);
   const lines = [
-    `Run ${r.date}${r.quick ? " (--quick)" : ""}${r.ran.length > 0 && r.notMeasured.length > 0 ? ` (phases: ${r.ran.join(", ")})` : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: one process (WORKERS=1)${r.machine.pinned ? " pinned to CPU 0; load generator and Redis on CPU 1" : "; load generator and Redis on the same machine"}.`,
+    `Run ${r.date}${r.quick ? " (--quick)" : ""}${r.ran.length > 0 && r.notMeasured.length > 0 ? ` (phases: ${r.ran.join(", ")})` : ""}: ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, Redis ${r.machine.redis}. Service: ${(r.machine.workers ?? 1) === 1 ? "one process (WORKERS=1)" : `${r.machine.workers} worker processes (the default, one per core${r.machine.reusePort === true ? ", each on its own SO_REUSEPORT socket" : ", the primary hands connections on"})`}${r.machine.pinned ? " pinned to CPU 0; load generator and Redis on CPU 1" : "; load generator and Redis on the same machine"}.`,
     "",
     `Ceiling: Ed25519 verify on one thread = **${n(r.verifyCeiling.perSecond)}/s** (${r.verifyCeiling.microseconds} µs each).`,
     "",

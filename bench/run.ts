@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { hostFacts } from "../src/config/config.js";
 import { createTokenStore } from "../src/store/token-store.js";
 import { parseBenchArgs } from "./bench-args.js";
 import type { BenchContext, MeasureOptions } from "./bench-context.js";
@@ -44,8 +45,9 @@ async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
   const plan = benchPlan(args.quick);
   const phases = selectPhases(args.only);
+  const host = hostFacts();
   log(
-    `bench: ${args.quick ? "quick" : "full"} run, phases ${phases.map((p) => p.name).join(", ")}`,
+    `bench: ${args.quick ? "quick" : "full"} run on node ${process.version}, service at its defaults (${host.cores} workers, SO_REUSEPORT ${host.reusePortSupported ? "on" : "off"}), phases ${phases.map((p) => p.name).join(", ")}`,
   );
   // The ceiling first, on a quiet machine, in this same run.
   const ceiling = measureVerifyCeiling(plan.verifySeconds);
@@ -161,6 +163,8 @@ async function main(): Promise<void> {
       cpuModel: cpus()[0]?.model.trim() ?? "unknown",
       pinned,
       node: process.version,
+      workers: host.cores,
+      reusePort: host.reusePortSupported,
       redis: /v=(\S+)/.exec(redisVersion)?.[1] ?? "unknown",
     },
     verifyCeiling: ceiling,

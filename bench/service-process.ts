@@ -1,8 +1,9 @@
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { freePorts } from "../src/process/free-port.js";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -48,6 +49,39 @@ export function cpuSecondsOf(pid: number, tid?: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
+/**
+ * A process and its children (the service's workers under node:cluster), by
+ * their parent pid in /proc; the bench's service runs no embedded Redis.
+ */
+export function processTree(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // The parent pid is the second field after the command name.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) {
+        children.push(Number(entry));
+      }
+    } catch {
+      // Gone while listed.
+    }
+  }
+  return [pid, ...children];
+}
+
+const sumOver = (pids: readonly number[], of: (pid: number) => number): number =>
+  pids.reduce((sum, p) => {
+    try {
+      return sum + of(p);
+    } catch {
+      return sum;
+    }
+  }, 0);
+
 /** VmRSS of a process in bytes (Linux). */
 export function rssOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -57,10 +91,12 @@ export function rssOf(pid: number): number {
 
 /**
  * Runs the service as `npm start` does (the compiled dist/main.js, rebuilt
- * first if src/ changed; one worker), as a child process so that its CPU,
- * RSS and profile are its own; another `main` (the bench's own floor
- * servers) runs through tsx. Ports are chosen by the service (0) and read
- * from its "listening" log line.
+ * first if src/ changed; at its defaults, so one worker per core, each on
+ * its own SO_REUSEPORT socket where the runtime has it), as a child process
+ * so that its CPU, RSS and profile are its own (summed over the primary and
+ * its workers); another `main` (the bench's own floor servers) runs through
+ * tsx as one process. Ports are free ones chosen here (port 0 would make
+ * workers share the primary's socket instead).
  */
 export async function startServiceProcess(opts: ServiceProcessOptions): Promise<ServiceProcess> {
   if (opts.main === undefined) {
@@ -79,6 +115,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   // Logs (one line per request) go to a file: pino writes stdout
   // synchronously, and a pipe the busy load generator drains late would
   // block the service and distort the figures.
+  const [httpPort, grpcPort] = await freePorts(2);
   const logDir = mkdtempSync(join(tmpdir(), "perps-bench-log-"));
   const logFile = join(logDir, "service.log");
   const logFd = openSync(logFile, "w");
@@ -86,9 +123,8 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     stdio: ["ignore", logFd, "inherit"],
     env: {
       ...process.env,
-      HTTP_PORT: "0",
-      GRPC_PORT: "0",
-      WORKERS: "1",
+      HTTP_PORT: String(httpPort),
+      GRPC_PORT: String(grpcPort),
       REDIS_URL: opts.redisUrl,
       TOKEN_RATE_LIMIT_PER_MINUTE: "1000000",
       TOKEN_MAX_ACTIVE_PER_USER: "1000000",
@@ -113,9 +149,9 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   return {
     pid,
     ...ports,
-    rssBytes: () => rssOf(pid),
-    cpuSeconds: () => cpuSecondsOf(pid),
-    mainThreadCpuSeconds: () => cpuSecondsOf(pid, pid),
+    rssBytes: () => sumOver(processTree(pid), rssOf),
+    cpuSeconds: () => sumOver(processTree(pid), (p) => cpuSecondsOf(p)),
+    mainThreadCpuSeconds: () => sumOver(processTree(pid), (p) => cpuSecondsOf(p, p)),
     async stop() {
       child.kill("SIGTERM");
       await exited;

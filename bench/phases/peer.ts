@@ -1,5 +1,6 @@
 import type { BenchContext, BenchPhase } from "../bench-context.js";
 import type { PeerPoint, Phase, Series } from "../bench-report.js";
+import { bearerHttpLoad, introspectFrames, introspectLoad } from "../check-loads.js";
 import { grpcCreated, restCreated } from "../create-answers.js";
 import { grpcFrame } from "../grpc-frame.js";
 import type { LoadResult } from "../load-result.js";
@@ -13,6 +14,7 @@ import {
   startPeerProcess,
 } from "../peer/peer-process.js";
 import { peerCreateFrame } from "../peer/peer-requests.js";
+import { createTokensVia } from "../peer/side-tokens.js";
 import { runRawGrpcLoad } from "../raw-grpc-load.js";
 import { runRawHttpLoad } from "../raw-http-load.js";
 import { CREATE_PATH } from "./create.js";
@@ -22,6 +24,11 @@ const GRPC_CONNECTIONS = 4;
 
 type Side = "ours" | "peer";
 type Protocol = PeerPoint["protocol"];
+type CreateProtocol = "REST create" | "gRPC create";
+type CheckProtocol = "Forward-auth" | "gRPC introspect";
+
+/** Live tokens each side checks in the check rounds (made through its own REST create). */
+const CHECK_TOKENS = 2_000;
 
 /**
  * One load of `count` fresh pre-signed creates against one side: the same
@@ -32,7 +39,7 @@ function createLoad(
   ctx: BenchContext,
   peer: PeerProcess,
   side: Side,
-  protocol: Protocol,
+  protocol: CreateProtocol,
   concurrency: number,
   count: number,
 ): () => Promise<LoadResult> {
@@ -69,14 +76,51 @@ function createLoad(
     });
 }
 
+/**
+ * One closed-loop check load against one side, on that side's own live
+ * tokens: forward-auth (`GET /auth` with the bearer token; ours on the
+ * internal listener, the peer's on its REST port) over the raw HTTP/1.1
+ * client, IntrospectToken over the raw HTTP/2 client; only an active answer
+ * (2xx, or a non-empty message) counts.
+ */
+function checkLoad(
+  ctx: BenchContext,
+  peer: PeerProcess,
+  side: Side,
+  protocol: CheckProtocol,
+  concurrency: number,
+  tokens: readonly string[],
+  frames: readonly Buffer[],
+): () => Promise<LoadResult> {
+  const service = ctx.service();
+  const seconds = ctx.plan.seconds;
+  if (protocol === "Forward-auth") {
+    const port = side === "ours" ? service.grpcPort : peer.httpPort;
+    return bearerHttpLoad(`http://127.0.0.1:${port}`, tokens, { concurrency }, seconds);
+  }
+  const port = side === "ours" ? service.grpcPort : peer.grpcPort;
+  return introspectLoad(`127.0.0.1:${port}`, frames, { concurrency }, seconds);
+}
+
 const SERIES: Record<Side, Record<Protocol, Series>> = {
-  ours: { "REST create": "REST create", "gRPC create": "gRPC create" },
-  peer: { "REST create": "Peer REST create", "gRPC create": "Peer gRPC create" },
+  ours: {
+    "REST create": "REST create",
+    "gRPC create": "gRPC create",
+    "Forward-auth": "Forward-auth",
+    "gRPC introspect": "gRPC introspect",
+  },
+  peer: {
+    "REST create": "Peer REST create",
+    "gRPC create": "Peer gRPC create",
+    "Forward-auth": "Peer forward-auth",
+    "gRPC introspect": "Peer gRPC introspect",
+  },
 };
 
 /**
- * This service against the Go grpc-gateway peer (issue 15): REST create and
- * gRPC create at each concurrency, alternating A B A B (this service, the
+ * This service against the Go grpc-gateway peer (issues 15 and 20): REST
+ * create, gRPC create, forward-auth and IntrospectToken at each concurrency,
+ * alternating A B A B (this service, the
  * peer, this service, the peer), each run on fresh pre-signed requests with
  * the same load generator and settings. The peer gets a redis-server of its
  * own and every bench user's key through its gRPC PutUserKey; this service
@@ -100,11 +144,30 @@ export const peerPhase: BenchPhase = {
     const peer = await startPeerProcess(ctx.pinned ? { cpus: "0" } : {});
     try {
       await registerPeerUsers(`127.0.0.1:${peer.grpcPort}`, ctx.users);
-      const measure = (side: Side, protocol: Protocol, c: number, count: number) =>
+      const service = ctx.service();
+      const checkTokens = {
+        ours: await createTokensVia(
+          `http://127.0.0.1:${service.httpPort}`,
+          ctx.signer.creates(CHECK_TOKENS).map((r) => r.json),
+        ),
+        peer: await createTokensVia(
+          `http://127.0.0.1:${peer.httpPort}`,
+          ctx.signer.creates(CHECK_TOKENS).map((r) => r.json),
+        ),
+      };
+      const checkFrames = {
+        ours: introspectFrames(checkTokens.ours),
+        peer: introspectFrames(checkTokens.peer),
+      };
+      const load = (side: Side, protocol: Protocol, c: number) =>
+        protocol === "Forward-auth" || protocol === "gRPC introspect"
+          ? checkLoad(ctx, peer, side, protocol, c, checkTokens[side], checkFrames[side])
+          : createLoad(ctx, peer, side, protocol, c, plan.peerRequests);
+      const measure = (side: Side, protocol: Protocol, c: number) =>
         ctx.measure(
           SERIES[side][protocol],
           c,
-          createLoad(ctx, peer, side, protocol, c, count),
+          load(side, protocol, c),
           side === "peer" ? { server: peer, redis: peer.redis.client } : {},
         );
       // Warm-up of both sides (JIT, pools, script caches), not reported.
@@ -114,8 +177,19 @@ export const peerPhase: BenchPhase = {
           await createLoad(ctx, peer, side, protocol, 32, warmup)();
         }
       }
+      for (const protocol of ["Forward-auth", "gRPC introspect"] as const) {
+        for (const side of ["ours", "peer"] as const) {
+          await checkLoad(ctx, peer, side, protocol, 32, checkTokens[side], checkFrames[side])();
+        }
+      }
       const points: PeerPoint[] = [];
-      for (const protocol of ["REST create", "gRPC create"] as const) {
+      const protocols: Protocol[] = [
+        "REST create",
+        "gRPC create",
+        "Forward-auth",
+        "gRPC introspect",
+      ];
+      for (const protocol of protocols) {
         for (const c of plan.peerConcurrencies) {
           const ours: Phase[] = [];
           const theirs: Phase[] = [];
@@ -123,8 +197,8 @@ export const peerPhase: BenchPhase = {
             ctx.log(
               `peer phase: ${protocol} c=${c}, round ${round} of 2 (this service, then the peer)`,
             );
-            ours.push(await measure("ours", protocol, c, plan.peerRequests));
-            theirs.push(await measure("peer", protocol, c, plan.peerRequests));
+            ours.push(await measure("ours", protocol, c));
+            theirs.push(await measure("peer", protocol, c));
           }
           const oursTaken = peakPhase(ours);
           const peerTaken = peakPhase(theirs);
@@ -134,7 +208,15 @@ export const peerPhase: BenchPhase = {
           points.push({ protocol, concurrency: c, ours, peer: theirs, oursTaken, peerTaken });
         }
       }
-      return { peer: { binary, requests: plan.peerRequests, points } };
+      return {
+        peer: {
+          binary,
+          requests: plan.peerRequests,
+          checkSeconds: plan.seconds,
+          checkTokens: CHECK_TOKENS,
+          points,
+        },
+      };
     } finally {
       await peer.stop();
     }
