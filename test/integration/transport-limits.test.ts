@@ -385,6 +385,8 @@ describe("npm start's process", () => {
       GRPC_PORT: "0",
       REQUEST_TIMEOUT_MS: "1000",
       MAX_CONNECTIONS_PER_LISTENER: "1",
+      // The cap is per listener and process: one process, so the second connection meets it.
+      WORKERS: "1",
     });
     const match = (await run.waitFor(/"httpPort":(\d+)/))[0] ?? [];
     const port = Number(match[1]);
