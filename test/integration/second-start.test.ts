@@ -6,7 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePorts } from "../../src/process/free-port.js";
-import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
+import {
+  killMainProcesses,
+  type MainProcess,
+  startMainProcess,
+  startNpmStart,
+} from "../support/main-process.js";
 import { isRunning, redisServersIn } from "../support/process-table.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
 
@@ -156,6 +161,19 @@ describe("a second start never harms the first", () => {
           `${dataDir} \\(EMBEDDED_REDIS_DIR\\) is in use by the service with pid ${lockPid}`,
         ),
       );
+      // The real `npm start`, as typed in a second terminal: npm adds its banner, nothing else.
+      const npm = startNpmStart({
+        HTTP_PORT: ports.http,
+        GRPC_PORT: ports.grpc,
+        EMBEDDED_REDIS_DIR: dataDir,
+      });
+      assert.equal(await npm.exitedWithin(10_000), IN_USE, npm.output());
+      assert.deepEqual(
+        npm.output().match(/^Cannot start: .*$/gm),
+        [same],
+        `the one line, once:\n${npm.output()}`,
+      );
+      assert.doesNotMatch(npm.output(), /\n\s+at |Error:|EADDRINUSE/, "no stack, no raw error");
       // Same folder, free ports: the lock alone keeps it from the first one's Redis.
       const folder = await refusedStart(
         startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dataDir }),
