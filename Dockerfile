@@ -1,3 +1,4 @@
+# syntax=docker/dockerfile:1
 # The service as a container: a build stage compiles dist/, the final stage is a
 # production install (no devDependencies) running the compiled JavaScript as the
 # unprivileged user `node`. No container engine runs where this is developed:
@@ -9,7 +10,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No scripts: `prepare` would build before the sources are here.
-RUN npm ci --ignore-scripts
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
@@ -22,7 +23,8 @@ COPY package.json package-lock.json ./
 COPY scripts/patch-connect.mjs ./scripts/
 # --ignore-scripts: `prepare` builds, and TypeScript is a devDependency. The one
 # script production needs is the patch of @connectrpc/connect (docs/design-choices.md).
-RUN npm ci --omit=dev --ignore-scripts && node scripts/patch-connect.mjs && npm cache clean --force
+# npm's cache is a build cache mount: it never lands in the image, and needs no clean-up.
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts && node scripts/patch-connect.mjs
 COPY --from=build /app/dist ./dist
 COPY openapi.json ./
 # The public listener must be reachable from outside the container; the internal

@@ -171,6 +171,12 @@ export async function replayStage(stage: Stage, opts: ReplayOptions): Promise<Re
         if (instruction.exec) {
           throw new Error(`${where}: RUN in exec form is not replayed`);
         }
+        // Replayed, it would empty this machine's npm cache, which the replay shares.
+        if (/\bnpm\s+cache\s+clean/.test(instruction.args[0] ?? "")) {
+          throw new Error(
+            `${where}: npm cache clean is not replayed; use RUN --mount=type=cache,target=/root/.npm`,
+          );
+        }
         await run(instruction.args[0] ?? "", inStage(opts.dir, workdir, workdir || "."), {
           ...opts.env,
           ...env,
