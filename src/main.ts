@@ -1,9 +1,13 @@
 import cluster from "node:cluster";
+import { resolve } from "node:path";
 import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
 import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
 import { freePort } from "./process/free-port.js";
+import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js";
+import { acquireInstanceLock } from "./process/instance-lock.js";
+import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
 import { readTls, runService } from "./process/run-service.js";
 import { startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
@@ -75,6 +79,44 @@ async function embeddedRedis(dir: string, logger: Logger): Promise<RedisServerPr
   }
 }
 
+function listenersOf(config: Config): ListenAddress[] {
+  return [
+    { variable: "HTTP_PORT", host: config.host, port: config.httpPort },
+    { variable: "GRPC_PORT", host: config.internalHost, port: config.grpcPort },
+  ];
+}
+
+/** Ends a start that found something in use: one line, no stack. */
+function exitInUse(line: string): never {
+  process.stderr.write(`${line}\n`);
+  process.exit(IN_USE_EXIT_CODE);
+}
+
+/**
+ * Before anything is stopped or started: the embedded data folder's lock is
+ * taken (its Redis belongs to the instance holding it), and the ports must be
+ * free, so that a second start harms nothing and ends at once with one line.
+ * The lock goes with this process (a crash leaves it stale: its pid is dead).
+ */
+async function claimOrExit(config: Config): Promise<void> {
+  const lock =
+    config.redis === undefined ? acquireInstanceLock({ dir: config.embeddedRedisDir }) : undefined;
+  if (lock?.held === true) {
+    process.on("exit", () => lock.release());
+  }
+  const ports = await portsInUse(listenersOf(config));
+  if (ports.length > 0 || lock?.held === false) {
+    exitInUse(
+      inUseLine({
+        ports,
+        ...(lock?.held === false
+          ? { folder: { dir: resolve(config.embeddedRedisDir), ownerPid: lock.ownerPid } }
+          : {}),
+      }),
+    );
+  }
+}
+
 function topologyOf(server: RedisServerProcess): RedisTopology {
   return "path" in server.location
     ? { kind: "socket", path: server.location.path }
@@ -102,7 +144,23 @@ async function main(): Promise<void> {
     if (config.redis === undefined) {
       throw new Error("a worker needs a configured Redis");
     }
-    const service = await runService(config, config.redis, logger);
+    const service = await runService(config, config.redis, logger).catch(async (err: unknown) => {
+      const listener = listenerInUse(err, listenersOf(config));
+      if (listener === undefined) {
+        throw err;
+      }
+      // The primary prints it once, whichever workers lost the race.
+      const line = inUseLine({ ports: [listener] });
+      await new Promise((sent) => {
+        if (process.send === undefined) {
+          process.stderr.write(`${line}\n`);
+          sent(undefined);
+        } else {
+          process.send({ giveUp: line }, sent);
+        }
+      });
+      process.exit(IN_USE_EXIT_CODE);
+    });
     // Ctrl-C sends SIGINT to the whole group: the primary stops the workers
     // (SIGTERM), so that none exits before the primary knows it is stopping
     // (it would start another).
@@ -111,6 +169,7 @@ async function main(): Promise<void> {
     return;
   }
 
+  await claimOrExit(config);
   const embedded =
     config.redis === undefined ? await embeddedRedis(config.embeddedRedisDir, logger) : undefined;
   const topology = config.redis ?? (embedded === undefined ? undefined : topologyOf(embedded));
@@ -119,7 +178,15 @@ async function main(): Promise<void> {
   }
 
   if (config.workers === 1) {
-    const service = await runService(config, topology, logger);
+    const service = await runService(config, topology, logger).catch(async (err: unknown) => {
+      // A port taken since claimOrExit looked.
+      const listener = listenerInUse(err, listenersOf(config));
+      if (listener === undefined) {
+        throw err;
+      }
+      await embedded?.stop();
+      return exitInUse(inUseLine({ ports: [listener] }));
+    });
     onSignals(logger, async () => {
       await service.stop();
       await embedded?.stop();
@@ -137,7 +204,20 @@ async function main(): Promise<void> {
               : embedded.location.url,
         };
   serveClusterMetrics();
-  const workers = startWorkers({ count: config.workers, logger, env });
+  const workers = startWorkers({
+    count: config.workers,
+    logger,
+    env,
+    giveUp: {
+      exitCode: IN_USE_EXIT_CODE,
+      onGiveUp: (line) => {
+        void workers
+          .stop()
+          .then(() => embedded?.stop())
+          .finally(() => exitInUse(line));
+      },
+    },
+  });
   logger.info({ workers: config.workers, reusePort: config.reusePort }, "started workers");
   onSignals(logger, async () => {
     await workers.stop();

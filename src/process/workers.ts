@@ -6,6 +6,13 @@ export interface WorkersOptions {
   logger: Logger;
   /** Environment added to each worker's (e.g. where the embedded Redis is). */
   env: Record<string, string>;
+  /**
+   * A worker exiting with `exitCode` cannot serve on this host (a port in
+   * use): it is not replaced, and `onGiveUp` runs once with the line it sent
+   * (`process.send({ giveUp: line })`) before exiting. Default: every dead
+   * worker is replaced.
+   */
+  giveUp?: { exitCode: number; onGiveUp(line: string): void };
 }
 
 export interface Workers {
@@ -19,8 +26,22 @@ export interface Workers {
  */
 export function startWorkers(opts: WorkersOptions): Workers {
   let stopping = false;
+  let line = "";
   const fork = (): Worker => cluster.fork(opts.env);
+  cluster.on("message", (_worker, message: unknown) => {
+    const giveUp = (message as { giveUp?: unknown } | null)?.giveUp;
+    if (typeof giveUp === "string" && line === "") {
+      line = giveUp;
+    }
+  });
   cluster.on("exit", (worker, code, signal) => {
+    if (opts.giveUp !== undefined && code === opts.giveUp.exitCode) {
+      if (!stopping) {
+        stopping = true;
+        opts.giveUp.onGiveUp(line || `a worker exited with code ${code}`);
+      }
+      return;
+    }
     if (!stopping) {
       opts.logger.error({ pid: worker.process.pid, code, signal }, "worker died; starting another");
       fork();

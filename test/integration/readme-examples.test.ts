@@ -21,7 +21,8 @@ import { startTestService, type TestService } from "../support/test-service.js";
 // run in order in one bash, so variables and the working directory carry over.
 // A ```text block right after a ```sh or ```ts block is what that block
 // prints, compared by shape (tokens, ids, dates and keys vary from run to
-// run). The ```nginx block is run in a real nginx by forward-auth.test.ts.
+// run). The ```nginx block (README.md) and the ```caddyfile block (docs/api.md)
+// are run in a real nginx and caddy by forward-auth.test.ts.
 // Any other block fails here until it is marked ```text or taught to this test.
 
 const SCRIPT_TIMEOUT_MS = 60_000;
@@ -41,10 +42,13 @@ interface Example {
 
 type Step =
   | { kind: "run"; example: Example }
-  | { kind: "nginx"; block: MarkdownBlock }
+  | { kind: "proxy"; block: MarkdownBlock }
   | { kind: "unknown"; block: MarkdownBlock };
 
 const RUNNABLE = new Set(["sh", "ts"]);
+
+/** The one file that may hold a proxy recipe of each kind: forward-auth.test.ts runs it from there. */
+const PROXY_RECIPES: Record<string, string> = { nginx: "README.md", caddyfile: "docs/api.md" };
 
 function stepsOf(file: string): Step[] {
   const blocks = markdownBlocks(file);
@@ -54,8 +58,8 @@ function stepsOf(file: string): Step[] {
     if (block === undefined || block.lang === "text") {
       continue;
     }
-    if (block.lang === "nginx") {
-      steps.push({ kind: "nginx", block });
+    if (block.lang in PROXY_RECIPES) {
+      steps.push({ kind: "proxy", block });
       continue;
     }
     if (!RUNNABLE.has(block.lang)) {
@@ -197,18 +201,19 @@ describe("the documentation's examples, run as printed", () => {
           });
           continue;
         }
-        if (step.kind === "nginx") {
-          it(`${where(step.block)}: the nginx snippet (run in nginx by forward-auth.test.ts)`, () => {
-            const nginx = documentedFiles().flatMap((f) =>
-              markdownBlocks(f).filter((b) => b.lang === "nginx"),
+        if (step.kind === "proxy") {
+          const { lang } = step.block;
+          it(`${where(step.block)}: the ${lang} recipe (run in ${lang === "nginx" ? "nginx" : "caddy"} by forward-auth.test.ts)`, () => {
+            const recipes = documentedFiles().flatMap((f) =>
+              markdownBlocks(f).filter((b) => b.lang === lang),
             );
-            // forward-auth.test.ts runs the README's one nginx block: a second one would go untested.
+            // forward-auth.test.ts runs the one block of its file: a second one would go untested.
             assert.deepEqual(
-              nginx.map(where),
+              recipes.map(where),
               [where(step.block)],
-              "exactly one nginx block, in README.md",
+              `exactly one ${lang} block, in ${PROXY_RECIPES[lang]}`,
             );
-            assert.equal(step.block.file, "README.md");
+            assert.equal(step.block.file, PROXY_RECIPES[lang]);
           });
           continue;
         }

@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# The service as a container: a build stage compiles dist/, the final stage is a
+# production install (no devDependencies) running the compiled JavaScript as the
+# unprivileged user `node`. No container engine runs where this is developed:
+# test/integration/container-recipe.test.ts replays this file's COPY and RUN
+# lines in temp folders, starts the result and creates a token through it
+# (docs/operations.md, "Containers").
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# No scripts: `prepare` would build before the sources are here.
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+RUN npm run build
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY scripts/patch-connect.mjs ./scripts/
+# --ignore-scripts: `prepare` builds, and TypeScript is a devDependency. The one
+# script production needs is the patch of @connectrpc/connect (docs/design-choices.md).
+# npm's cache is a build cache mount: it never lands in the image, and needs no clean-up.
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts && node scripts/patch-connect.mjs
+COPY --from=build /app/dist ./dist
+COPY openapi.json ./
+# The public listener must be reachable from outside the container; the internal
+# one (keys, introspection, /auth, /metrics) stays on 127.0.0.1 unless
+# INTERNAL_HOST says otherwise (compose.yaml opens it to the compose network only).
+ENV HOST=0.0.0.0 HTTP_PORT=8080 GRPC_PORT=9090
+EXPOSE 8080 9090
+USER node
+# node itself, as slim images have no curl: /healthz answers 200 while the process
+# serves (a Redis outage is /readyz's business; restarting would not cure it).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.HTTP_PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Plain node as PID 1 gets SIGTERM from `docker stop` and stops gracefully.
+CMD ["node", "dist/main.js"]

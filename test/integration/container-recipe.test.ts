@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { freePorts } from "../../src/process/free-port.js";
+import {
+  envOf,
+  type Instruction,
+  parseDockerfile,
+  type ReplayedStage,
+  replayStage,
+} from "../support/dockerfile.js";
+import { killMainProcesses, type MainProcess } from "../support/main-process.js";
+import { REPO_ROOT } from "../support/markdown-blocks.js";
+import { newUser, signedCreate } from "../support/signing.js";
+import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
+
+// No container engine runs here: the Dockerfile's stages are replayed in temp
+// folders (its WORKDIR, ENV, COPY and RUN lines, on this machine's node and
+// npm, from npm's cache), and the final stage's CMD is started against a
+// test redis-server and used. Change the Dockerfile's commands and this test
+// runs the new ones.
+
+const DOCKERFILE = join(REPO_ROOT, "Dockerfile");
+
+/** The exec form of CMD or HEALTHCHECK's CMD, as argv. */
+function argvOf(instruction: Instruction | undefined, what: string): string[] {
+  assert.ok(instruction !== undefined, `the final stage has a ${what}`);
+  const text = instruction.exec ? JSON.stringify(instruction.args) : (instruction.args[0] ?? "");
+  const json = text.replace(/^CMD\s+/, "");
+  assert.ok(json.startsWith("["), `${what} in exec form (no shell in the way of signals)`);
+  return JSON.parse(json) as string[];
+}
+
+function exitCodeOf(argv: string[], cwd: string, env: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const [command = "", ...args] = argv;
+    const child = spawn(command, args, { cwd, env, stdio: "ignore" });
+    child.on("error", reject);
+    child.on("exit", (code) => resolve(code ?? -1));
+  });
+}
+
+describe("the container recipe (Dockerfile replayed without a container engine)", () => {
+  let root: string;
+  let redis: TestRedis;
+  let final: ReplayedStage;
+  const stages: Record<string, ReplayedStage> = {};
+  let run: MainProcess | undefined;
+  // npm as in the image, but from this machine's cache: no registry needed, and fast.
+  const npmCache = execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim();
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), "perps-container-"));
+    mkdirSync(join(root, "home"));
+    redis = await startTestRedisServer();
+  });
+  after(async () => {
+    if (run !== undefined && run.child.exitCode === null) {
+      run.child.kill("SIGKILL");
+    }
+    killMainProcesses();
+    await redis?.dispose();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("the build stage and the production install run as written", async () => {
+    const parsed = parseDockerfile(DOCKERFILE);
+    assert.ok(parsed.length >= 2, "multi-stage: a build stage and a final one");
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: join(root, "home"),
+      npm_config_cache: npmCache,
+      npm_config_prefer_offline: "true",
+      npm_config_audit: "false",
+      npm_config_fund: "false",
+      npm_config_update_notifier: "false",
+    };
+    for (const stage of parsed) {
+      stages[stage.name] = await replayStage(stage, {
+        context: REPO_ROOT,
+        dir: join(root, `stage-${stage.name}`),
+        stages,
+        env,
+      });
+    }
+    final = stages[parsed.at(-1)?.name ?? ""] as ReplayedStage;
+    // A production install: compiled JavaScript, no compiler, no TypeScript runner.
+    assert.ok(existsSync(join(final.dir, "dist/main.js")), "dist/ from the build stage");
+    assert.equal(existsSync(join(final.dir, "src")), false, "no sources");
+    for (const dev of ["typescript", "tsx", "@biomejs/biome", "esbuild"]) {
+      assert.equal(
+        existsSync(join(final.dir, "node_modules", dev)),
+        false,
+        `${dev} is not installed`,
+      );
+    }
+    assert.equal(final.env.NODE_ENV, "production");
+    const user = final.recorded.USER?.args[0] ?? "root";
+    assert.doesNotMatch(user, /^(root|0)(:|$)/, "runs as a non-root user");
+    // The patch of @connectrpc/connect applies in production too.
+    const serialization = readFileSync(
+      join(final.dir, "node_modules/@connectrpc/connect/dist/esm/protocol/serialization.js"),
+      "utf8",
+    );
+    assert.match(serialization, /parse binary: \$\{m\}`, Code\.InvalidArgument\)/);
+  });
+
+  it("the final stage's CMD serves against a Redis, creates a token, and its HEALTHCHECK passes", async () => {
+    assert.ok(final !== undefined, "the stages were replayed");
+    const [httpPort, grpcPort] = await freePorts(2);
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: join(root, "home"),
+      ...final.env,
+      // The image listens on 0.0.0.0; here, only locally.
+      HOST: "127.0.0.1",
+      HTTP_PORT: String(httpPort),
+      GRPC_PORT: String(grpcPort),
+      REDIS_URL: redis.url,
+    };
+    const [command = "", ...args] = argvOf(final.recorded.CMD, "CMD");
+    const child = spawn(command, args, { cwd: final.dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) =>
+      child.once("exit", (code) => resolve(code)),
+    );
+    try {
+      const deadline = Date.now() + 15_000;
+      while (!output.includes('"msg":"listening"')) {
+        assert.ok(Date.now() < deadline && child.exitCode === null, `did not start:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const publicUrl = `http://127.0.0.1:${httpPort}`;
+      const internalUrl = `http://127.0.0.1:${grpcPort}`;
+      const user = await newUser();
+      const put = await fetch(`${internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
+      });
+      assert.equal(put.status, 200, await put.text());
+      const signed = await signedCreate(user, { name: "container" });
+      const created = await fetch(`${publicUrl}/user/tokens`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...signed, timestamp: Number(signed.timestamp) }),
+      });
+      const body = (await created.json()) as { token?: string; id?: string };
+      assert.equal(created.status, 201, JSON.stringify(body));
+      const auth = await fetch(`${internalUrl}/auth`, {
+        headers: { authorization: `Bearer ${body.token}` },
+      });
+      assert.equal(auth.status, 200);
+      assert.equal(auth.headers.get("x-token-id"), body.id);
+      // Malformed protobuf is INVALID_ARGUMENT (the patch), not INTERNAL.
+      const malformed = await fetch(`${publicUrl}/perps.token.v1.TokenService/CreateToken`, {
+        method: "POST",
+        headers: { "content-type": "application/proto" },
+        body: new Uint8Array([0xff, 0xff, 0xff]),
+      });
+      assert.equal(malformed.status, 400, await malformed.text());
+
+      const healthcheck = final.recorded.HEALTHCHECK;
+      assert.match(healthcheck?.args[0] ?? "", /^CMD \["node",/, "HEALTHCHECK runs node itself");
+      const probe = argvOf(healthcheck, "HEALTHCHECK");
+      assert.equal(await exitCodeOf(probe, final.dir, env), 0, "healthy while it serves");
+      child.kill("SIGTERM");
+      assert.equal(await exited, 0, output);
+      assert.equal(await exitCodeOf(probe, final.dir, env), 1, "unhealthy once stopped");
+    } finally {
+      if (child.exitCode === null) {
+        child.kill("SIGKILL");
+      }
+    }
+  });
+
+  it("compose.yaml runs it with a real Redis keeping an append-only file on a named volume", () => {
+    const compose = readFileSync(join(REPO_ROOT, "compose.yaml"), "utf8");
+    assert.match(compose, /^\s+image: redis:/m);
+    assert.match(compose, /--appendonly\s*\n\s*- "yes"/);
+    assert.match(compose, /^\s+- redis-data:\/data$/m);
+    assert.match(compose, /^volumes:\n\s+redis-data:/m);
+    assert.match(compose, /^\s+build: \.$/m);
+    assert.match(compose, /REDIS_URL: redis:\/\/redis:6379/);
+    // The ports compose publishes are the ones the image listens on.
+    const envLine = parseDockerfile(DOCKERFILE)
+      .at(-1)
+      ?.instructions.filter((i) => i.keyword === "ENV")
+      .map(envOf)
+      .reduce((all, one) => Object.assign(all, one), {});
+    assert.match(compose, new RegExp(`:${envLine?.HTTP_PORT}:${envLine?.HTTP_PORT}"`));
+    assert.match(compose, new RegExp(`- "${envLine?.GRPC_PORT}"`));
+  });
+});

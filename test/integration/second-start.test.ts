@@ -1,0 +1,271 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { freePorts } from "../../src/process/free-port.js";
+import {
+  killMainProcesses,
+  type MainProcess,
+  startMainProcess,
+  startNpmStart,
+} from "../support/main-process.js";
+import { isRunning, redisServersIn } from "../support/process-table.js";
+import { newUser, signedCreate, type TestUser } from "../support/signing.js";
+
+// A second start (two terminals, a process manager restarting too early)
+// must leave the first instance untouched: its embedded Redis belongs to it
+// (the lock in its data folder), and the second start ends within seconds
+// with one line naming what is in use, exit code 3, no stack.
+
+const IN_USE = 3;
+
+type Fields = Record<string, string | bigint | undefined>;
+const json = (fields: Fields) =>
+  JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
+
+interface Created {
+  id: string;
+  token: string;
+}
+
+/** The first instance at work: creates a token and checks it, over and over, recording every failure. */
+function keepWorking(publicUrl: string, internalUrl: string, user: TestUser) {
+  const created: Created[] = [];
+  const failures: string[] = [];
+  let running = true;
+  let timestamp = Date.now();
+  const loop = (async () => {
+    while (running) {
+      try {
+        const res = await fetch(`${publicUrl}/user/tokens`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: json(await signedCreate(user, { timestamp: BigInt(timestamp++) })),
+          signal: AbortSignal.timeout(5000),
+        });
+        const body = (await res.json()) as Partial<Created>;
+        if (res.status !== 201 || body.id === undefined || body.token === undefined) {
+          failures.push(`create ${res.status} ${JSON.stringify(body)}`);
+          continue;
+        }
+        created.push({ id: body.id, token: body.token });
+        const auth = await fetch(`${internalUrl}/auth`, {
+          headers: { authorization: `Bearer ${body.token}` },
+          signal: AbortSignal.timeout(5000),
+        });
+        if (auth.status !== 200 || auth.headers.get("x-token-id") !== body.id) {
+          failures.push(`auth ${auth.status}`);
+        }
+      } catch (err) {
+        failures.push(String(err));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  return {
+    created,
+    failures,
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** A second start's outcome: exit code, and its output, which must be one line and no stack. */
+async function refusedStart(run: MainProcess): Promise<string> {
+  const code = await run.exitedWithin(5000);
+  const output = run.output();
+  assert.equal(code, IN_USE, output);
+  assert.doesNotMatch(output, /\n\s+at |Error:|EADDRINUSE/, "no stack, no raw error");
+  const lines = output.split("\n").filter((line) => line !== "");
+  assert.equal(lines.length, 1, `one line:\n${output}`);
+  return lines[0] ?? "";
+}
+
+function listen(port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve(server));
+  });
+}
+
+describe("a second start never harms the first", () => {
+  const dirs: string[] = [];
+  const tempDir = () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "perps-second-start-")));
+    dirs.push(dir);
+    return dir;
+  };
+  let first: MainProcess;
+  let dataDir: string;
+  let ports: { http: string; grpc: string };
+  let publicUrl: string;
+  let internalUrl: string;
+  let user: TestUser;
+
+  before(async () => {
+    const [http, grpc] = await freePorts(2);
+    ports = { http: String(http), grpc: String(grpc) };
+    dataDir = join(tempDir(), "redis");
+    first = startMainProcess({
+      HTTP_PORT: ports.http,
+      GRPC_PORT: ports.grpc,
+      EMBEDDED_REDIS_DIR: dataDir,
+      TOKEN_RATE_LIMIT_PER_MINUTE: "100000",
+    });
+    await first.waitFor(/"msg":"listening"/);
+    publicUrl = `http://127.0.0.1:${ports.http}`;
+    internalUrl = `http://127.0.0.1:${ports.grpc}`;
+    user = await newUser();
+    const put = await fetch(`${internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
+    });
+    assert.equal(put.status, 200, await put.text());
+  });
+  after(async () => {
+    first?.child.kill("SIGTERM");
+    await first?.exitedWithin().catch(() => undefined);
+    killMainProcesses();
+    for (const dir of dirs) {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("second starts in the same folder, on the same ports or another folder fail with one line; the first serves throughout and keeps its data", async () => {
+    const [redisPid] = redisServersIn(dataDir);
+    assert.ok(redisPid !== undefined, "the first instance's redis-server runs");
+    const lockPid = String(first.child.pid);
+    const work = keepWorking(publicUrl, internalUrl, user);
+    try {
+      // Same checkout, same everything: the folder and both ports are named.
+      const same = await refusedStart(
+        startMainProcess({
+          HTTP_PORT: ports.http,
+          GRPC_PORT: ports.grpc,
+          EMBEDDED_REDIS_DIR: dataDir,
+        }),
+      );
+      assert.match(same, /^Cannot start: /);
+      assert.match(same, new RegExp(`port ${ports.http} .*\\(HTTP_PORT\\) is in use`));
+      assert.match(same, new RegExp(`port ${ports.grpc} .*\\(GRPC_PORT\\) is in use`));
+      assert.match(
+        same,
+        new RegExp(
+          `${dataDir} \\(EMBEDDED_REDIS_DIR\\) is in use by the service with pid ${lockPid}`,
+        ),
+      );
+      // The real `npm start`, as typed in a second terminal: npm adds its banner, nothing else.
+      const npm = startNpmStart({
+        HTTP_PORT: ports.http,
+        GRPC_PORT: ports.grpc,
+        EMBEDDED_REDIS_DIR: dataDir,
+      });
+      assert.equal(await npm.exitedWithin(10_000), IN_USE, npm.output());
+      assert.deepEqual(
+        npm.output().match(/^Cannot start: .*$/gm),
+        [same],
+        `the one line, once:\n${npm.output()}`,
+      );
+      assert.doesNotMatch(npm.output(), /\n\s+at |Error:|EADDRINUSE/, "no stack, no raw error");
+      // Same folder, free ports: the lock alone keeps it from the first one's Redis.
+      const folder = await refusedStart(
+        startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dataDir }),
+      );
+      assert.match(folder, /EMBEDDED_REDIS_DIR\) is in use/);
+      assert.doesNotMatch(folder, /PORT/);
+      // Another folder, the same ports, with one and with two workers: the ports are named, and
+      // the new folder's Redis was never started.
+      for (const workers of ["1", "2"]) {
+        const otherDir = join(tempDir(), "redis");
+        const port = await refusedStart(
+          startMainProcess({
+            HTTP_PORT: ports.http,
+            GRPC_PORT: "0",
+            EMBEDDED_REDIS_DIR: otherDir,
+            WORKERS: workers,
+          }),
+        );
+        assert.match(port, new RegExp(`port ${ports.http} of 127\\.0\\.0\\.1 \\(HTTP_PORT\\)`));
+        assert.match(port, /choose another with HTTP_PORT\.$/);
+        assert.doesNotMatch(port, /EMBEDDED_REDIS_DIR|GRPC_PORT/);
+        assert.deepEqual(redisServersIn(otherDir), [], "nothing started");
+      }
+      // Let the first instance work a little after the last refusal too.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      await work.stop();
+    }
+    assert.deepEqual(work.failures, [], "the first instance answered every call");
+    assert.ok(work.created.length > 5, `tokens were created throughout (${work.created.length})`);
+    // Untouched: the same Redis, the same lock, and every token it created still live.
+    assert.deepEqual(redisServersIn(dataDir), [redisPid]);
+    assert.equal(
+      readFileSync(join(dataDir, "service.lock"), "utf8").trim(),
+      lockPid,
+      "the lock names the first instance",
+    );
+    assert.equal((await fetch(`${publicUrl}/readyz`)).status, 200);
+    for (const token of work.created) {
+      const res = await fetch(`${internalUrl}/auth`, {
+        headers: { authorization: `Bearer ${token.token}` },
+      });
+      assert.equal(res.status, 200, `token ${token.id} is still live`);
+      assert.equal(res.headers.get("x-token-id"), token.id);
+    }
+  });
+
+  it("a port taken after the check (a lost race) still ends in one line, and the start's Redis is stopped", async () => {
+    const [port] = await freePorts(1);
+    const dir = join(tempDir(), "redis");
+    let occupant: Server | undefined;
+    // Two workers: the port is taken once the primary has checked it and started
+    // Redis, before the workers (a few hundred ms later) listen.
+    const run = startMainProcess({
+      HTTP_PORT: String(port),
+      GRPC_PORT: "0",
+      EMBEDDED_REDIS_DIR: dir,
+      WORKERS: "2",
+    });
+    try {
+      await run.waitFor(/"msg":"started embedded redis-server"/);
+      occupant = await listen(port ?? 0);
+      assert.equal(await run.exitedWithin(10_000), IN_USE, run.output());
+      const stderrLines = run
+        .output()
+        .split("\n")
+        .filter((line) => line !== "" && !line.startsWith("{"));
+      assert.deepEqual(stderrLines, [
+        `Cannot start: port ${port} of 127.0.0.1 (HTTP_PORT) is in use. Stop the other instance, or choose another with HTTP_PORT.`,
+      ]);
+      assert.doesNotMatch(run.output(), /worker died/, "no worker was started again");
+      assert.deepEqual(redisServersIn(dir), [], "its embedded Redis stopped with it");
+    } finally {
+      await new Promise<void>((resolve) =>
+        occupant === undefined ? resolve() : occupant.close(() => resolve()),
+      );
+    }
+  });
+
+  it("a stale lock (its pid dead) does not block a start, and is taken over", async () => {
+    const dir = join(tempDir(), "redis");
+    // A pid that surely is dead: a process that has exited and been reaped.
+    const dead = spawnSync("true").pid;
+    assert.ok(dead !== undefined && !isRunning(dead));
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "service.lock"), `${dead}\n`);
+    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    await run.waitFor(/"msg":"listening"/);
+    assert.equal(readFileSync(join(dir, "service.lock"), "utf8").trim(), String(run.child.pid));
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exitedWithin(), 0, run.output());
+    // A clean stop removes its lock.
+    assert.throws(() => readFileSync(join(dir, "service.lock")), /ENOENT/);
+  });
+});
