@@ -11,6 +11,7 @@ import { createRestGateway } from "../gateway/rest-gateway.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
+import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
 import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
@@ -29,11 +30,13 @@ import { createRedisCall } from "../store/redis-call.js";
 import { createTokenStore } from "../store/token-store.js";
 import { createUserKeyStore } from "../store/user-key-store.js";
 import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
+import { createTokenAdminService } from "../token/token-admin-service.js";
 import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
 import { createTokenService } from "../token/token-service.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
+import { createAuditLog } from "./audit-line.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";
 import {
@@ -103,7 +106,7 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
 /**
  * The service: the public listener serves TokenService (Connect, gRPC,
  * gRPC-Web and the REST mapping) and health checks;
- * the internal listener also serves UserKeyService,
+ * the internal listener also serves UserKeyService, TokenAdminService,
  * TokenIntrospectionService, grpc.health.v1, gRPC server reflection, the
  * Prometheus metrics and forward-auth (`/auth`) for the edge proxy.
  */
@@ -144,15 +147,23 @@ export function createApp(opts: AppOptions): App {
     authenticator: bearer,
     observe: (active) => (active ? introspected.active : introspected.inactive).inc(),
   });
+  const audit = createAuditLog(opts.logger);
   const userKeyService = createUserKeyService({
     store: createUserKeyStore({ redis: opts.redis, call, ...durability }),
+    audit,
   });
+  const tokenAdminService = createTokenAdminService({ store: tokenStore, audit });
   const grpcHealth = createGrpcHealth({
     ready,
-    services: [TokenService.typeName, UserKeyService.typeName, TokenIntrospectionService.typeName],
+    services: [
+      TokenService.typeName,
+      UserKeyService.typeName,
+      TokenIntrospectionService.typeName,
+      TokenAdminService.typeName,
+    ],
   });
   const reflection = createGrpcReflection({
-    services: [TokenService, UserKeyService, TokenIntrospectionService, Health],
+    services: [TokenService, UserKeyService, TokenIntrospectionService, TokenAdminService, Health],
   });
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
@@ -260,6 +271,7 @@ export function createApp(opts: AppOptions): App {
       (router) => {
         router.service(TokenService, tokenService);
         router.service(UserKeyService, userKeyService);
+        router.service(TokenAdminService, tokenAdminService);
         // Any string a caller forwards answers `active: false`, not a size
         // error: up to 2 MiB here (gRPC's own default is 4 MiB).
         router.service(TokenIntrospectionService, introspectionService, {
