@@ -54,6 +54,7 @@ export async function runService(
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     maxConnectionsPerListener: config.maxConnectionsPerListener,
+    corsOrigins: config.corsOrigins,
     ...(tls === undefined ? {} : { tls }),
   });
   const ports = await app.start();

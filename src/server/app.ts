@@ -8,6 +8,7 @@ import {
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
+import { createRouteTable } from "../gateway/route-table.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
@@ -39,6 +40,7 @@ import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { createAuditLog } from "./audit-line.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";
+import { createCorsEndpoint } from "./cors-endpoint.js";
 import {
   type ClientErrorSource,
   createDualProtocolServer,
@@ -84,6 +86,8 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** Most open connections per listener. Default 4096. */
   maxConnectionsPerListener?: number;
+  /** Browser origins allowed to call the REST API (CORS), exact. Default none: CORS is off. */
+  corsOrigins?: readonly string[];
 }
 
 export interface App {
@@ -181,6 +185,16 @@ export function createApp(opts: AppOptions): App {
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, metrics });
   // The committed document: what is served is what is checked in and tested.
   const openApi = createOpenApiEndpoint(loadOpenApiDocument());
+  // Off unless origins are listed: then it answers preflights on the REST paths.
+  const cors =
+    opts.corsOrigins === undefined || opts.corsOrigins.length === 0
+      ? []
+      : [
+          createCorsEndpoint({
+            origins: opts.corsOrigins,
+            routes: createRouteTable(TokenService.methods),
+          }),
+        ];
 
   type Endpoint = (req: NodeServerRequest, res: NodeServerResponse) => boolean;
 
@@ -260,7 +274,7 @@ export function createApp(opts: AppOptions): App {
     handler: listener(
       (router) => router.service(TokenService, tokenService),
       [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
-      [health, openApi],
+      [...cors, health, openApi],
     ),
   });
   const internalServer = createDualProtocolServer({
