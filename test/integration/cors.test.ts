@@ -200,9 +200,18 @@ describe("CORS", () => {
           "x-request-id": requestId,
         },
       });
-      const line = service.logs
-        .map((text) => JSON.parse(text) as Record<string, unknown>)
-        .find((entry) => entry.requestId === requestId);
+      // The line is written once the answer is sent, which may be a moment
+      // after the client has it; a chunk may hold several lines.
+      const lineOf = () =>
+        service.logs
+          .flatMap((chunk) => chunk.split("\n"))
+          .filter((text) => text !== "")
+          .map((text) => JSON.parse(text) as Record<string, unknown>)
+          .find((entry) => entry.requestId === requestId);
+      for (let i = 0; i < 50 && lineOf() === undefined; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const line = lineOf();
       assert.ok(line !== undefined);
       assert.equal(line.method, "cors-preflight");
       assert.equal(line.code, "PermissionDenied");

@@ -77,7 +77,10 @@ describe("incident tools", () => {
 
   /** The audit lines the service wrote for `userId` (lowercase). */
   function auditLines(userId: string): AuditLine[] {
+    // The logger writes lines in batches: a chunk may hold several.
     return service.logs
+      .flatMap((chunk) => chunk.split("\n"))
+      .filter((line) => line !== "")
       .map((line) => JSON.parse(line) as AuditLine)
       .filter((line) => line.msg === "audit" && line.userId === userId);
   }
