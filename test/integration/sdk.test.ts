@@ -569,7 +569,9 @@ describe("SDK introspectToken (internal listener)", () => {
       const user = await h.user();
       const { token } = await h.client("rest", user).createToken({ userId: user.userId });
       const checker = introspection(transport);
-      for (const bad of ["", "pt_nope", `${token.slice(0, -1)}x`, `${token} `, "é\n"]) {
+      // The last character changed (to "y" when it already is "x": 1 token in 62).
+      const altered = `${token.slice(0, -1)}${token.endsWith("x") ? "y" : "x"}`;
+      for (const bad of ["", "pt_nope", altered, `${token} `, "é\n"]) {
         assert.deepEqual(await checker.introspectToken(bad), INACTIVE, JSON.stringify(bad));
       }
     });
