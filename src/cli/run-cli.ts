@@ -7,7 +7,9 @@ import { deleteKeyCommand } from "./commands/delete-key.js";
 import { introspectCommand } from "./commands/introspect.js";
 import { keygenCommand } from "./commands/keygen.js";
 import { listCommand } from "./commands/list.js";
+import { listKeysCommand } from "./commands/list-keys.js";
 import { registerKeyCommand } from "./commands/register-key.js";
+import { revokeTokensCommand } from "./commands/revoke-tokens.js";
 import { ExitCode } from "./exit-code.js";
 import { wantsHelp, wantsJson } from "./parse-options.js";
 import { CLI_NAME, reportError } from "./report-error.js";
@@ -22,13 +24,15 @@ const COMMANDS: readonly Command[] = [
   deleteCommand,
   listCommand,
   introspectCommand,
+  listKeysCommand,
+  revokeTokensCommand,
 ];
 
 const TOP_HELP = `Usage: ${CLI_NAME} <command> [options]
 
 Creates and deletes API tokens of the perps token service with Ed25519-signed
 requests, and registers the public keys that sign them; lists a user's named
-tokens and checks tokens.
+tokens and checks tokens; lists a user's keys and revokes a user's tokens.
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(14)} ${c.summary}`).join("\n")}
@@ -47,6 +51,8 @@ Example:
   ${CLI_NAME} delete --user "$USER_ID" --key me.pem --token-id "$TOKEN_ID"
   ${TOKEN_ENV}="$TOKEN" ${CLI_NAME} list
   ${CLI_NAME} introspect "$TOKEN"
+  ${CLI_NAME} list-keys --user "$USER_ID"
+  ${CLI_NAME} revoke-tokens --user "$USER_ID"
 
 Exit codes: 0 done, 1 refused by the service (or it could not be reached, or a
 key file could not be read), 2 wrong command line, 3 (introspect) the token is

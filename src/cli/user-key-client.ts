@@ -11,10 +11,20 @@ export interface UserKeyClientOptions {
   timeoutMs?: number;
 }
 
+/** A registered key, as ListUserKeys answers it. */
+export interface ListedKey {
+  publicKey: string;
+  fingerprint: string;
+  /** Unix ms; undefined when the service did not record it. */
+  addedAtMs: number | undefined;
+}
+
 /** Key registration on the internal listener; failures are TokenApiErrors, as on the SDK. */
 export interface UserKeyClient {
   putUserKey(userId: string, publicKey: string): Promise<void>;
-  deleteUserKey(userId: string, publicKey: string): Promise<void>;
+  /** Resolves with how many live tokens of the user were revoked with the key. */
+  deleteUserKey(userId: string, publicKey: string): Promise<number>;
+  listUserKeys(userId: string): Promise<ListedKey[]>;
 }
 
 /**
@@ -40,7 +50,19 @@ export function createUserKeyClient(opts: UserKeyClientOptions): UserKeyClient {
     },
     async deleteUserKey(userId, publicKey) {
       try {
-        await client.deleteUserKey({ userId, publicKey }, callOptions);
+        return (await client.deleteUserKey({ userId, publicKey }, callOptions)).revokedTokens;
+      } catch (err) {
+        throw fromConnectError(err);
+      }
+    },
+    async listUserKeys(userId) {
+      try {
+        const { keys } = await client.listUserKeys({ userId }, callOptions);
+        return keys.map((key) => ({
+          publicKey: key.publicKey,
+          fingerprint: key.fingerprint,
+          addedAtMs: key.addedAtMs === 0n ? undefined : Number(key.addedAtMs),
+        }));
       } catch (err) {
         throw fromConnectError(err);
       }

@@ -45,6 +45,12 @@ export interface Config {
   requestTimeoutMs: number;
   /** MAX_CONNECTIONS_PER_LISTENER: most open connections per listener and process. Default 4096. */
   maxConnectionsPerListener: number;
+  /**
+   * CORS_ORIGINS: the browser origins (`https://app.example.com`, exact)
+   * allowed to call the public REST API from other sites. Default none: CORS
+   * is off.
+   */
+  corsOrigins: readonly string[];
   /** LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: string;
 }
@@ -182,6 +188,38 @@ function flag(env: Record<string, string | undefined>, name: string, fallback: b
   return raw === "true" || raw === "1";
 }
 
+/**
+ * CORS_ORIGINS: comma-separated origins, each exactly as a browser sends it
+ * in `Origin` (scheme, host, port only when not the default; no path, no
+ * trailing slash, lowercase), so that matching is a plain comparison. `*` and
+ * `null` are refused: a listed origin is one the operator trusts.
+ */
+function corsOrigins(env: Record<string, string | undefined>): string[] {
+  const raw = set(env, "CORS_ORIGINS");
+  if (raw === undefined) {
+    return [];
+  }
+  return raw.split(",").map((item) => {
+    const origin = item.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (
+      parsed === undefined ||
+      (parsed.protocol !== "https:" && parsed.protocol !== "http:") ||
+      parsed.origin !== origin
+    ) {
+      throw new ConfigError(
+        `CORS_ORIGINS must be a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got "${origin}"`,
+      );
+    }
+    return origin;
+  });
+}
+
 /** Parses and checks the environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(
   env: Record<string, string | undefined>,
@@ -220,6 +258,7 @@ export function parseConfig(
     tokenRateLimitPerMinute: integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
     maxConnectionsPerListener: integer(env, "MAX_CONNECTIONS_PER_LISTENER", 4096, 1, 1_000_000),
+    corsOrigins: corsOrigins(env),
     logLevel,
   };
 }

@@ -61,6 +61,7 @@ export async function runService(
     ...(cluster.isWorker
       ? { metricsText: (metrics) => clusterMetricsSource(metrics.registry) }
       : {}),
+    corsOrigins: config.corsOrigins,
     ...(tls === undefined ? {} : { tls }),
   });
   const ports = await app.start();

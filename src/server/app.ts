@@ -8,9 +8,11 @@ import {
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
+import { createRouteTable } from "../gateway/route-table.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
+import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
 import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
@@ -29,13 +31,16 @@ import { createRedisCall } from "../store/redis-call.js";
 import { createTokenStore } from "../store/token-store.js";
 import { createUserKeyStore } from "../store/user-key-store.js";
 import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
+import { createTokenAdminService } from "../token/token-admin-service.js";
 import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
 import { createTokenService } from "../token/token-service.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
+import { createAuditLog } from "./audit-line.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";
+import { createCorsEndpoint } from "./cors-endpoint.js";
 import {
   type ClientErrorSource,
   createDualProtocolServer,
@@ -85,6 +90,8 @@ export interface AppOptions {
   reusePort?: boolean;
   /** Most open connections per listener. Default 4096. */
   maxConnectionsPerListener?: number;
+  /** Browser origins allowed to call the REST API (CORS), exact. Default none: CORS is off. */
+  corsOrigins?: readonly string[];
 }
 
 export interface App {
@@ -107,7 +114,7 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
 /**
  * The service: the public listener serves TokenService (Connect, gRPC,
  * gRPC-Web and the REST mapping) and health checks;
- * the internal listener also serves UserKeyService,
+ * the internal listener also serves UserKeyService, TokenAdminService,
  * TokenIntrospectionService, grpc.health.v1, gRPC server reflection, the
  * Prometheus metrics and forward-auth (`/auth`) for the edge proxy.
  */
@@ -148,15 +155,23 @@ export function createApp(opts: AppOptions): App {
     authenticator: bearer,
     observe: (active) => (active ? introspected.active : introspected.inactive).inc(),
   });
+  const audit = createAuditLog(opts.logger);
   const userKeyService = createUserKeyService({
     store: createUserKeyStore({ redis: opts.redis, call, ...durability }),
+    audit,
   });
+  const tokenAdminService = createTokenAdminService({ store: tokenStore, audit });
   const grpcHealth = createGrpcHealth({
     ready,
-    services: [TokenService.typeName, UserKeyService.typeName, TokenIntrospectionService.typeName],
+    services: [
+      TokenService.typeName,
+      UserKeyService.typeName,
+      TokenIntrospectionService.typeName,
+      TokenAdminService.typeName,
+    ],
   });
   const reflection = createGrpcReflection({
-    services: [TokenService, UserKeyService, TokenIntrospectionService, Health],
+    services: [TokenService, UserKeyService, TokenIntrospectionService, TokenAdminService, Health],
   });
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
@@ -174,6 +189,16 @@ export function createApp(opts: AppOptions): App {
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, metrics });
   // The committed document: what is served is what is checked in and tested.
   const openApi = createOpenApiEndpoint(loadOpenApiDocument());
+  // Off unless origins are listed: then it answers preflights on the REST paths.
+  const cors =
+    opts.corsOrigins === undefined || opts.corsOrigins.length === 0
+      ? []
+      : [
+          createCorsEndpoint({
+            origins: opts.corsOrigins,
+            routes: createRouteTable(TokenService.methods),
+          }),
+        ];
 
   type Endpoint = (req: NodeServerRequest, res: NodeServerResponse) => boolean;
 
@@ -254,7 +279,7 @@ export function createApp(opts: AppOptions): App {
     handler: listener(
       (router) => router.service(TokenService, tokenService),
       [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
-      [health, openApi],
+      [...cors, health, openApi],
     ),
   });
   const internalServer = createDualProtocolServer({
@@ -265,6 +290,7 @@ export function createApp(opts: AppOptions): App {
       (router) => {
         router.service(TokenService, tokenService);
         router.service(UserKeyService, userKeyService);
+        router.service(TokenAdminService, tokenAdminService);
         // Any string a caller forwards answers `active: false`, not a size
         // error: up to 2 MiB here (gRPC's own default is 4 MiB).
         router.service(TokenIntrospectionService, introspectionService, {

@@ -26,6 +26,14 @@ export interface UserRedisKeys {
   /** `{tag}k`: SET of the user's registered public **k**eys (64 lowercase hex each). */
   readonly userKeys: string;
   /**
+   * `{tag}a`: HASH from each registered public key to when it was **a**dded
+   * (Unix ms, Redis' clock); a key registered before dates were kept has no
+   * entry.
+   */
+  readonly keysAdded: string;
+  /** `{tag}t`: what every token key of the user starts with, for scripts that find tokens by id. */
+  readonly tokenPrefix: string;
+  /**
    * `{tag}t<tokenId>`: STRING of one **t**oken, 41 bytes with a 16-character
    * id (`tokenIdOf()` the create's message digest, so a replay of that create
    * finds it). The value is the token's digest (`tokenDigest()`, 28 raw
@@ -46,10 +54,10 @@ export interface UserRedisKeys {
    */
   readonly nameIds: string;
   /**
-   * `{tag}l`: ZSET counting the user's **l**ive tokens (session ones
-   * included), scored by expiry. Members are the first {@link LIVE_MEMBER_BYTES}
-   * bytes of the token's digest, not its id, so it counts tokens without
-   * enumerating them.
+   * `{tag}l`: ZSET of the user's **l**ive tokens (session ones included),
+   * scored by expiry: counts them for the per-user cap, and finds them all
+   * for a revocation. Members are the raw {@link LIVE_MEMBER_BYTES} bytes of
+   * the token's id, so the token's key is known from its member.
    */
   readonly live: string;
   /**
@@ -73,6 +81,8 @@ export function redisKeysOf(userKey: string): UserRedisKeys {
   const tag = `{${userTag(userKey)}}`;
   return {
     userKeys: `${tag}k`,
+    keysAdded: `${tag}a`,
+    tokenPrefix: `${tag}t`,
     token: (tokenId) => `${tag}t${tokenId}`,
     names: `${tag}n`,
     nameIds: `${tag}i`,
@@ -83,9 +93,22 @@ export function redisKeysOf(userKey: string): UserRedisKeys {
 }
 
 /**
- * How much of a token's digest names it in the `live` set: 8 bytes. The set
- * only counts a user's tokens (at most `maxActivePerUser`), so 64 bits make a
- * collision, which would merely undercount by one, practically impossible
- * (about 1000² / 2⁶⁵ for a full set), and save 4 bytes per token.
+ * A member of the `live` set: the token id's raw bytes (12; its 16 base64url
+ * characters are what the token key holds). 4 bytes more per token than the
+ * 8-byte digest prefix it replaced, and a zset member of 12 bytes still fits
+ * the 16-byte allocation class when the set outgrows its listpack; in
+ * exchange a revocation finds every token, session ones included.
  */
-export const LIVE_MEMBER_BYTES = 8;
+export const LIVE_MEMBER_BYTES = 12;
+
+/**
+ * What a `live` member was before it held the token id: the token digest's
+ * first 8 bytes. A delete still removes such a member, so a token created
+ * before the change counts no longer than it lives.
+ */
+export const LEGACY_LIVE_MEMBER_BYTES = 8;
+
+/** The `live` member of the token `tokenId`: its id's raw bytes. */
+export function liveMemberOf(tokenId: string): Buffer {
+  return Buffer.from(tokenId, "base64url");
+}

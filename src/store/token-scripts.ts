@@ -15,5 +15,10 @@ export const DELETE_TOKEN_LUA = [...signedCall, readLuaScript("delete-token.lua"
 export const ROLLBACK_CREATE_LUA = readLuaScript("rollback-create.lua");
 /** The user's live named tokens, as a flat list: name, id, expires at ms, ... */
 export const LIST_NAMED_TOKENS_LUA = readLuaScript("list-named-tokens.lua");
+/** Deletes every live token of a user; replies how many. */
+export const REVOKE_USER_TOKENS_LUA = [
+  readLuaScript("revoke-tokens.lua"),
+  readLuaScript("revoke-user-tokens.lua"),
+].join("\n");
 /** One token's record and expiry, or nil. */
 export const LOOKUP_TOKEN_LUA = readLuaScript("lookup-token.lua");

@@ -2,7 +2,7 @@ import type { Result } from "ioredis";
 import { TOKEN_DIGEST_BYTES } from "../protocol/token-secret.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createDurableWriter } from "./durable-writer.js";
-import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
+import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
@@ -11,6 +11,7 @@ import {
   DELETE_TOKEN_LUA,
   LIST_NAMED_TOKENS_LUA,
   LOOKUP_TOKEN_LUA,
+  REVOKE_USER_TOKENS_LUA,
   ROLLBACK_CREATE_LUA,
 } from "./token-scripts.js";
 
@@ -24,6 +25,7 @@ declare module "ioredis" {
     perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsListNamedTokens(...keysAndArgs: ScriptArg[]): Result<string[], Context>;
+    perpsRevokeUserTokens(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsLookupTokenBuffer(
       tokenKey: string,
     ): Result<[record: Buffer, expiresAtMs: number] | null, Context>;
@@ -103,6 +105,11 @@ export interface TokenStore {
    * undefined when there is none: one round trip to the user's slot.
    */
   lookup(userKey: string, tokenId: string): Promise<StoredToken | undefined>;
+  /**
+   * Deletes every live token of the user, named and session, in one atomic
+   * step; resolves with how many there were. One round trip.
+   */
+  revokeAll(userKey: string): Promise<number>;
 }
 
 export interface TokenStoreOptions {
@@ -156,6 +163,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   redis.defineCommand("perpsRollbackCreate", { numberOfKeys: 5, lua: ROLLBACK_CREATE_LUA });
   redis.defineCommand("perpsListNamedTokens", { numberOfKeys: 2, lua: LIST_NAMED_TOKENS_LUA });
   redis.defineCommand("perpsLookupToken", { numberOfKeys: 1, lua: LOOKUP_TOKEN_LUA });
+  redis.defineCommand("perpsRevokeUserTokens", { numberOfKeys: 3, lua: REVOKE_USER_TOKENS_LUA });
   const writer = createDurableWriter({
     redis,
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
@@ -188,7 +196,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       redisCall("keys.read", () => redis.smembers(redisKeysOf(userKey).userKeys)),
 
     async create(token) {
-      const liveMember = token.tokenDigest.subarray(0, LIVE_MEMBER_BYTES);
+      const liveMember = liveMemberOf(token.tokenId);
       const args = [
         ...commonKeys(token.userKey, token.tokenId),
         ...commonArgs(token),
@@ -244,8 +252,9 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         ...commonKeys(call.userKey, call.tokenId),
         ...commonArgs(call),
         String(TOKEN_DIGEST_BYTES),
-        String(LIVE_MEMBER_BYTES),
+        liveMemberOf(call.tokenId),
         call.tokenId,
+        String(LEGACY_LIVE_MEMBER_BYTES),
       ];
       const { reply, confirmed } = await redisCall("token.delete", () =>
         writer.write(
@@ -281,6 +290,27 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         });
       }
       return tokens;
+    },
+
+    async revokeAll(userKey) {
+      const keys = redisKeysOf(userKey);
+      const args = [
+        keys.names,
+        keys.nameIds,
+        keys.live,
+        keys.tokenPrefix,
+        String(LIVE_MEMBER_BYTES),
+      ];
+      const { reply, confirmed } = await redisCall("token.revoke-all", () =>
+        writer.write(
+          () => redis.perpsRevokeUserTokens(...args),
+          (pipeline) => pipeline.perpsRevokeUserTokens(...args),
+        ),
+      );
+      if (!confirmed) {
+        throw new StoreError("unconfirmed-write");
+      }
+      return reply;
     },
 
     async lookup(userKey, tokenId) {

@@ -1,7 +1,7 @@
 import type { Result } from "ioredis";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createDurableWriter } from "./durable-writer.js";
-import { redisKeysOf } from "./keys.js";
+import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
 import { luaConstants, readLuaScript } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
@@ -15,11 +15,36 @@ const PutKeyStatus = {
 } as const;
 
 const PUT_USER_KEY_LUA = [luaConstants(PutKeyStatus), readLuaScript("put-user-key.lua")].join("\n");
+const DELETE_USER_KEY_LUA = [
+  readLuaScript("revoke-tokens.lua"),
+  readLuaScript("delete-user-key.lua"),
+].join("\n");
+const LIST_USER_KEYS_LUA = readLuaScript("list-user-keys.lua");
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    perpsPutUserKey(keysKey: string, publicKey: string, max: string): Result<number, Context>;
+    perpsPutUserKey(...keysAndArgs: string[]): Result<number, Context>;
+    perpsDeleteUserKey(
+      ...keysAndArgs: string[]
+    ): Result<[removed: number, revokedTokens: number], Context>;
+    perpsListUserKeys(keysKey: string, addedKey: string): Result<string[], Context>;
   }
+}
+
+/** A registered key, as listed. */
+export interface RegisteredKey {
+  /** 64 lowercase hex characters. */
+  publicKey: string;
+  /** When it was registered (Unix ms, Redis' clock); undefined when not recorded. */
+  addedAtMs: number | undefined;
+}
+
+/** What removing a key did. */
+export interface DeletedKey {
+  /** False when the key was not registered (nothing changed). */
+  removed: boolean;
+  /** Live tokens of the user revoked with the key (0 unless `removed`). */
+  revokedTokens: number;
 }
 
 /** Every method throws {@link StoreError} when Redis cannot do what it asks. */
@@ -28,8 +53,13 @@ export interface UserKeyStore {
   readonly maxKeysPerUser: number;
   /** Registers a key (idempotent); "limit" when the user already has the maximum. */
   put(userKey: string, publicKey: string): Promise<"stored" | "limit">;
-  /** Removes a key (idempotent). */
-  delete(userKey: string, publicKey: string): Promise<void>;
+  /**
+   * Removes a key (idempotent) and, when it was registered, revokes every
+   * live token of the user in the same atomic step.
+   */
+  delete(userKey: string, publicKey: string): Promise<DeletedKey>;
+  /** The user's keys with when each was added, in no particular order. One round trip. */
+  list(userKey: string): Promise<RegisteredKey[]>;
 }
 
 export interface UserKeyStoreOptions {
@@ -44,13 +74,15 @@ export interface UserKeyStoreOptions {
   maxKeysPerUser?: number;
 }
 
-/** The public keys of users, one Redis set per user. */
+/** The public keys of users, one Redis set per user and the date each was added. */
 export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
   const { redis } = opts;
   const call = opts.call ?? createRedisCall();
   const maxKeysPerUser = opts.maxKeysPerUser ?? 5;
   const max = String(maxKeysPerUser);
-  redis.defineCommand("perpsPutUserKey", { numberOfKeys: 1, lua: PUT_USER_KEY_LUA });
+  redis.defineCommand("perpsPutUserKey", { numberOfKeys: 2, lua: PUT_USER_KEY_LUA });
+  redis.defineCommand("perpsDeleteUserKey", { numberOfKeys: 5, lua: DELETE_USER_KEY_LUA });
+  redis.defineCommand("perpsListUserKeys", { numberOfKeys: 2, lua: LIST_USER_KEYS_LUA });
   const writer = createDurableWriter({
     redis,
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
@@ -59,11 +91,12 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
   return {
     maxKeysPerUser,
     async put(userKey, publicKey) {
-      const key = redisKeysOf(userKey).userKeys;
+      const keys = redisKeysOf(userKey);
+      const args = [keys.userKeys, keys.keysAdded, publicKey, max];
       const { reply, confirmed } = await call("key.put", () =>
         writer.write(
-          () => redis.perpsPutUserKey(key, publicKey, max),
-          (pipeline) => pipeline.perpsPutUserKey(key, publicKey, max),
+          () => redis.perpsPutUserKey(...args),
+          (pipeline) => pipeline.perpsPutUserKey(...args),
         ),
       );
       if (!confirmed) {
@@ -72,16 +105,43 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
       return reply === PutKeyStatus.STORED ? "stored" : "limit";
     },
     async delete(userKey, publicKey) {
-      const key = redisKeysOf(userKey).userKeys;
-      const { confirmed } = await call("key.delete", () =>
+      const keys = redisKeysOf(userKey);
+      const args = [
+        keys.userKeys,
+        keys.keysAdded,
+        keys.names,
+        keys.nameIds,
+        keys.live,
+        publicKey,
+        keys.tokenPrefix,
+        String(LIVE_MEMBER_BYTES),
+      ];
+      const { reply, confirmed } = await call("key.delete", () =>
         writer.write(
-          () => redis.srem(key, publicKey),
-          (pipeline) => pipeline.srem(key, publicKey),
+          () => redis.perpsDeleteUserKey(...args),
+          (pipeline) => pipeline.perpsDeleteUserKey(...args),
         ),
       );
       if (!confirmed) {
         throw new StoreError("unconfirmed-write");
       }
+      const [removed, revokedTokens] = reply;
+      return { removed: removed === 1, revokedTokens };
+    },
+    async list(userKey) {
+      const keys = redisKeysOf(userKey);
+      const flat = await call("key.list", () =>
+        redis.perpsListUserKeys(keys.userKeys, keys.keysAdded),
+      );
+      const listed: RegisteredKey[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const added = flat[i + 1];
+        listed.push({
+          publicKey: flat[i] ?? "",
+          addedAtMs: added === undefined || added === "" ? undefined : Number(added),
+        });
+      }
+      return listed;
     },
   };
 }

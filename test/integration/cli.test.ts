@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createPrivateKey, createPublicKey, randomUUID } from "node:crypto";
+import { createHash, createPrivateKey, createPublicKey, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,7 +11,17 @@ import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const COMMANDS = ["keygen", "register-key", "delete-key", "create", "delete", "list", "introspect"];
+const COMMANDS = [
+  "keygen",
+  "register-key",
+  "delete-key",
+  "create",
+  "delete",
+  "list",
+  "introspect",
+  "list-keys",
+  "revoke-tokens",
+];
 
 /** The bin exactly as package.json declares it, so the test runs what `npm ci` installs. */
 function binPath(): string {
@@ -386,11 +396,78 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     // delete-key by key file; from then on the key signs nothing.
     const removed = await run(["delete-key", "--user", userId, "--key", "bob.pem", "--json"]);
     assert.equal(removed.code, 0, removed.stderr);
-    assert.deepEqual(json(removed.stdout), { deleted: true, publicKey, userId });
+    // Both tokens were deleted above: none was left to revoke.
+    assert.deepEqual(json(removed.stdout), { deleted: true, publicKey, userId, revokedTokens: 0 });
+    const again = await run(["delete-key", "--user", userId, "--public-key", publicKey]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(
+      again.stdout,
+      `Removed public key ${publicKey} of user ${userId} (if it was registered); revoked 0 live tokens of the user.\n`,
+    );
     const refused = await run(["create", "--user", userId, "--key", "bob.pem"]);
     assert.equal(refused.code, 1);
     assert.equal(refused.stdout, "");
     assert.equal(refused.stderr, "perps-tokens: UNAUTHENTICATED (HTTP 401): Invalid signature\n");
+  });
+
+  it("list-keys and revoke-tokens: an operator's incident tools, as text or --json", async () => {
+    const userId = randomUUID();
+    const none = await run(["list-keys", "--user", userId]);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, "No keys.\n");
+    assert.equal((await run(["list-keys", "--user", userId, "--json"])).stdout, "[]\n");
+
+    await run(["keygen", "--out", "erin.pem"]);
+    const publicKey = publicKeyOfFile(join(cwd, "erin.pem"));
+    const before = Date.now();
+    assert.equal((await run(["register-key", "--user", userId, "--key", "erin.pem"])).code, 0);
+    const fingerprint = `SHA256:${createHash("sha256").update(Buffer.from(publicKey, "hex")).digest("base64").replace(/=+$/, "")}`;
+
+    const listed = await run(["list-keys", "--user", userId]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const [header, row, ...rest] = listed.stdout.trimEnd().split("\n");
+    assert.deepEqual(rest, []);
+    assert.match(header ?? "", /^ADDED \(UTC\) +FINGERPRINT +PUBLIC KEY$/);
+    const cells = (row ?? "").split(/ {2,}/);
+    assert.equal(cells.length, 3, row);
+    assert.equal(cells[1], fingerprint);
+    assert.equal(cells[2], publicKey);
+    const added = Date.parse(cells[0] ?? "");
+    assert.ok(added >= before - 1000 && added <= Date.now() + 1000, row);
+    const listedJson = await run(["list-keys", "--user", userId, "--json"]);
+    assert.deepEqual(JSON.parse(listedJson.stdout), [
+      { publicKey, fingerprint, addedAt: cells[0] },
+    ]);
+
+    const tokens: string[] = [];
+    for (const name of ["a", undefined]) {
+      const made = await run([
+        "create",
+        "--user",
+        userId,
+        "--key",
+        "erin.pem",
+        "--json",
+        ...(name === undefined ? [] : ["--name", name]),
+      ]);
+      assert.equal(made.code, 0, made.stderr);
+      tokens.push(String(json(made.stdout).token));
+    }
+    const revoked = await run(["revoke-tokens", "--user", userId]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout, `Revoked 2 live tokens of user ${userId}.\n`);
+    for (const token of tokens) {
+      assert.equal((await run(["introspect", token])).code, 3);
+    }
+    const again = await run(["revoke-tokens", "--user", userId, "--json"]);
+    assert.deepEqual(json(again.stdout), { revokedTokens: 0, userId });
+
+    const wrong = await run(["revoke-tokens"]);
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /--user/);
+    const refused = await run(["revoke-tokens", "--user", "nobody"]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^perps-tokens: INVALID_ARGUMENT: userId: /);
   });
 
   it("a refusal exits 1 with the service's code and message, as JSON with --json", async () => {

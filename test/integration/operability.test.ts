@@ -117,6 +117,7 @@ describe("operability", () => {
       "perps.token.v1.TokenService",
       "perps.token.v1.UserKeyService",
       "perps.token.v1.TokenIntrospectionService",
+      "perps.token.v1.TokenAdminService",
       "grpc.health.v1.Health",
       "grpc.reflection.v1.ServerReflection",
     ]) {

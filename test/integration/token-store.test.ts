@@ -51,8 +51,9 @@ describe("token store scripts", () => {
       assert.deepEqual(await store.create(token), { kind: "created" });
       const record = await redis.getBuffer(keys.token(token.tokenId));
       assert.deepEqual(record, Buffer.concat([token.tokenDigest, Buffer.from(name ?? "")]));
+      // The live zset holds the id's raw bytes, so a revocation finds the token from it.
       assert.deepEqual(await redis.zrangeBuffer(keys.live, 0, -1), [
-        token.tokenDigest.subarray(0, 8),
+        Buffer.from(token.tokenId, "base64url"),
       ]);
       assert.deepEqual(await redis.zrangeBuffer(keys.replay, 0, -1), [token.messageDigest]);
       assert.deepEqual(await redis.zrange(keys.names, 0, -1), name === undefined ? [] : [name]);
@@ -106,6 +107,45 @@ describe("token store scripts", () => {
       kind: "deleted",
     });
     assert.deepEqual(await store.create(second), { kind: "replayed" });
+  });
+
+  it("a token whose live member predates ids (its digest's first 8 bytes) still leaves the count on delete", async () => {
+    const store = createTokenStore({ redis });
+    const token = await newToken(redis, undefined);
+    const keys = redisKeysOf(token.userKey);
+    assert.deepEqual(await store.create(token), { kind: "created" });
+    // As a create before the live zset held ids wrote it.
+    await redis.del(keys.live);
+    await redis.zadd(keys.live, token.expiresAtMs, token.tokenDigest.subarray(0, 8));
+    assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
+      kind: "deleted",
+    });
+    assert.equal(await redis.exists(keys.live), 0);
+  });
+
+  it("revokeAll finds tokens by their live member and named ones by name, in one step", async () => {
+    const store = createTokenStore({ redis });
+    const session = await newToken(redis, undefined);
+    const named = { ...(await newToken(redis, "named")), userKey: session.userKey };
+    const legacy = { ...(await newToken(redis, "legacy")), userKey: session.userKey };
+    for (const token of [session, named, legacy]) {
+      assert.deepEqual(await store.create(token), { kind: "created" });
+    }
+    const keys = redisKeysOf(session.userKey);
+    // A named token whose live member predates ids is still found by its name.
+    await redis.zrem(keys.live, Buffer.from(legacy.tokenId, "base64url"));
+    await redis.zadd(keys.live, legacy.expiresAtMs, legacy.tokenDigest.subarray(0, 8));
+    assert.equal(await store.revokeAll(session.userKey), 3);
+    assert.equal(
+      await redis.exists(
+        ...[session, named, legacy].map((t) => keys.token(t.tokenId)),
+        keys.live,
+        keys.names,
+        keys.nameIds,
+      ),
+      0,
+    );
+    assert.equal(await store.revokeAll(session.userKey), 0);
   });
 
   it("a create that no replica confirmed is undone, so its retry succeeds", async () => {

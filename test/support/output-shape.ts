@@ -4,6 +4,9 @@
 // to both sides, so a fixed word that happens to look like a value (such as
 // the 16-letter INVALID_ARGUMENT) stays equal on both.
 const VARIABLE: readonly [RegExp, string][] = [
+  // A public key's fingerprint: SHA256: + 43 base64 characters (before the
+  // base64 in it can look like an id).
+  [/SHA256:[A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])/g, "<fingerprint>"],
   // A bearer token: pt_ + 80 base64url characters + a 6-character checksum.
   [/pt_[A-Za-z0-9_-]{86}(?![A-Za-z0-9_-])/g, "<token>"],
   [/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g, "<time>"],

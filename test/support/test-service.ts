@@ -62,6 +62,8 @@ export interface TestServiceOptions {
   maxConnectionsPerListener?: number;
   /** Lowest level of the lines kept in `logs`. Default "info". */
   logLevel?: string;
+  /** Browser origins allowed to call the REST API. Default none (CORS off). */
+  corsOrigins?: readonly string[];
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -100,6 +102,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       ? {}
       : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),
     ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
+    ...(opts.corsOrigins === undefined ? {} : { corsOrigins: opts.corsOrigins }),
     ...(opts.maxConnectionsPerListener === undefined
       ? {}
       : { maxConnectionsPerListener: opts.maxConnectionsPerListener }),

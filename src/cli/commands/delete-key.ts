@@ -1,6 +1,7 @@
 import type { Command } from "../cli-context.js";
 import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
+import { liveTokensText } from "../live-tokens-text.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
 import { resolvePublicKey } from "../public-key.js";
@@ -25,8 +26,11 @@ export const deleteKeyCommand: Command = {
   help: `Usage: perps-tokens delete-key --user USER_ID (--public-key HEX | --key FILE)
 
 Removes an Ed25519 public key of the user, on the internal listener: requests
-signed with the matching private key are refused from then on. Idempotent:
-removing a key that is not registered succeeds too.
+signed with the matching private key are refused from then on. Removing a
+registered key also revokes every live token of the user, named and session
+(a key is usually removed because it leaked, and any token may have been
+created with it): create new ones with a key that stays. Idempotent: removing
+a key that is not registered succeeds too, and revokes nothing.
 
 Options:
   --user USER_ID       the user's UUID
@@ -35,7 +39,7 @@ Options:
 ${INTERNAL_URL_HELP}
 ${COMMON_HELP}
 
-With --json: {"deleted":true,"publicKey":"…","userId":"…"}
+With --json: {"deleted":true,"publicKey":"…","userId":"…","revokedTokens":N}
 
 ${EXIT_CODES_HELP}`,
 
@@ -48,12 +52,12 @@ ${EXIT_CODES_HELP}`,
       publicKey: values["public-key"],
       keyFile: values.key,
     });
-    await createUserKeyClient({ baseUrl }).deleteUserKey(userId, publicKey);
-    printResult(ctx, `Removed public key ${publicKey} of user ${userId} (if it was registered).`, {
-      deleted: true,
-      publicKey,
-      userId,
-    });
+    const revokedTokens = await createUserKeyClient({ baseUrl }).deleteUserKey(userId, publicKey);
+    printResult(
+      ctx,
+      `Removed public key ${publicKey} of user ${userId} (if it was registered); revoked ${liveTokensText(revokedTokens)} of the user.`,
+      { deleted: true, publicKey, userId, revokedTokens },
+    );
     return ExitCode.Ok;
   },
 };

@@ -1,5 +1,7 @@
 -- Deletes a live token of the user (after signed-call.lua). Extra ARGV:
--- 6 length of a token digest, 7 length of a live member (bytes), 8 token id.
+-- 6 length of a token digest, 7 the token's live member (its id's raw
+-- bytes), 8 token id, 9 length of a live member before ids (the digest's
+-- first bytes, which a token created before then still has).
 local refusal = refuseSignedCall(nil)
 if refusal then return refusal end
 local record = redis.call('GET', KEYS[2])
@@ -19,5 +21,5 @@ if #record > digestLength then
     redis.call('HDEL', KEYS[7], name)
   end
 end
-redis.call('ZREM', KEYS[4], string.sub(record, 1, tonumber(ARGV[7])))
+redis.call('ZREM', KEYS[4], ARGV[7], string.sub(record, 1, tonumber(ARGV[9])))
 return {DONE, 0}

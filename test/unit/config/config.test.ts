@@ -23,8 +23,42 @@ describe("parseConfig", () => {
       tokenRateLimitPerMinute: 60,
       requestTimeoutMs: 30_000,
       maxConnectionsPerListener: 4096,
+      corsOrigins: [],
       logLevel: "info",
     });
+  });
+
+  it("reads CORS_ORIGINS: exact origins, comma-separated, spaces around them ignored", () => {
+    assert.deepEqual(parseConfig({ CORS_ORIGINS: "" }).corsOrigins, []);
+    assert.deepEqual(
+      parseConfig({
+        CORS_ORIGINS: "https://app.example.com, http://localhost:3000,https://[::1]:8443",
+      }).corsOrigins,
+      ["https://app.example.com", "http://localhost:3000", "https://[::1]:8443"],
+    );
+  });
+
+  it("refuses a CORS_ORIGINS entry that is not an origin as a browser sends it, naming the variable", () => {
+    for (const bad of [
+      "*",
+      "null",
+      "app.example.com",
+      "https://app.example.com/",
+      "https://app.example.com/path",
+      "https://App.Example.com",
+      "https://app.example.com:443",
+      "https://user@app.example.com",
+      "https://app.example.com?x=1",
+      "ftp://app.example.com",
+      "https://a.example.com,,https://b.example.com",
+      "https://a.example.com,",
+    ]) {
+      assert.throws(
+        () => parseConfig({ CORS_ORIGINS: bad }),
+        (err) => err instanceof ConfigError && /^CORS_ORIGINS must be /.test(err.message),
+        bad,
+      );
+    }
   });
 
   it("reads every variable", () => {

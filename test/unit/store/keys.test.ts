@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { tokenIdOf } from "../../../src/protocol/token-secret.js";
-import { redisKeysOf, userTag } from "../../../src/store/keys.js";
+import { LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf, userTag } from "../../../src/store/keys.js";
 import { userKeyOf } from "../../../src/token/user-id.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";
 
@@ -16,6 +16,7 @@ function keysOf(userKey: string, tokenId: string): string[] {
   const keys = redisKeysOf(userKey);
   return [
     keys.userKeys,
+    keys.keysAdded,
     keys.token(tokenId),
     keys.names,
     keys.live,
@@ -46,6 +47,7 @@ describe("redis keys", () => {
     const tag = "{CzxNXh8qS0y9ngEjRWeJqw}";
     assert.deepEqual(keysOf(U, "AAAAAAAAAAAAAAAA"), [
       `${tag}k`,
+      `${tag}a`,
       `${tag}tAAAAAAAAAAAAAAAA`,
       `${tag}n`,
       `${tag}l`,
@@ -53,6 +55,7 @@ describe("redis keys", () => {
       `${tag}r`,
       `${tag}i`,
     ]);
+    assert.equal(redisKeysOf(U).tokenPrefix, `${tag}t`);
     assert.equal(userTag(NIL), "AAAAAAAAAAAAAAAAAAAAAA");
     assert.equal(userTag(MAX), "_____________________w");
   });
@@ -63,6 +66,13 @@ describe("redis keys", () => {
       assert.equal(Buffer.byteLength(key), 41);
       assert.ok(Buffer.byteLength(key) <= 44);
     }
+  });
+
+  it("a live member is the token id's 12 raw bytes, the id again in base64url", () => {
+    const tokenId = tokenIdOf(randomBytes(32));
+    const member = liveMemberOf(tokenId);
+    assert.equal(member.length, LIVE_MEMBER_BYTES);
+    assert.equal(member.toString("base64url"), tokenId);
   });
 
   it("the tag is derived case-insensitively", () => {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file perps/token/v1/user_key.proto.
  */
 export const file_perps_token_v1_user_key: GenFile = /*@__PURE__*/
-  fileDesc("Ch1wZXJwcy90b2tlbi92MS91c2VyX2tleS5wcm90bxIOcGVycHMudG9rZW4udjEilAMKEVB1dFVzZXJLZXlSZXF1ZXN0Ep4CCgd1c2VyX2lkGAEgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRJeCgpwdWJsaWNfa2V5GAIgASgJQkq6SBXIAQFyEDIOXlswLTlhLWZdezY0fSSatRgubXVzdCBiZSA2NCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMgKDMyIGJ5dGVzKSIUChJQdXRVc2VyS2V5UmVzcG9uc2UilwMKFERlbGV0ZVVzZXJLZXlSZXF1ZXN0Ep4CCgd1c2VyX2lkGAEgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRJeCgpwdWJsaWNfa2V5GAIgASgJQkq6SBXIAQFyEDIOXlswLTlhLWZdezY0fSSatRgubXVzdCBiZSA2NCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMgKDMyIGJ5dGVzKSIXChVEZWxldGVVc2VyS2V5UmVzcG9uc2UywwEKDlVzZXJLZXlTZXJ2aWNlElMKClB1dFVzZXJLZXkSIS5wZXJwcy50b2tlbi52MS5QdXRVc2VyS2V5UmVxdWVzdBoiLnBlcnBzLnRva2VuLnYxLlB1dFVzZXJLZXlSZXNwb25zZRJcCg1EZWxldGVVc2VyS2V5EiQucGVycHMudG9rZW4udjEuRGVsZXRlVXNlcktleVJlcXVlc3QaJS5wZXJwcy50b2tlbi52MS5EZWxldGVVc2VyS2V5UmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_perps_api_v1_field_rules]);
+  fileDesc("Ch1wZXJwcy90b2tlbi92MS91c2VyX2tleS5wcm90bxIOcGVycHMudG9rZW4udjEilAMKEVB1dFVzZXJLZXlSZXF1ZXN0Ep4CCgd1c2VyX2lkGAEgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRJeCgpwdWJsaWNfa2V5GAIgASgJQkq6SBXIAQFyEDIOXlswLTlhLWZdezY0fSSatRgubXVzdCBiZSA2NCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMgKDMyIGJ5dGVzKSIUChJQdXRVc2VyS2V5UmVzcG9uc2UilwMKFERlbGV0ZVVzZXJLZXlSZXF1ZXN0Ep4CCgd1c2VyX2lkGAEgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRJeCgpwdWJsaWNfa2V5GAIgASgJQkq6SBXIAQFyEDIOXlswLTlhLWZdezY0fSSatRgubXVzdCBiZSA2NCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMgKDMyIGJ5dGVzKSIvChVEZWxldGVVc2VyS2V5UmVzcG9uc2USFgoOcmV2b2tlZF90b2tlbnMYASABKA0itgIKE0xpc3RVc2VyS2V5c1JlcXVlc3QSngIKB3VzZXJfaWQYASABKAlCjAK6SLgByAEBcrIBMqwBXig/OlswLTlhLWZBLUZdezh9LVswLTlhLWZBLUZdezR9LVsxLThdWzAtOWEtZkEtRl17M30tWzg5YWJBQl1bMC05YS1mQS1GXXszfS1bMC05YS1mQS1GXXsxMn18MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwfFtmRl17OH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17NH0tW2ZGXXsxMn0pJLABAZq1GExtdXN0IGJlIGEgVVVJRCAodmVyc2lvbiAxLTgsIHZhcmlhbnQgOCwgOSwgYSBvciBiOyBvciB0aGUgbmlsIG9yIGFsbC1mIFVVSUQpIj0KFExpc3RVc2VyS2V5c1Jlc3BvbnNlEiUKBGtleXMYASADKAsyFy5wZXJwcy50b2tlbi52MS5Vc2VyS2V5IkcKB1VzZXJLZXkSEgoKcHVibGljX2tleRgBIAEoCRITCgtmaW5nZXJwcmludBgCIAEoCRITCgthZGRlZF9hdF9tcxgDIAEoAzKeAgoOVXNlcktleVNlcnZpY2USUwoKUHV0VXNlcktleRIhLnBlcnBzLnRva2VuLnYxLlB1dFVzZXJLZXlSZXF1ZXN0GiIucGVycHMudG9rZW4udjEuUHV0VXNlcktleVJlc3BvbnNlElwKDURlbGV0ZVVzZXJLZXkSJC5wZXJwcy50b2tlbi52MS5EZWxldGVVc2VyS2V5UmVxdWVzdBolLnBlcnBzLnRva2VuLnYxLkRlbGV0ZVVzZXJLZXlSZXNwb25zZRJZCgxMaXN0VXNlcktleXMSIy5wZXJwcy50b2tlbi52MS5MaXN0VXNlcktleXNSZXF1ZXN0GiQucGVycHMudG9rZW4udjEuTGlzdFVzZXJLZXlzUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_perps_api_v1_field_rules]);
 
 /**
  * @generated from message perps.token.v1.PutUserKeyRequest
@@ -83,6 +83,13 @@ export const DeleteUserKeyRequestSchema: GenMessage<DeleteUserKeyRequest> = /*@_
  * @generated from message perps.token.v1.DeleteUserKeyResponse
  */
 export type DeleteUserKeyResponse = Message<"perps.token.v1.DeleteUserKeyResponse"> & {
+  /**
+   * Live tokens of the user revoked with the key: 0 when the key was not
+   * registered.
+   *
+   * @generated from field: uint32 revoked_tokens = 1;
+   */
+  revokedTokens: number;
 };
 
 /**
@@ -91,6 +98,82 @@ export type DeleteUserKeyResponse = Message<"perps.token.v1.DeleteUserKeyRespons
  */
 export const DeleteUserKeyResponseSchema: GenMessage<DeleteUserKeyResponse> = /*@__PURE__*/
   messageDesc(file_perps_token_v1_user_key, 3);
+
+/**
+ * @generated from message perps.token.v1.ListUserKeysRequest
+ */
+export type ListUserKeysRequest = Message<"perps.token.v1.ListUserKeysRequest"> & {
+  /**
+   * UUID of the user (either case: both spellings are the same user).
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message perps.token.v1.ListUserKeysRequest.
+ * Use `create(ListUserKeysRequestSchema)` to create a new message.
+ */
+export const ListUserKeysRequestSchema: GenMessage<ListUserKeysRequest> = /*@__PURE__*/
+  messageDesc(file_perps_token_v1_user_key, 4);
+
+/**
+ * @generated from message perps.token.v1.ListUserKeysResponse
+ */
+export type ListUserKeysResponse = Message<"perps.token.v1.ListUserKeysResponse"> & {
+  /**
+   * The user's keys, oldest first (keys without a known date last, by key);
+   * none when the user has no key.
+   *
+   * @generated from field: repeated perps.token.v1.UserKey keys = 1;
+   */
+  keys: UserKey[];
+};
+
+/**
+ * Describes the message perps.token.v1.ListUserKeysResponse.
+ * Use `create(ListUserKeysResponseSchema)` to create a new message.
+ */
+export const ListUserKeysResponseSchema: GenMessage<ListUserKeysResponse> = /*@__PURE__*/
+  messageDesc(file_perps_token_v1_user_key, 5);
+
+/**
+ * A registered public key.
+ *
+ * @generated from message perps.token.v1.UserKey
+ */
+export type UserKey = Message<"perps.token.v1.UserKey"> & {
+  /**
+   * Ed25519 public key, 64 lowercase hex characters.
+   *
+   * @generated from field: string public_key = 1;
+   */
+  publicKey: string;
+
+  /**
+   * "SHA256:" and the SHA-256 of the 32 raw key bytes in base64 without
+   * padding (43 characters).
+   *
+   * @generated from field: string fingerprint = 2;
+   */
+  fingerprint: string;
+
+  /**
+   * When the key was registered, Unix ms; 0 when not known (registered before
+   * the service recorded it).
+   *
+   * @generated from field: int64 added_at_ms = 3;
+   */
+  addedAtMs: bigint;
+};
+
+/**
+ * Describes the message perps.token.v1.UserKey.
+ * Use `create(UserKeySchema)` to create a new message.
+ */
+export const UserKeySchema: GenMessage<UserKey> = /*@__PURE__*/
+  messageDesc(file_perps_token_v1_user_key, 6);
 
 /**
  * Registers the Ed25519 public keys that sign a user's token requests.
@@ -110,7 +193,10 @@ export const UserKeyService: GenService<{
     output: typeof PutUserKeyResponseSchema;
   },
   /**
-   * Removes a public key of the user (idempotent).
+   * Removes a public key of the user (idempotent). Removing a registered key
+   * also revokes every live token of the user, named and session, in the same
+   * atomic step: a key is usually removed because it leaked, and any token
+   * could have been created with it.
    *
    * @generated from rpc perps.token.v1.UserKeyService.DeleteUserKey
    */
@@ -118,6 +204,17 @@ export const UserKeyService: GenService<{
     methodKind: "unary";
     input: typeof DeleteUserKeyRequestSchema;
     output: typeof DeleteUserKeyResponseSchema;
+  },
+  /**
+   * The user's registered keys, with their fingerprints and when each was
+   * added (for an operator checking an account).
+   *
+   * @generated from rpc perps.token.v1.UserKeyService.ListUserKeys
+   */
+  listUserKeys: {
+    methodKind: "unary";
+    input: typeof ListUserKeysRequestSchema;
+    output: typeof ListUserKeysResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_perps_token_v1_user_key, 0);
