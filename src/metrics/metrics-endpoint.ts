@@ -1,16 +1,19 @@
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
-/** `GET /metrics` in the Prometheus text format; returns false for any other request. */
+/** `GET /metrics` (and HEAD) in the Prometheus text format; returns false for any other request. */
 export function createMetricsEndpoint(metrics: ServiceMetrics) {
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
+    if ((req.method !== "GET" && req.method !== "HEAD") || req.url?.split("?")[0] !== "/metrics") {
       return false;
     }
     metrics.registry.metrics().then(
       (text) => {
-        res.writeHead(200, { "content-type": metrics.registry.contentType });
-        res.end(text);
+        res.writeHead(200, {
+          "content-type": metrics.registry.contentType,
+          "content-length": Buffer.byteLength(text),
+        });
+        res.end(req.method === "HEAD" ? "" : text);
       },
       () => {
         res.writeHead(500, { "content-type": "text/plain" });

@@ -47,6 +47,8 @@ import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
+import { createHostGuard } from "./host-guard.js";
+import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
 
@@ -86,7 +88,11 @@ export interface AppOptions {
 export interface App {
   /** Starts both listeners; resolves with their bound ports. */
   start(): Promise<{ httpPort: number; grpcPort: number }>;
-  /** Stops accepting, finishes in-flight calls (up to `graceMs`), closes connections. */
+  /**
+   * Says NOT_SERVING at once (`/readyz` 503, every gRPC health Watch stream
+   * told and ended), stops accepting, finishes in-flight calls (up to
+   * `graceMs`), closes connections.
+   */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -108,7 +114,9 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
  * Prometheus metrics and forward-auth (`/auth`) for the edge proxy.
  */
 export function createApp(opts: AppOptions): App {
-  const ready = createReadinessProbe({ redis: opts.redis });
+  // Aborted by stop(): /readyz and gRPC health say NOT_SERVING from then on.
+  const stopping = new AbortController();
+  const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
   const metrics = opts.metrics ?? createServiceMetrics();
   const call = createRedisCall({ observe: observeRedis(metrics) });
   const durability = {
@@ -149,6 +157,7 @@ export function createApp(opts: AppOptions): App {
   });
   const grpcHealth = createGrpcHealth({
     ready,
+    stopping: stopping.signal,
     services: [TokenService.typeName, UserKeyService.typeName, TokenIntrospectionService.typeName],
   });
   const reflection = createGrpcReflection({
@@ -213,8 +222,9 @@ export function createApp(opts: AppOptions): App {
       fallback,
       contextValues: telemetry.contextValues,
     });
+    const hostGuard = createHostGuard();
     return telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
-      if (!endpoints.some((endpoint) => endpoint(req, res))) {
+      if (!hostGuard(req, res) && !endpoints.some((endpoint) => endpoint(req, res))) {
         connect(req, res);
       }
     });
@@ -249,7 +259,7 @@ export function createApp(opts: AppOptions): App {
     handler: listener(
       (router) => router.service(TokenService, tokenService),
       [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
-      [health, openApi],
+      [health, openApi, createMethodGuard({ paths: ["/healthz", "/readyz", "/openapi.json"] })],
     ),
   });
   const internalServer = createDualProtocolServer({
@@ -270,7 +280,13 @@ export function createApp(opts: AppOptions): App {
         router.service(ReflectionV1Alpha, reflection.v1alpha);
       },
       [],
-      [health, metricsEndpoint, forwardAuth],
+      // `/auth` answers every method: a proxy asks with the method of the request it checks.
+      [
+        health,
+        metricsEndpoint,
+        forwardAuth,
+        createMethodGuard({ paths: ["/healthz", "/readyz", "/metrics"] }),
+      ],
     ),
   });
 
@@ -283,6 +299,8 @@ export function createApp(opts: AppOptions): App {
       return { httpPort, grpcPort };
     },
     async stop(graceMs) {
+      // Watchers hear NOT_SERVING and their streams end before the listeners close.
+      stopping.abort();
       await Promise.all([publicServer.close(graceMs), internalServer.close(graceMs)]);
     },
   };
