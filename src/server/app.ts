@@ -23,7 +23,9 @@ import {
   type ServiceMetrics,
 } from "../metrics/service-metrics.js";
 import { loadOpenApiDocument } from "../openapi/committed-document.js";
+import { configuredOpenApiDocument } from "../openapi/configured-document.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
+import { DEFAULT_SERVICE_LIMITS } from "../openapi/service-limits.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createRedisCall } from "../store/redis-call.js";
 import { createTokenStore } from "../store/token-store.js";
@@ -177,8 +179,14 @@ export function createApp(opts: AppOptions): App {
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics);
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, metrics });
-  // The committed document: what is served is what is checked in and tested.
-  const openApi = createOpenApiEndpoint(loadOpenApiDocument());
+  // The committed document (checked in and tested), with the limits of this configuration.
+  const openApi = createOpenApiEndpoint(
+    configuredOpenApiDocument(loadOpenApiDocument(), {
+      maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
+      rateLimitPerMinute: opts.tokenRateLimitPerMinute ?? DEFAULT_SERVICE_LIMITS.rateLimitPerMinute,
+      maxActivePerUser: opts.tokenMaxActivePerUser ?? DEFAULT_SERVICE_LIMITS.maxActivePerUser,
+    }),
+  );
 
   type Endpoint = (req: NodeServerRequest, res: NodeServerResponse) => boolean;
 
