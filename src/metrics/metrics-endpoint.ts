@@ -2,7 +2,7 @@ import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler
 import type { ServiceMetrics } from "./service-metrics.js";
 
 /**
- * `GET /metrics` in the Prometheus text format; returns false for any other
+ * `GET /metrics` (and HEAD) in the Prometheus text format; returns false for any other
  * request. `text` gives the exposition (default: this process's registry; a
  * worker passes the whole service's, from `clusterMetricsSource`).
  */
@@ -11,13 +11,16 @@ export function createMetricsEndpoint(
   text: () => Promise<string> = () => metrics.registry.metrics(),
 ) {
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
+    if ((req.method !== "GET" && req.method !== "HEAD") || req.url?.split("?")[0] !== "/metrics") {
       return false;
     }
     text().then(
       (text) => {
-        res.writeHead(200, { "content-type": metrics.registry.contentType });
-        res.end(text);
+        res.writeHead(200, {
+          "content-type": metrics.registry.contentType,
+          "content-length": Buffer.byteLength(text),
+        });
+        res.end(req.method === "HEAD" ? "" : text);
       },
       () => {
         res.writeHead(500, { "content-type": "text/plain" });

@@ -9,6 +9,7 @@ import { TOKEN_PREFIX } from "../protocol/token-secret.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
 import { fieldRules } from "../validation/field-rules.js";
 import type { JsonSchema } from "./openapi-document.js";
+import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "./service-limits.js";
 
 /*
  * What the OpenAPI document says about the token API beyond the request
@@ -57,74 +58,98 @@ const userId: JsonSchema = {
   examples: ["0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab"],
 };
 
-/** The token API's constraints, for `createOpenApiDocument({ constraints })`. */
-export const tokenApiConstraints: Readonly<Record<string, JsonSchema>> = {
-  [`${CreateTokenRequestSchema.typeName}.signature`]: signature,
-  [`${CreateTokenRequestSchema.typeName}.timestamp`]: timestamp,
-  [`${CreateTokenRequestSchema.typeName}.user_id`]: userId,
-  [`${CreateTokenRequestSchema.typeName}.expires_in`]: {
-    default: DEFAULT_EXPIRES_IN_SECONDS,
-    description: `Lifetime of the token in seconds: at least 1, at most the service's TOKEN_MAX_LIFETIME_SECONDS (default 31536000, 365 days). Omitted: ${DEFAULT_EXPIRES_IN_SECONDS} (7 days), and the signed message keeps its slot empty. Above ${DEFAULT_EXPIRES_IN_SECONDS}, \`name\` is required.`,
-    examples: [3600],
-  },
-  [`${CreateTokenRequestSchema.typeName}.name`]: {
-    description: `Unique among the user's live tokens; a token without a name is a session token. 1 to ${MAX_NAME_LENGTH} characters (Unicode code points), case-sensitive, no control characters and no unpaired surrogates.`,
-    examples: ["my-bot"],
-  },
-  // Above the default lifetime a token must be named.
-  [CreateTokenRequestSchema.typeName]: {
-    if: {
-      required: ["expiresIn"],
-      properties: { expiresIn: { type: "integer", exclusiveMinimum: DEFAULT_EXPIRES_IN_SECONDS } },
+/** "31536000 (365 days)": a lifetime in seconds, and in days when it is whole days. */
+function lifetimeText(seconds: number): string {
+  const days = seconds / 86_400;
+  return Number.isInteger(days)
+    ? `${seconds} (${days} day${days === 1 ? "" : "s"})`
+    : String(seconds);
+}
+
+/**
+ * The token API's constraints under these limits (the configuration in
+ * force), for `createOpenApiDocument({ constraints })`: the largest
+ * `expiresIn` is the configured one, so a client that sends only what the
+ * schema allows is not refused.
+ */
+export function tokenApiConstraintsFor(
+  limits: ServiceLimits,
+): Readonly<Record<string, JsonSchema>> {
+  const defaultMax = DEFAULT_SERVICE_LIMITS.maxLifetimeSeconds;
+  return {
+    [`${CreateTokenRequestSchema.typeName}.signature`]: signature,
+    [`${CreateTokenRequestSchema.typeName}.timestamp`]: timestamp,
+    [`${CreateTokenRequestSchema.typeName}.user_id`]: userId,
+    [`${CreateTokenRequestSchema.typeName}.expires_in`]: {
+      maximum: limits.maxLifetimeSeconds,
+      default: DEFAULT_EXPIRES_IN_SECONDS,
+      description: `Lifetime of the token in seconds: at least 1, at most ${lifetimeText(limits.maxLifetimeSeconds)}, this service's TOKEN_MAX_LIFETIME_SECONDS${limits.maxLifetimeSeconds === defaultMax ? " (the default)" : ` (default ${lifetimeText(defaultMax)})`}. Omitted: ${DEFAULT_EXPIRES_IN_SECONDS} (7 days), and the signed message keeps its slot empty. Above ${DEFAULT_EXPIRES_IN_SECONDS}, \`name\` is required.`,
+      examples: [3600],
     },
-    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
-    then: { required: ["name"] },
-  },
-  [`${DeleteTokenRequestSchema.typeName}.signature`]: signature,
-  [`${DeleteTokenRequestSchema.typeName}.timestamp`]: timestamp,
-  [`${DeleteTokenRequestSchema.typeName}.user_id`]: userId,
-  [`${DeleteTokenRequestSchema.typeName}.token_id`]: {
-    description: `The \`id\` the create answered (1 to ${MAX_TOKEN_ID_LENGTH} characters, no unpaired surrogates).`,
-    examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
-  },
-  // The service always sends all three.
-  [CreateTokenResponseSchema.typeName]: { required: ["expiresAt", "id", "token"] },
-  [`${CreateTokenResponseSchema.typeName}.expires_at`]: {
-    format: "date",
-    pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-    description:
-      "UTC calendar date (YYYY-MM-DD) of the moment the token expires: server time plus its lifetime.",
-    examples: ["2026-11-21"],
-  },
-  [`${CreateTokenResponseSchema.typeName}.id`]: {
-    minLength: 1,
-    maxLength: MAX_TOKEN_ID_LENGTH,
-    description: "Token identifier (opaque), the `tokenId` of a delete.",
-    examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
-  },
-  // Every listed token has all three.
-  [TokenSummarySchema.typeName]: { required: ["id", "name", "expiresAt"] },
-  [`${TokenSummarySchema.typeName}.expires_at`]: {
-    format: "date",
-    pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-    description:
-      "UTC calendar date (YYYY-MM-DD) of the moment the token expires, as CreateToken answered it.",
-    examples: ["2026-11-21"],
-  },
-  [`${TokenSummarySchema.typeName}.id`]: {
-    minLength: 1,
-    maxLength: MAX_TOKEN_ID_LENGTH,
-    description: "Token identifier (opaque), the `tokenId` of a delete.",
-    examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
-  },
-  [`${TokenSummarySchema.typeName}.name`]: {
-    minLength: 1,
-    maxLength: MAX_NAME_LENGTH,
-    description: "The name the token was created with.",
-    examples: ["my-bot"],
-  },
-  [`${CreateTokenResponseSchema.typeName}.token`]: {
-    pattern: TOKEN_PATTERN,
-    description: `The bearer token, returned once (the service keeps only its SHA-256). \`${TOKEN_PREFIX}\`, then in base64url the user's UUID bytes, the token id and 256 random bits, then a CRC32 checksum, so secret scanners can recognise a leaked one.`,
-  },
-};
+    [`${CreateTokenRequestSchema.typeName}.name`]: {
+      description: `Unique among the user's live tokens; a token without a name is a session token. 1 to ${MAX_NAME_LENGTH} characters (Unicode code points), case-sensitive, no control characters and no unpaired surrogates.`,
+      examples: ["my-bot"],
+    },
+    // Above the default lifetime a token must be named.
+    [CreateTokenRequestSchema.typeName]: {
+      if: {
+        required: ["expiresIn"],
+        properties: {
+          expiresIn: { type: "integer", exclusiveMinimum: DEFAULT_EXPIRES_IN_SECONDS },
+        },
+      },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
+      then: { required: ["name"] },
+    },
+    [`${DeleteTokenRequestSchema.typeName}.signature`]: signature,
+    [`${DeleteTokenRequestSchema.typeName}.timestamp`]: timestamp,
+    [`${DeleteTokenRequestSchema.typeName}.user_id`]: userId,
+    [`${DeleteTokenRequestSchema.typeName}.token_id`]: {
+      description: `The \`id\` the create answered (1 to ${MAX_TOKEN_ID_LENGTH} characters, no unpaired surrogates).`,
+      examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
+    },
+    // The service always sends all three.
+    [CreateTokenResponseSchema.typeName]: { required: ["expiresAt", "id", "token"] },
+    [`${CreateTokenResponseSchema.typeName}.expires_at`]: {
+      format: "date",
+      pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+      description:
+        "UTC calendar date (YYYY-MM-DD) of the moment the token expires: server time plus its lifetime.",
+      examples: ["2026-11-21"],
+    },
+    [`${CreateTokenResponseSchema.typeName}.id`]: {
+      minLength: 1,
+      maxLength: MAX_TOKEN_ID_LENGTH,
+      description: "Token identifier (opaque), the `tokenId` of a delete.",
+      examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
+    },
+    // Every listed token has all three.
+    [TokenSummarySchema.typeName]: { required: ["id", "name", "expiresAt"] },
+    [`${TokenSummarySchema.typeName}.expires_at`]: {
+      format: "date",
+      pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+      description:
+        "UTC calendar date (YYYY-MM-DD) of the moment the token expires, as CreateToken answered it.",
+      examples: ["2026-11-21"],
+    },
+    [`${TokenSummarySchema.typeName}.id`]: {
+      minLength: 1,
+      maxLength: MAX_TOKEN_ID_LENGTH,
+      description: "Token identifier (opaque), the `tokenId` of a delete.",
+      examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
+    },
+    [`${TokenSummarySchema.typeName}.name`]: {
+      minLength: 1,
+      maxLength: MAX_NAME_LENGTH,
+      description: "The name the token was created with.",
+      examples: ["my-bot"],
+    },
+    [`${CreateTokenResponseSchema.typeName}.token`]: {
+      pattern: TOKEN_PATTERN,
+      description: `The bearer token, returned once (the service keeps only its SHA-256). \`${TOKEN_PREFIX}\`, then in base64url the user's UUID bytes, the token id and 256 random bits, then a CRC32 checksum, so secret scanners can recognise a leaked one.`,
+    },
+  };
+}
+
+/** The constraints of the default configuration (the committed openapi.json). */
+export const tokenApiConstraints = tokenApiConstraintsFor(DEFAULT_SERVICE_LIMITS);

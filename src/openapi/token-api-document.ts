@@ -18,7 +18,8 @@ import type {
   OpenApiServer,
 } from "./openapi-document.js";
 import type { CommentSource } from "./proto-comments.js";
-import { tokenApiConstraints } from "./token-api-constraints.js";
+import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "./service-limits.js";
+import { tokenApiConstraintsFor } from "./token-api-constraints.js";
 import {
   createTokenNotes,
   deleteTokenNotes,
@@ -35,6 +36,8 @@ export interface TokenApiDocumentOptions {
   comments?: CommentSource;
   /** Where the API is served (`servers`). Default: `tokenApiServers`. */
   servers?: readonly OpenApiServer[];
+  /** The limits of the configuration the document describes. Default: the default configuration's. */
+  limits?: ServiceLimits;
 }
 
 // The configuration of an empty environment: the default listener.
@@ -98,61 +101,71 @@ const unavailable: ErrorAnswer = {
     "The token store is unreachable or too slow (answered within about a second). Nothing was done; the same request can be retried.",
 };
 
-const rateLimited = (alsoCap: boolean): ErrorAnswer => ({
-  code: Code.ResourceExhausted,
-  description: alsoCap
-    ? "Too many signed calls for this user (TOKEN_RATE_LIMIT_PER_MINUTE, default 60 per minute), or the user already has the most live tokens allowed (TOKEN_MAX_ACTIVE_PER_USER, default 1000, session tokens included)."
-    : "Too many signed calls for this user (TOKEN_RATE_LIMIT_PER_MINUTE, default 60 per minute).",
-  headers: retryAfter,
-});
+function rateLimited(limits: ServiceLimits, alsoCap: boolean): ErrorAnswer {
+  const rate = `Too many signed calls for this user (this service allows ${limits.rateLimitPerMinute} per minute: TOKEN_RATE_LIMIT_PER_MINUTE, default ${DEFAULT_SERVICE_LIMITS.rateLimitPerMinute})`;
+  return {
+    code: Code.ResourceExhausted,
+    description: alsoCap
+      ? `${rate}, or the user already has the most live tokens allowed (this service allows ${limits.maxActivePerUser}: TOKEN_MAX_ACTIVE_PER_USER, default ${DEFAULT_SERVICE_LIMITS.maxActivePerUser}, session tokens included).`
+      : `${rate}.`,
+    headers: retryAfter,
+  };
+}
 
-/** The ways CreateToken and DeleteToken fail, beyond the gateway's own answers. */
-export const tokenApiErrors: Readonly<Record<string, readonly ErrorAnswer[]>> = {
-  [createToken]: [
-    shapeRules,
-    {
-      code: Code.InvalidArgument,
-      description: `\`expiresIn\` is above TOKEN_MAX_LIFETIME_SECONDS, or above ${DEFAULT_EXPIRES_IN_SECONDS} without a \`name\`.`,
-    },
-    unauthenticated,
-    { code: Code.AlreadyExists, description: "A live token of the user already has this `name`." },
-    {
-      code: Code.AlreadyExists,
-      description: `\`Signature already used: this request created token <id>\`: the same signed request was accepted before (its answer may have been lost) and its token is still live. The token is not returned again; \`details\` holds a \`google.rpc.ErrorInfo\` with \`reason\` \`${TOKEN_ALREADY_CREATED}\`, \`domain\` \`${ERROR_DOMAIN}\` and \`metadata.tokenId\`, so the client can delete that token (a signed delete) and create a new one.`,
-    },
-    rateLimited(true),
-    unavailable,
-  ],
-  [deleteToken]: [
-    shapeRules,
-    unauthenticated,
-    {
-      code: Code.NotFound,
-      description:
-        "No live token of the user has this `tokenId` (it never existed, has expired, was deleted or belongs to another user).",
-    },
-    rateLimited(false),
-    unavailable,
-  ],
-  [listTokens]: [
-    {
-      code: Code.Unauthenticated,
-      description: `No \`Authorization\` header, or not a \`Bearer\` one: \`WWW-Authenticate: ${BEARER_CHALLENGE}\`. A bearer token that is not a live token of the service (malformed, unknown, expired or deleted; all get the same answer): \`WWW-Authenticate: ${INVALID_TOKEN_CHALLENGE}\`.`,
-      headers: {
-        "WWW-Authenticate": {
-          description: "The bearer challenge (RFC 6750).",
-          required: true,
-          schema: { type: "string", enum: [BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE] },
+/** The ways CreateToken and DeleteToken fail under these limits, beyond the gateway's own answers. */
+export function tokenApiErrorsFor(
+  limits: ServiceLimits,
+): Readonly<Record<string, readonly ErrorAnswer[]>> {
+  return {
+    [createToken]: [
+      shapeRules,
+      {
+        code: Code.InvalidArgument,
+        description: `\`expiresIn\` is above ${limits.maxLifetimeSeconds} (TOKEN_MAX_LIFETIME_SECONDS), or above ${DEFAULT_EXPIRES_IN_SECONDS} without a \`name\`.`,
+      },
+      unauthenticated,
+      {
+        code: Code.AlreadyExists,
+        description: "A live token of the user already has this `name`.",
+      },
+      {
+        code: Code.AlreadyExists,
+        description: `\`Signature already used: this request created token <id>\`: the same signed request was accepted before (its answer may have been lost) and its token is still live. The token is not returned again; \`details\` holds a \`google.rpc.ErrorInfo\` with \`reason\` \`${TOKEN_ALREADY_CREATED}\`, \`domain\` \`${ERROR_DOMAIN}\` and \`metadata.tokenId\`, so the client can delete that token (a signed delete) and create a new one.`,
+      },
+      rateLimited(limits, true),
+      unavailable,
+    ],
+    [deleteToken]: [
+      shapeRules,
+      unauthenticated,
+      {
+        code: Code.NotFound,
+        description:
+          "No live token of the user has this `tokenId` (it never existed, has expired, was deleted or belongs to another user).",
+      },
+      rateLimited(limits, false),
+      unavailable,
+    ],
+    [listTokens]: [
+      {
+        code: Code.Unauthenticated,
+        description: `No \`Authorization\` header, or not a \`Bearer\` one: \`WWW-Authenticate: ${BEARER_CHALLENGE}\`. A bearer token that is not a live token of the service (malformed, unknown, expired or deleted; all get the same answer): \`WWW-Authenticate: ${INVALID_TOKEN_CHALLENGE}\`.`,
+        headers: {
+          "WWW-Authenticate": {
+            description: "The bearer challenge (RFC 6750).",
+            required: true,
+            schema: { type: "string", enum: [BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE] },
+          },
         },
       },
-    },
-    {
-      code: Code.Unavailable,
-      description:
-        "The token store is unreachable or too slow (answered within about a second); the same request can be retried.",
-    },
-  ],
-};
+      {
+        code: Code.Unavailable,
+        description:
+          "The token store is unreachable or too slow (answered within about a second); the same request can be retried.",
+      },
+    ],
+  };
+}
 
 /**
  * The OpenAPI 3.1 document of the token service's REST API: generated from
@@ -160,6 +173,7 @@ export const tokenApiErrors: Readonly<Record<string, readonly ErrorAnswer[]>> = 
  * of src/token, the signing scheme and the errors the service answers.
  */
 export function createTokenApiOpenApiDocument(opts: TokenApiDocumentOptions = {}): OpenApiDocument {
+  const limits = opts.limits ?? DEFAULT_SERVICE_LIMITS;
   return createOpenApiDocument({
     services: [TokenService],
     info: {
@@ -170,8 +184,8 @@ export function createTokenApiOpenApiDocument(opts: TokenApiDocumentOptions = {}
     },
     servers: opts.servers ?? tokenApiServers,
     ...(opts.comments === undefined ? {} : { comments: opts.comments }),
-    constraints: tokenApiConstraints,
-    methodErrors: tokenApiErrors,
+    constraints: tokenApiConstraintsFor(limits),
+    methodErrors: tokenApiErrorsFor(limits),
     operationNotes: {
       [createToken]: createTokenNotes,
       [deleteToken]: deleteTokenNotes,

@@ -25,7 +25,9 @@ import {
   type ServiceMetrics,
 } from "../metrics/service-metrics.js";
 import { loadOpenApiDocument } from "../openapi/committed-document.js";
+import { configuredOpenApiDocument } from "../openapi/configured-document.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
+import { DEFAULT_SERVICE_LIMITS } from "../openapi/service-limits.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createRedisCall } from "../store/redis-call.js";
 import { createTokenStore } from "../store/token-store.js";
@@ -52,6 +54,8 @@ import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
+import { createHostGuard } from "./host-guard.js";
+import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
 
@@ -97,7 +101,11 @@ export interface AppOptions {
 export interface App {
   /** Starts both listeners; resolves with their bound ports. */
   start(): Promise<{ httpPort: number; grpcPort: number }>;
-  /** Stops accepting, finishes in-flight calls (up to `graceMs`), closes connections. */
+  /**
+   * Says NOT_SERVING at once (`/readyz` 503, every gRPC health Watch stream
+   * told and ended), stops accepting, finishes in-flight calls (up to
+   * `graceMs`), closes connections.
+   */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -119,7 +127,9 @@ function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
  * Prometheus metrics and forward-auth (`/auth`) for the edge proxy.
  */
 export function createApp(opts: AppOptions): App {
-  const ready = createReadinessProbe({ redis: opts.redis });
+  // Aborted by stop(): /readyz and gRPC health say NOT_SERVING from then on.
+  const stopping = new AbortController();
+  const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
   const metrics = opts.metrics ?? createServiceMetrics();
   const call = createRedisCall({ observe: observeRedis(metrics) });
   const durability = {
@@ -163,6 +173,7 @@ export function createApp(opts: AppOptions): App {
   const tokenAdminService = createTokenAdminService({ store: tokenStore, audit });
   const grpcHealth = createGrpcHealth({
     ready,
+    stopping: stopping.signal,
     services: [
       TokenService.typeName,
       UserKeyService.typeName,
@@ -187,8 +198,14 @@ export function createApp(opts: AppOptions): App {
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, metrics });
-  // The committed document: what is served is what is checked in and tested.
-  const openApi = createOpenApiEndpoint(loadOpenApiDocument());
+  // The committed document (checked in and tested), with the limits of this configuration.
+  const openApi = createOpenApiEndpoint(
+    configuredOpenApiDocument(loadOpenApiDocument(), {
+      maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
+      rateLimitPerMinute: opts.tokenRateLimitPerMinute ?? DEFAULT_SERVICE_LIMITS.rateLimitPerMinute,
+      maxActivePerUser: opts.tokenMaxActivePerUser ?? DEFAULT_SERVICE_LIMITS.maxActivePerUser,
+    }),
+  );
   // Off unless origins are listed: then it answers preflights on the REST paths.
   const cors =
     opts.corsOrigins === undefined || opts.corsOrigins.length === 0
@@ -242,8 +259,9 @@ export function createApp(opts: AppOptions): App {
       fallback,
       contextValues: telemetry.contextValues,
     });
+    const hostGuard = createHostGuard();
     return telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
-      if (!endpoints.some((endpoint) => endpoint(req, res))) {
+      if (!hostGuard(req, res) && !endpoints.some((endpoint) => endpoint(req, res))) {
         connect(req, res);
       }
     });
@@ -279,7 +297,12 @@ export function createApp(opts: AppOptions): App {
     handler: listener(
       (router) => router.service(TokenService, tokenService),
       [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
-      [...cors, health, openApi],
+      [
+        ...cors,
+        health,
+        openApi,
+        createMethodGuard({ paths: ["/healthz", "/readyz", "/openapi.json"] }),
+      ],
     ),
   });
   const internalServer = createDualProtocolServer({
@@ -301,7 +324,13 @@ export function createApp(opts: AppOptions): App {
         router.service(ReflectionV1Alpha, reflection.v1alpha);
       },
       [],
-      [health, metricsEndpoint, forwardAuth],
+      // `/auth` answers every method: a proxy asks with the method of the request it checks.
+      [
+        health,
+        metricsEndpoint,
+        forwardAuth,
+        createMethodGuard({ paths: ["/healthz", "/readyz", "/metrics"] }),
+      ],
     ),
   });
 
@@ -314,6 +343,8 @@ export function createApp(opts: AppOptions): App {
       return { httpPort, grpcPort };
     },
     async stop(graceMs) {
+      // Watchers hear NOT_SERVING and their streams end before the listeners close.
+      stopping.abort();
       await Promise.all([publicServer.close(graceMs), internalServer.close(graceMs)]);
     },
   };

@@ -26,6 +26,7 @@ import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http
 import { rpcProtocol } from "./call-protocol.js";
 import { type Exchange, exchangeOf } from "./exchange.js";
 import { createGrpcUnary, type GrpcUnaryService } from "./grpc-unary.js";
+import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 
 export interface ConnectHandlerOptions {
   /** Registers the services served. */
@@ -92,6 +93,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     contextValues: opts.contextValues,
   });
   const paths = new Map<string, Served>();
+  const services = new Set(router.handlers.map((handler) => handler.service.typeName));
   for (const handler of router.handlers) {
     paths.set(handler.requestPath, {
       handler,
@@ -135,7 +137,12 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     const q = url.indexOf("?");
     const served = paths.get(q < 0 ? url : url.slice(0, q));
     if (served === undefined) {
-      opts.fallback(req, res);
+      // A gRPC client calling a method we do not serve expects UNIMPLEMENTED, not a 404.
+      if (isGrpcRequest(req)) {
+        answerGrpcUnimplemented(req, res, services);
+      } else {
+        opts.fallback(req, res);
+      }
       return;
     }
     const exchange = exchangeOf(req);

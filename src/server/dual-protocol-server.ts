@@ -21,7 +21,9 @@ import {
 import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
 import type { NodeHandler } from "../http/node-handler.js";
+import { settleRequestId } from "./request-id.js";
 import {
+  CONNECT_REFUSED,
   EXPECTATION_FAILED,
   newRequestId,
   REQUEST_TIMEOUT,
@@ -137,6 +139,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       // Node checks the two timeouts above only this often (default 30 s),
       // which would let slow clients hold connections far longer.
       connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
+      // Node would answer an HTTP/1.1 request without Host by itself, a bare
+      // 400 with no request id; the handler answers it (see host-guard.ts).
+      requireHostHeader: false,
     },
     opts.handler,
   );
@@ -207,6 +212,23 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       protocol: "http1",
     });
   });
+  // Not a proxy: CONNECT is refused. Without this listener Node would close
+  // the connection without a word.
+  h1.on("connect", (req: IncomingMessage, socket: Duplex) => {
+    const requestId = settleRequestId(req.headers["x-request-id"]);
+    if (socket.writable) {
+      socket.end(rawHttp1Refusal(CONNECT_REFUSED, requestId), () => socket.destroy());
+    } else {
+      socket.destroy();
+    }
+    opts.onTransportAnswer?.({
+      status: CONNECT_REFUSED.status,
+      code: CONNECT_REFUSED.code,
+      requestId,
+      reason: "CONNECT",
+      protocol: "http1",
+    });
+  });
   // Without this listener Node would answer 417 itself, with no request id.
   h1.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
     const requestId = newRequestId();
@@ -223,6 +245,24 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       requestId,
       reason: "unsupported expectation",
       protocol: "http1",
+    });
+  });
+  // The same refusal over HTTP/2, where Node would answer a bare 405.
+  h2.on("connect", (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    const requestId = settleRequestId(req.headers["x-request-id"]);
+    const body = refusalBody(CONNECT_REFUSED);
+    res.writeHead(CONNECT_REFUSED.status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": requestId,
+    });
+    res.end(body);
+    opts.onTransportAnswer?.({
+      status: CONNECT_REFUSED.status,
+      code: CONNECT_REFUSED.code,
+      requestId,
+      reason: "CONNECT",
+      protocol: "http2",
     });
   });
   h2.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {

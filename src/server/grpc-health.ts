@@ -13,9 +13,33 @@ export interface GrpcHealthOptions {
   services: string[];
   /** How often a Watch stream re-checks. Default 1000 ms. */
   watchIntervalMs?: number;
+  /**
+   * Aborted when the service starts stopping: every Watch stream is told
+   * NOT_SERVING at once (`ready` says so from then on) and is then ended, so
+   * that client-side balancers move away and no stream holds the stop.
+   * Default: never.
+   */
+  stopping?: AbortSignal;
 }
 
-/** The standard grpc.health.v1.Health service: SERVING while Redis answers. */
+/** Resolves after `ms`, or as soon as one of `signals` is aborted. */
+function sleep(ms: number, signals: readonly AbortSignal[]): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const signal of signals) {
+        signal.removeEventListener("abort", done);
+      }
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    for (const signal of signals) {
+      signal.addEventListener("abort", done, { once: true });
+    }
+  });
+}
+
+/** The standard grpc.health.v1.Health service: SERVING while Redis answers and the service is not stopping. */
 export function createGrpcHealth(opts: GrpcHealthOptions): ServiceImpl<typeof Health> {
   const known = new Set(["", ...opts.services]);
   const interval = opts.watchIntervalMs ?? 1000;
@@ -44,6 +68,7 @@ export function createGrpcHealth(opts: GrpcHealthOptions): ServiceImpl<typeof He
         yield create(HealthCheckResponseSchema, { status: ServingStatus.SERVICE_UNKNOWN });
         return;
       }
+      const signals = opts.stopping === undefined ? [ctx.signal] : [ctx.signal, opts.stopping];
       let last: ServingStatus | undefined;
       while (!ctx.signal.aborted) {
         const current = await status();
@@ -51,7 +76,15 @@ export function createGrpcHealth(opts: GrpcHealthOptions): ServiceImpl<typeof He
           last = current;
           yield create(HealthCheckResponseSchema, { status: current });
         }
-        await new Promise((resolve) => setTimeout(resolve, interval));
+        if (opts.stopping?.aborted === true) {
+          // Stopping: the watcher is told NOT_SERVING (if the stop came
+          // after the status above), then the stream ends, status OK.
+          if (last !== ServingStatus.NOT_SERVING) {
+            yield create(HealthCheckResponseSchema, { status: ServingStatus.NOT_SERVING });
+          }
+          return;
+        }
+        await sleep(interval, signals);
       }
     },
   };

@@ -1,26 +1,39 @@
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ReadinessProbe } from "./readiness.js";
 
-function send(res: NodeServerResponse, status: number, body: object): void {
-  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
-  res.end(JSON.stringify(body));
+function send(req: NodeServerRequest, res: NodeServerResponse, status: number, body: object): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+  });
+  // HEAD: the same status and headers, no body (balancers that probe with HEAD).
+  res.end(req.method === "HEAD" ? "" : text);
 }
 
 /**
  * `GET /healthz` (liveness: 200 while the process serves) and `GET /readyz`
- * (200 while Redis answers, else 503). Returns false for any other request.
+ * (200 while Redis answers and the service is not stopping, else 503), and
+ * HEAD of both. Returns false for any other request (other methods are
+ * answered 405 by the listener's method guard).
  */
 export function createHealthEndpoints(ready: ReadinessProbe) {
   return (req: NodeServerRequest, res: NodeServerResponse) => {
-    const path = req.url?.split("?")[0];
-    if (req.method !== "GET" || (path !== "/healthz" && path !== "/readyz")) {
+    if (req.method !== "GET" && req.method !== "HEAD") {
       return false;
     }
+    const path = req.url?.split("?")[0];
     if (path === "/healthz") {
-      send(res, 200, { status: "ok" });
-    } else {
-      void ready().then((ok) => send(res, ok ? 200 : 503, { status: ok ? "ready" : "not ready" }));
+      send(req, res, 200, { status: "ok" });
+      return true;
     }
-    return true;
+    if (path === "/readyz") {
+      void ready().then((ok) =>
+        send(req, res, ok ? 200 : 503, { status: ok ? "ready" : "not ready" }),
+      );
+      return true;
+    }
+    return false;
   };
 }

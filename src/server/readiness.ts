@@ -4,15 +4,17 @@ export interface ReadinessOptions {
   redis: RedisClient;
   /** A PING not answered within this time counts as not ready. Default 500 ms. */
   timeoutMs?: number;
+  /** Aborted when the service starts stopping: from then on not ready. Default: never. */
+  stopping?: AbortSignal;
 }
 
-/** True while Redis answers PING: the service can do its work. */
+/** True while Redis answers PING and the service is not stopping: it can do its work. */
 export type ReadinessProbe = () => Promise<boolean>;
 
 export function createReadinessProbe(opts: ReadinessOptions): ReadinessProbe {
   const timeoutMs = opts.timeoutMs ?? 500;
   return async () => {
-    if (opts.redis.status !== "ready") {
+    if (opts.stopping?.aborted === true || opts.redis.status !== "ready") {
       return false;
     }
     let timer: NodeJS.Timeout | undefined;

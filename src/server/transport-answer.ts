@@ -13,7 +13,7 @@ export interface TransportAnswer {
   status: number;
   /** The code in the JSON body. */
   code: Code;
-  /** The `x-request-id` sent with it (a new UUID). */
+  /** The `x-request-id` sent with it: a new UUID, or the caller's acceptable one where a request was read (CONNECT). */
   requestId: string;
   /** Why, for the log: the error code Node gave, e.g. `HPE_INVALID_METHOD`. */
   reason: string;
@@ -50,6 +50,12 @@ export const EXPECTATION_FAILED: TransportRefusal = {
   status: 417,
   code: Code.FailedPrecondition,
   message: "only the expectation 100-continue is supported",
+};
+/** CONNECT asks for a tunnel: the service is no proxy (501, as for a method no resource supports). */
+export const CONNECT_REFUSED: TransportRefusal = {
+  status: 501,
+  code: Code.Unimplemented,
+  message: "CONNECT is not supported: this service is not a proxy",
 };
 const BAD_REQUEST: TransportRefusal = {
   status: 400,

@@ -379,27 +379,35 @@ describe("every answer is observable", () => {
         h2(() => service.publicUrl, `/${CREATE}`, "application/grpc-web+proto", malformed),
         { status: 200 },
       ));
-    it("gRPC: an unknown method on the public listener", () =>
+    it("gRPC: an unknown method on the public listener is UNIMPLEMENTED, id in the trailers", () =>
       expectObserved(
-        { method: "http", protocol: "grpc", code: "not_found" },
+        { method: "http", protocol: "grpc", code: "unimplemented" },
         h2(
           () => service.publicUrl,
           "/perps.token.v1.TokenService/NoSuchMethod",
           "application/grpc",
           envelope(new Uint8Array()),
+          (answer) => {
+            assert.equal(answer.trailers["grpc-status"], "12");
+            assert.equal(answer.trailers["x-request-id"], answer.headers["x-request-id"]);
+          },
         ),
-        { status: 404 },
+        { status: 200 },
       ));
-    it("gRPC: an unknown method on the internal listener", () =>
+    it("gRPC: an unknown method on the internal listener is UNIMPLEMENTED, id in the trailers", () =>
       expectObserved(
-        { method: "http", protocol: "grpc", code: "not_found" },
+        { method: "http", protocol: "grpc", code: "unimplemented" },
         h2(
           () => service.internalUrl,
           "/perps.token.v1.UserKeyService/NoSuchMethod",
           "application/grpc",
           envelope(new Uint8Array()),
+          (answer) => {
+            assert.equal(answer.trailers["grpc-status"], "12");
+            assert.equal(answer.trailers["x-request-id"], answer.headers["x-request-id"]);
+          },
         ),
-        { status: 404 },
+        { status: 200 },
       ));
   });
 
@@ -435,6 +443,51 @@ describe("every answer is observable", () => {
         plain("ok"),
         get(() => `${service.internalUrl}/metrics`),
         { status: 200 },
+      ));
+    for (const [name, url] of [
+      ["/healthz", () => `${service.publicUrl}/healthz`],
+      ["/readyz", () => `${service.internalUrl}/readyz`],
+      ["/openapi.json", () => `${service.publicUrl}/openapi.json`],
+      ["/metrics", () => `${service.internalUrl}/metrics`],
+    ] as const) {
+      it(`HEAD ${name}`, () =>
+        expectObserved(
+          plain("ok"),
+          async (requestId) => {
+            const res = await fetch(url(), { method: "HEAD", headers: idHeader(requestId) });
+            return { status: res.status, requestId: res.headers.get("x-request-id") ?? undefined };
+          },
+          { status: 200 },
+        ));
+      it(`POST ${name}: 405`, () =>
+        expectObserved(
+          plain("unimplemented"),
+          async (requestId) => {
+            const res = await fetch(url(), {
+              method: "POST",
+              headers: idHeader(requestId),
+              body: "{}",
+            });
+            await res.arrayBuffer();
+            return { status: res.status, requestId: res.headers.get("x-request-id") ?? undefined };
+          },
+          { status: 405 },
+        ));
+    }
+    it("an HTTP/1.1 request without Host: 400", () =>
+      expectObserved(
+        plain("invalid_argument"),
+        async (requestId) => {
+          const text = await rawExchange(
+            service.publicUrl,
+            `GET /healthz HTTP/1.1\r\nx-request-id: ${requestId ?? ""}\r\n\r\n`,
+          );
+          return {
+            status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]),
+            requestId: /^x-request-id: (.*)\r$/im.exec(text)?.[1],
+          };
+        },
+        { status: 400 },
       ));
     it("the internal listener's 404", () =>
       expectObserved(

@@ -23,6 +23,9 @@ async function pidOf(run: ReturnType<typeof startMainProcess>, msg: string): Pro
   return Number(match?.[1]);
 }
 
+/** How Node prints a process warning: `(node:1234) [DEP0123] DeprecationWarning: ...`. */
+const NODE_WARNING = /\(node:\d+\)|\w+Warning:/;
+
 /** GET `url`'s status, or the error code when the connection fails. */
 async function statusOf(url: string): Promise<number | string> {
   try {
@@ -63,6 +66,8 @@ describe("npm start", () => {
     run.child.kill("SIGTERM");
     assert.equal(await run.exited, 0);
     assert.match(run.output(), /"msg":"stopped"/);
+    // A runtime warning (deprecation, experimental API) is a defect: none is printed.
+    assert.doesNotMatch(run.output(), NODE_WARNING);
     // The embedded server stopped too: its socket is gone.
     assert.equal(existsSync(join(cwd, ".data/redis/redis.sock")), false);
   });
@@ -136,6 +141,7 @@ describe("npm start", () => {
       );
       assert.equal([...run.output().matchAll(/"msg":"stopped"/g)].length, stops, run.output());
       assert.doesNotMatch(run.output(), /shutdown failed|worker died/);
+      assert.doesNotMatch(run.output(), NODE_WARNING);
       // Redis stopped gracefully: it removed its socket.
       assert.equal(existsSync(join(dir, "redis.sock")), false);
     });

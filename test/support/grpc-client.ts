@@ -25,6 +25,7 @@ export function createGrpcClient<M extends GenServiceMethods>(
   service: GenService<M>,
   address: string,
   credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  options: grpc.ChannelOptions = {},
 ): GrpcClient<M> {
   const unary = service.methods.filter((m) => m.methodKind === "unary");
   const definition: grpc.ServiceDefinition = Object.fromEntries(
@@ -44,7 +45,7 @@ export function createGrpcClient<M extends GenServiceMethods>(
     ]),
   );
   const Client = grpc.makeGenericClientConstructor(definition, service.typeName);
-  const client = new Client(address, credentials);
+  const client = new Client(address, credentials, options);
   const calls: Record<string, unknown> = {
     close: () => client.close(),
   };

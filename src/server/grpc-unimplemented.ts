@@ -1,0 +1,77 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { rpcProtocol } from "./call-protocol.js";
+import { exchangeOf } from "./exchange.js";
+
+/** True for a request in the gRPC or gRPC-Web protocol (`application/grpc…`). */
+export function isGrpcRequest(req: NodeServerRequest): boolean {
+  return req.headers["content-type"]?.startsWith("application/grpc") === true;
+}
+
+/**
+ * What a gRPC server says of a method it does not serve (grpc-go's words):
+ * `unknown method M for service S` when S is served here, else
+ * `unknown service S`.
+ */
+export function unimplementedMessage(path: string, services: ReadonlySet<string>): string {
+  const match = /^\/([^/]+)\/([^/]+)$/.exec(path);
+  if (match?.[1] === undefined || match[2] === undefined) {
+    return `malformed method name: ${JSON.stringify(path)}`;
+  }
+  return services.has(match[1])
+    ? `unknown method ${match[2]} for service ${match[1]}`
+    : `unknown service ${match[1]}`;
+}
+
+// The content type of the answer: the request's family and codec, without parameters.
+const CONTENT_TYPE = /^application\/grpc(?:-web(?:-text)?)?(?:\+(?:proto|json))?/;
+
+/**
+ * Answers a gRPC or gRPC-Web request for a method not served here as every
+ * gRPC server does: HTTP 200 and `grpc-status` 12 (UNIMPLEMENTED) with a
+ * `grpc-message` naming the method, so that gRPC clients report the code
+ * rather than a transport error. gRPC puts the status in the trailers,
+ * gRPC-Web in a trailer frame of the body (base64 for `grpc-web-text`), both
+ * with the request id, as the service's other gRPC errors.
+ */
+export function answerGrpcUnimplemented(
+  req: NodeServerRequest,
+  res: NodeServerResponse,
+  services: ReadonlySet<string>,
+): void {
+  const contentType = req.headers["content-type"] ?? "";
+  const protocol = rpcProtocol(contentType);
+  const message = unimplementedMessage(req.url?.split("?")[0] ?? "", services);
+  const exchange = exchangeOf(req);
+  const error = new ConnectError(message, Code.Unimplemented);
+  if (exchange !== undefined) {
+    exchange.protocol = protocol;
+    exchange.code = Code.Unimplemented;
+    exchange.message = message;
+    error.metadata.set("x-request-id", exchange.requestId);
+  }
+  const status = setTrailerStatus(new Headers(), error);
+  const headers = {
+    "content-type": CONTENT_TYPE.exec(contentType)?.[0] ?? "application/grpc",
+  };
+  // The request is not read: a gRPC client may still be sending it.
+  req.resume();
+  if (protocol === "grpc") {
+    res.writeHead(200, headers);
+    res.addTrailers(Object.fromEntries(status));
+    res.end();
+    return;
+  }
+  const trailer = trailerSerialize(status);
+  const frame = Buffer.alloc(5 + trailer.length);
+  frame[0] = trailerFlag;
+  frame.writeUInt32BE(trailer.length, 1);
+  frame.set(trailer, 5);
+  const body = headers["content-type"].startsWith("application/grpc-web-text")
+    ? frame.toString("base64")
+    : frame;
+  res.writeHead(200, { ...headers, "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}

@@ -1,0 +1,45 @@
+import { Code } from "@connectrpc/connect";
+import { statusJson } from "../gateway/rest-error.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { exchangeOf } from "./exchange.js";
+
+export interface MethodGuardOptions {
+  /** Paths of the plain endpoints served (the query is ignored). */
+  paths: readonly string[];
+  /** The methods they answer. Default GET and HEAD. */
+  allow?: readonly string[];
+}
+
+/**
+ * The 405 of the plain endpoints (`/healthz`, `/metrics`...): a request to
+ * one of `paths` with a method they do not serve is answered 405 with
+ * `Allow`, in the service's error shape (as the REST gateway answers a method
+ * its routes do not serve); returns false for any other request. Put after
+ * the endpoints themselves.
+ */
+export function createMethodGuard(opts: MethodGuardOptions) {
+  const paths = new Set(opts.paths);
+  const allowed = opts.allow ?? ["GET", "HEAD"];
+  const allow = allowed.join(", ");
+  return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+    const method = req.method ?? "";
+    if (allowed.includes(method) || !paths.has(req.url?.split("?")[0] ?? "")) {
+      return false;
+    }
+    const message = `method ${method} is not allowed here`;
+    const exchange = exchangeOf(req);
+    if (exchange !== undefined) {
+      exchange.code = Code.Unimplemented;
+      exchange.message = message;
+    }
+    const body = statusJson(Code.Unimplemented, message);
+    res.writeHead(405, {
+      allow,
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "cache-control": "no-store",
+    });
+    res.end(body);
+    return true;
+  };
+}
