@@ -8,6 +8,7 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import { requestPath } from "../http/request-path.js";
 import { lazyCallSignal } from "./call-signal.js";
 import { errorDetailsJson } from "./error-details.js";
 import { isJsonMediaType } from "./media-type.js";
@@ -100,9 +101,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
   async function serve(req: NodeRequest, res: NodeResponse): Promise<void> {
     let method: DescMethod | undefined;
     try {
-      const url = req.url ?? "";
-      const q = url.indexOf("?");
-      const rawPath = q < 0 ? url : url.slice(0, q);
+      const rawPath = requestPath(req);
       const httpMethod = req.method ?? "";
       const match = table.match(httpMethod, rawPath);
       if (match.kind === "not-found") {
@@ -120,7 +119,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
       const input = transcodeRequest(route, {
         body,
         variables,
-        query: new URLSearchParams(q < 0 ? "" : url.slice(q + 1)),
+        query: new URLSearchParams((req.url ?? "").slice(rawPath.length + 1)),
       });
       const output = await callMethod(invoker, route, input, req, res, opts.contextValues);
       send(res, route.successStatus, output.header, transcodeResponse(route, output.message));

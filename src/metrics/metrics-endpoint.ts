@@ -1,4 +1,5 @@
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
 /**
@@ -11,7 +12,7 @@ export function createMetricsEndpoint(
   text: () => Promise<string> = () => metrics.registry.metrics(),
 ) {
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    if ((req.method !== "GET" && req.method !== "HEAD") || req.url?.split("?")[0] !== "/metrics") {
+    if ((req.method !== "GET" && req.method !== "HEAD") || requestPath(req) !== "/metrics") {
       return false;
     }
     text().then(

@@ -15,8 +15,6 @@ export interface ServiceMetrics {
   readonly tokensDeleted: Counter;
   /** IntrospectToken answers by outcome: `active` or `inactive`. */
   readonly introspections: Counter<"outcome">;
-  /** Forward-auth answers (`/auth` on the internal listener) by HTTP status. */
-  readonly forwardAuth: Counter<"status">;
 }
 
 export interface ServiceMetricsOptions {
@@ -75,12 +73,6 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
       name: "perps_token_introspections_total",
       help: "IntrospectToken answers by outcome (active, inactive).",
       labelNames: ["outcome"],
-      registers,
-    }),
-    forwardAuth: new Counter({
-      name: "perps_token_forward_auth_total",
-      help: "Forward-auth answers (/auth on the internal listener) by HTTP status: 200 a live token, 401 none or a bad one, 503 Redis unavailable.",
-      labelNames: ["status"],
       registers,
     }),
   };

@@ -1,4 +1,5 @@
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 
 export interface OpenApiEndpointOptions {
@@ -24,7 +25,7 @@ export function createOpenApiEndpoint(
     "cache-control": "no-cache",
   };
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    if ((req.method !== "GET" && req.method !== "HEAD") || req.url?.split("?")[0] !== path) {
+    if ((req.method !== "GET" && req.method !== "HEAD") || requestPath(req) !== path) {
       return false;
     }
     res.writeHead(200, headers);

@@ -126,8 +126,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
           handler(req, res);
         } catch (err) {
           // A handler that throws must not take the process with it.
-          exchange.code = Code.Internal;
-          exchange.message = String(err);
+          exchange.answers(Code.Internal, String(err));
           if (!res.headersSent) {
             res.writeHead(500);
           }

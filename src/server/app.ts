@@ -197,7 +197,7 @@ export function createApp(opts: AppOptions): App {
   const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
-  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, metrics });
+  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer });
   // The committed document (checked in and tested), with the limits of this configuration.
   const openApi = createOpenApiEndpoint(
     configuredOpenApiDocument(loadOpenApiDocument(), {
@@ -242,14 +242,13 @@ export function createApp(opts: AppOptions): App {
               opts.logger.error({ err: String(err) }, "REST gateway failure"),
             onErrorAnswer: (req, answer) => {
               const exchange = exchangeOf(req);
-              if (exchange !== undefined) {
-                exchange.protocol = "rest";
-                if (answer.method !== undefined) {
-                  exchange.method = `${answer.method.parent.typeName}/${answer.method.name}`;
-                }
-                exchange.code = answer.code;
-                exchange.message = answer.message;
-              }
+              exchange?.names(
+                answer.method === undefined
+                  ? exchange.method
+                  : `${answer.method.parent.typeName}/${answer.method.name}`,
+                "rest",
+              );
+              exchange?.answers(answer.code, answer.message);
             },
           }).handle;
     const connect = createConnectHandler({

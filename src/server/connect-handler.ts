@@ -23,6 +23,7 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { type Exchange, exchangeOf } from "./exchange.js";
 import { createGrpcUnary, type GrpcUnaryService } from "./grpc-unary.js";
@@ -133,9 +134,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
   }
 
   return (req, res) => {
-    const url = req.url ?? "";
-    const q = url.indexOf("?");
-    const served = paths.get(q < 0 ? url : url.slice(0, q));
+    const served = paths.get(requestPath(req));
     if (served === undefined) {
       // A gRPC client calling a method we do not serve expects UNIMPLEMENTED, not a 404.
       if (isGrpcRequest(req)) {
@@ -146,10 +145,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
       return;
     }
     const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.method = served.method;
-      exchange.protocol = rpcProtocol(req.headers["content-type"]);
-    }
+    exchange?.names(served.method, rpcProtocol(req.headers["content-type"]));
     if (
       !grpcUnary.serve(served.rpc, req, res, (body) => viaConnect(served, req, res, exchange, body))
     ) {
@@ -159,10 +155,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
 }
 
 function refuse(res: NodeServerResponse, exchange: Exchange | undefined, message: string): void {
-  if (exchange !== undefined) {
-    exchange.code = Code.InvalidArgument;
-    exchange.message = message;
-  }
+  exchange?.answers(Code.InvalidArgument, message);
   res.writeHead(400, { "content-type": "text/plain" });
   res.end(`${message}\n`);
 }
@@ -172,10 +165,7 @@ function refuse(res: NodeServerResponse, exchange: Exchange | undefined, message
  * an empty 500, or the end of the connection if the answer has begun.
  */
 function fail(res: NodeServerResponse, exchange: Exchange | undefined, reason: unknown): void {
-  if (exchange !== undefined) {
-    exchange.code = Code.Internal;
-    exchange.message = String(reason);
-  }
+  exchange?.answers(Code.Internal, String(reason));
   if (res.headersSent) {
     res.destroy();
     return;
@@ -202,8 +192,7 @@ async function answerRefusal(
     }
     const error = refusalOf(uRes, exchange.protocol, Buffer.concat(chunks));
     if (error !== undefined) {
-      exchange.code = error.code;
-      exchange.message = error.rawMessage;
+      exchange.answers(error.code, error.rawMessage);
     }
   } catch (err) {
     fail(res, exchange, err);

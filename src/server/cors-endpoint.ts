@@ -2,6 +2,7 @@ import { Code } from "@connectrpc/connect";
 import { statusJson } from "../gateway/rest-error.js";
 import type { RouteTable } from "../gateway/route-table.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import { exchangeOf } from "./exchange.js";
 
 /** The method label of preflight answers in the log and in perps_token_requests_total. */
@@ -37,7 +38,7 @@ export function createCorsEndpoint(opts: CorsOptions) {
   const origins = new Set(opts.origins);
   const maxAge = String(opts.maxAgeSeconds ?? 600);
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    const path = req.url?.split("?")[0] ?? "";
+    const path = requestPath(req);
     const match = opts.routes.match(req.method ?? "", path);
     if (match.kind === "not-found") {
       return false;
@@ -56,15 +57,10 @@ export function createCorsEndpoint(opts: CorsOptions) {
       return false;
     }
     const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.method = CORS_PREFLIGHT_METHOD;
-    }
+    exchange?.names(CORS_PREFLIGHT_METHOD);
     if (!origins.has(origin)) {
       const message = "origin not allowed (CORS_ORIGINS)";
-      if (exchange !== undefined) {
-        exchange.code = Code.PermissionDenied;
-        exchange.message = message;
-      }
+      exchange?.answers(Code.PermissionDenied, message);
       res.writeHead(403, { "content-type": "application/json" });
       res.end(statusJson(Code.PermissionDenied, message));
       return true;

@@ -26,6 +26,20 @@ export class Exchange {
     /** `performance.now()` when the request arrived. */
     readonly started: number,
   ) {}
+
+  /** Names what the request called: the RPC (or an endpoint's label) and, once known, the protocol. */
+  names(method: string, protocol?: string): void {
+    this.method = method;
+    if (protocol !== undefined) {
+      this.protocol = protocol;
+    }
+  }
+
+  /** Notes the answer's code and, for the log, what it says is wrong (or our failure's cause). */
+  answers(code: Code, message: string): void {
+    this.code = code;
+    this.message = message;
+  }
 }
 
 /** The exchange a call belongs to, for the interceptors. */

@@ -3,7 +3,7 @@ import { errorDetailsJson } from "../gateway/error-details.js";
 import { httpStatusFromCode } from "../gateway/http-status.js";
 import { statusJson } from "../gateway/rest-error.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
-import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import { requestPath } from "../http/request-path.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { clientErrorOf } from "../token/client-error.js";
@@ -13,17 +13,15 @@ import { exchangeOf } from "./exchange.js";
 export interface ForwardAuthEndpointOptions {
   /** Checks the bearer token of each request. */
   authenticator: BearerAuthenticator;
-  /** Where the answers are counted by status (`perps_token_forward_auth_total`). */
-  metrics: ServiceMetrics;
 }
 
 /** The method label of forward-auth answers in the log and in perps_token_requests_total. */
 export const FORWARD_AUTH_METHOD = "forward-auth";
 
 /** `/auth` or a path under `/auth/` (any query), as edge proxies call it. */
-function isForwardAuthPath(url: string | undefined): boolean {
-  const path = url?.split("?")[0];
-  return path === "/auth" || path?.startsWith("/auth/") === true;
+function isForwardAuthPath(req: NodeServerRequest): boolean {
+  const path = requestPath(req);
+  return path === "/auth" || path.startsWith("/auth/");
 }
 
 /**
@@ -34,29 +32,13 @@ function isForwardAuthPath(url: string | undefined): boolean {
  * lowercase) and `X-Token-Id` and an empty body; no bearer token, or one that
  * is not live, 401 with its `WWW-Authenticate` challenge and the usual JSON
  * error body; a Redis that cannot answer 503. Returns false for any other
- * path.
+ * path. Answers are logged and counted by the listener's telemetry, as
+ * `perps_token_requests_total{method="forward-auth"}` with the answer's code.
  */
 export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
   const { authenticator } = opts;
-  // One series per status, looked up once; the usual three show from the start, at 0.
-  const counters = new Map<number, { inc(): void }>();
-  const countOf = (status: number) => {
-    let counter = counters.get(status);
-    if (counter === undefined) {
-      counter = opts.metrics.forwardAuth.labels({ status: String(status) });
-      counters.set(status, counter);
-    }
-    return counter;
-  };
-  for (const status of [200, 401, 503]) {
-    opts.metrics.forwardAuth.inc({ status: String(status) }, 0);
-  }
-
   function allow(req: NodeServerRequest, res: NodeServerResponse, identity: BearerIdentity): void {
-    const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.method = FORWARD_AUTH_METHOD;
-    }
+    exchangeOf(req)?.names(FORWARD_AUTH_METHOD);
     res.writeHead(200, {
       "x-user-id": identity.userKey,
       "x-token-id": identity.tokenId,
@@ -64,19 +46,18 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
       "content-length": 0,
     });
     res.end();
-    countOf(200).inc();
   }
 
   function refuse(req: NodeServerRequest, res: NodeServerResponse, error: ConnectError): void {
     const status = httpStatusFromCode(error.code);
     // Told before the answer ends: the listener's telemetry writes the line once it has.
     const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.method = FORWARD_AUTH_METHOD;
-      exchange.code = error.code;
-      // For the log: the cause of our own failure (never sent), else what the client was told.
-      exchange.message = status >= 500 ? String(error.cause ?? error.rawMessage) : error.rawMessage;
-    }
+    exchange?.names(FORWARD_AUTH_METHOD);
+    // For the log: the cause of our own failure (never sent), else what the client was told.
+    exchange?.answers(
+      error.code,
+      status >= 500 ? String(error.cause ?? error.rawMessage) : error.rawMessage,
+    );
     const body = statusJson(error.code, error.rawMessage, errorDetailsJson(error));
     const headers: Record<string, string | number> = {
       "content-type": "application/json",
@@ -93,11 +74,10 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
     } else {
       res.end(body);
     }
-    countOf(status).inc();
   }
 
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    if (!isForwardAuthPath(req.url)) {
+    if (!isForwardAuthPath(req)) {
       return false;
     }
     const token = bearerTokenOf(req.headers.authorization);

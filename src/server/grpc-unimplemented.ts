@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { exchangeOf } from "./exchange.js";
 
@@ -43,13 +44,12 @@ export function answerGrpcUnimplemented(
 ): void {
   const contentType = req.headers["content-type"] ?? "";
   const protocol = rpcProtocol(contentType);
-  const message = unimplementedMessage(req.url?.split("?")[0] ?? "", services);
+  const message = unimplementedMessage(requestPath(req), services);
   const exchange = exchangeOf(req);
   const error = new ConnectError(message, Code.Unimplemented);
   if (exchange !== undefined) {
-    exchange.protocol = protocol;
-    exchange.code = Code.Unimplemented;
-    exchange.message = message;
+    exchange.names(exchange.method, protocol);
+    exchange.answers(Code.Unimplemented, message);
     error.metadata.set("x-request-id", exchange.requestId);
   }
   const status = setTrailerStatus(new Headers(), error);

@@ -1,4 +1,5 @@
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import type { ReadinessProbe } from "./readiness.js";
 
 function send(req: NodeServerRequest, res: NodeServerResponse, status: number, body: object): void {
@@ -23,7 +24,7 @@ export function createHealthEndpoints(ready: ReadinessProbe) {
     if (req.method !== "GET" && req.method !== "HEAD") {
       return false;
     }
-    const path = req.url?.split("?")[0];
+    const path = requestPath(req);
     if (path === "/healthz") {
       send(req, res, 200, { status: "ok" });
       return true;

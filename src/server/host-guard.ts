@@ -21,11 +21,7 @@ export function createHostGuard() {
     ) {
       return false;
     }
-    const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.code = Code.InvalidArgument;
-      exchange.message = MISSING_HOST;
-    }
+    exchangeOf(req)?.answers(Code.InvalidArgument, MISSING_HOST);
     const body = statusJson(Code.InvalidArgument, MISSING_HOST);
     res.writeHead(400, {
       "content-type": "application/json",

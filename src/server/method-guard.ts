@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { statusJson } from "../gateway/rest-error.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import { exchangeOf } from "./exchange.js";
 
 export interface MethodGuardOptions {
@@ -23,15 +24,11 @@ export function createMethodGuard(opts: MethodGuardOptions) {
   const allow = allowed.join(", ");
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     const method = req.method ?? "";
-    if (allowed.includes(method) || !paths.has(req.url?.split("?")[0] ?? "")) {
+    if (allowed.includes(method) || !paths.has(requestPath(req))) {
       return false;
     }
     const message = `method ${method} is not allowed here`;
-    const exchange = exchangeOf(req);
-    if (exchange !== undefined) {
-      exchange.code = Code.Unimplemented;
-      exchange.message = message;
-    }
+    exchangeOf(req)?.answers(Code.Unimplemented, message);
     const body = statusJson(Code.Unimplemented, message);
     res.writeHead(405, {
       allow,

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { PassThrough } from "node:stream";
 import { after, before, describe, it } from "node:test";
+import { createLogger } from "../../../src/log/logger.js";
 import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
+import { createAnswerTelemetry } from "../../../src/server/answer-telemetry.js";
 import { createForwardAuthEndpoint } from "../../../src/server/forward-auth-endpoint.js";
 import { StoreError } from "../../../src/store/store-error.js";
 import type {
@@ -35,17 +38,24 @@ describe("forward-auth endpoint", () => {
       return behaviour === "live" ? IDENTITY : undefined;
     },
   };
-  const endpoint = createForwardAuthEndpoint({ authenticator, metrics });
+  const endpoint = createForwardAuthEndpoint({ authenticator });
+  // Counted by the listener's telemetry, as in the service.
+  const telemetry = createAnswerTelemetry({
+    logger: createLogger({ destination: new PassThrough() }),
+    metrics,
+  });
   let server: Server;
   let base: string;
 
   before(async () => {
-    server = createServer((req, res) => {
-      if (!endpoint(req, res)) {
-        res.writeHead(404);
-        res.end();
-      }
-    });
+    server = createServer(
+      telemetry.wrap((req, res) => {
+        if (!endpoint(req, res)) {
+          res.writeHead(404);
+          res.end();
+        }
+      }),
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -104,7 +114,12 @@ describe("forward-auth endpoint", () => {
     assert.ok(!text.includes("secret-internal-detail"));
     assert.equal(res.headers.get("x-user-id"), null);
     const counted = samples(await metrics.registry.metrics());
-    assert.equal(counted.get('perps_token_forward_auth_total{status="500"}'), 1);
+    assert.equal(
+      counted.get(
+        'perps_token_requests_total{method="forward-auth",protocol="http",code="internal"}',
+      ),
+      1,
+    );
   });
 
   it("a store that cannot answer: 503 Token store unavailable, without its details", async () => {
@@ -119,6 +134,11 @@ describe("forward-auth endpoint", () => {
     });
     assert.ok(!text.includes("10.0.0.7"));
     const counted = samples(await metrics.registry.metrics());
-    assert.equal(counted.get('perps_token_forward_auth_total{status="503"}'), 1);
+    assert.equal(
+      counted.get(
+        'perps_token_requests_total{method="forward-auth",protocol="http",code="unavailable"}',
+      ),
+      1,
+    );
   });
 });
