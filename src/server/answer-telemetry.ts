@@ -21,8 +21,7 @@ export interface AnswerTelemetry {
   /**
    * A listener's handler that gives every exchange its request id (in the
    * `x-request-id` response header, whoever answers) and, once the exchange
-   * is over, its one log line and count, unless the call telemetry
-   * interceptor already wrote them.
+   * is over, its one log line and count.
    */
   wrap(handler: NodeHandler): NodeHandler;
   /**
@@ -54,9 +53,10 @@ function protocolOf(exchange: Exchange, contentType: string | undefined): string
  * the interceptors: plain endpoints (health, metrics, OpenAPI), unknown
  * paths, the REST gateway's refusals of malformed requests and Connect's own
  * refusals (unsupported content type or HTTP method, malformed message) get
- * the same request id, log line and count as a call. The per-request cost is
- * one small object and one shared 'close' listener: the line of a call that
- * the interceptor told is not written again.
+ * the same request id, log line and count as a call, here and nowhere else:
+ * what the layers that served the request learned (the RPC, the protocol,
+ * the code, the cause) is on its exchange. The per-request cost is one small
+ * object and one shared 'close' listener.
  */
 export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelemetry {
   // The fields of these lines cannot hold a secret (see the call telemetry interceptor).
@@ -99,10 +99,9 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   // One listener for all responses: the response is `this`, so no closure per request.
   function onClose(this: NodeServerResponse): void {
     const exchange = exchangeOf(this.req);
-    if (exchange === undefined || exchange.told) {
+    if (exchange === undefined) {
       return;
     }
-    exchange.told = true;
     if (this.writableEnded) {
       tell(exchange, this);
     } else {

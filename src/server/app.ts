@@ -187,7 +187,7 @@ export function createApp(opts: AppOptions): App {
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),
-    callTelemetryInterceptor({ logger: opts.logger, metrics }),
+    callTelemetryInterceptor({ metrics }),
     errorInterceptor(),
     // Innermost: every protocol's request meets its proto's rules before the service.
     validationInterceptor(),

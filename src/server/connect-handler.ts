@@ -121,7 +121,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     served
       .handler(body === undefined ? uReq : { ...uReq, body })
       .then((uRes) =>
-        exchange === undefined || exchange.told
+        exchange === undefined || exchange.called
           ? universalResponseToNodeResponse(uRes, res)
           : answerRefusal(uRes, res, exchange),
       )

@@ -6,7 +6,8 @@ import type { NodeServerRequest } from "../http/node-handler.js";
  * the request until the answer is sent: whatever layer answers (a plain
  * endpoint, the REST gateway, Connect itself or a service method) fills in
  * what it knows, and the listener's telemetry leaves one log line and one
- * count for it (see answer-telemetry.ts).
+ * count for it once the answer is sent (see answer-telemetry.ts): the one
+ * place where any answer is logged and counted.
  */
 export class Exchange {
   /** The RPC's full name ("package.Service/Method") once a route or path named one. */
@@ -17,8 +18,8 @@ export class Exchange {
   code: Code | undefined = undefined;
   /** What the answer says is wrong, for the log. */
   message = "";
-  /** Set once the exchange has its log line and count (the call telemetry interceptor's, or the listener's). */
-  told = false;
+  /** Set when the request reached the interceptors as a call (so its code is known without reading the answer back). */
+  called = false;
 
   constructor(
     /** The request id, echoed in `x-request-id`. */
@@ -33,6 +34,12 @@ export class Exchange {
     if (protocol !== undefined) {
       this.protocol = protocol;
     }
+  }
+
+  /** A call reached the interceptors: what it called, and on which protocol. */
+  calls(method: string, protocol: string): void {
+    this.names(method, protocol);
+    this.called = true;
   }
 
   /** Notes the answer's code and, for the log, what it says is wrong (or our failure's cause). */

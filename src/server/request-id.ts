@@ -17,29 +17,21 @@ export function settleRequestId(given: string | readonly string[] | null | undef
 }
 
 /**
- * Gives every call a request id, echoed in the `x-request-id` response header
- * (REST, Connect and gRPC, on success and on error). The listener settles the
- * id of each exchange first and puts it on the response itself (see
- * answer-telemetry.ts); this interceptor then only adds it to errors'
- * metadata, which gRPC sends as trailers. Without a listener (a router used
- * on its own) it settles the id itself.
+ * Adds the call's request id to an error's metadata, which gRPC sends as
+ * trailers. The id itself is settled once per exchange by the listener,
+ * which also puts it in the `x-request-id` response header of every answer
+ * (see answer-telemetry.ts).
  */
 export function requestIdInterceptor(): Interceptor {
   return (next) => async (req) => {
-    const settled = req.contextValues.get(requestIdKey);
-    const id = settled === "" ? settleRequestId(req.header.get("x-request-id")) : settled;
-    if (settled === "") {
-      req.contextValues.set(requestIdKey, id);
-    }
     try {
-      const res = await next(req);
-      if (settled === "") {
-        res.header.set("x-request-id", id);
-      }
-      return res;
+      return await next(req);
     } catch (err) {
       const error = ConnectError.from(err);
-      error.metadata.set("x-request-id", id);
+      const id = req.contextValues.get(requestIdKey);
+      if (id !== "") {
+        error.metadata.set("x-request-id", id);
+      }
       throw error;
     }
   };
