@@ -5,7 +5,7 @@ import type { CreateTokenRequest, DeleteTokenRequest } from "../gen/perps/token/
  * The request rules the proto cannot state, checked after its buf.validate
  * rules (src/validation/validation-interceptor.ts has refused any request
  * that breaks those): the default lifetime and the name it requires above
- * it, the configured lifetime limit, UTF-8 well-formedness, the time window.
+ * it, the configured lifetime limit, the time window.
  * The signature is verified by the service, the rest by the store.
  */
 
@@ -13,10 +13,6 @@ import type { CreateTokenRequest, DeleteTokenRequest } from "../gen/perps/token/
 export const DEFAULT_EXPIRES_IN_SECONDS = 604_800;
 /** How far a request's timestamp may be from server time. */
 export const TIMESTAMP_TOLERANCE_MS = 120_000n;
-
-// A JSON string can hold a lone surrogate; it has no UTF-8 form, so it cannot
-// be signed, and UTF-8 would turn it into U+FFFD: two ids, one signed message.
-const LONE_SURROGATE = /\p{Cs}/u;
 
 export interface RequestRuleOptions {
   /** Longest lifetime a token may be created with, in seconds (TOKEN_MAX_LIFETIME_SECONDS). */
@@ -61,8 +57,8 @@ function present(timestamp: bigint | undefined): bigint {
 
 /**
  * Create, beyond the proto: the lifetime limit of the configuration, a name
- * above the default lifetime, no lone surrogate in the name. Throws
- * INVALID_ARGUMENT naming every wrong field.
+ * above the default lifetime. Throws INVALID_ARGUMENT naming every wrong
+ * field. (Lone surrogates never get this far: see checkDeleteRequest.)
  */
 export function checkCreateRequest(
   req: CreateTokenRequest,
@@ -80,9 +76,6 @@ export function checkCreateRequest(
       );
     }
   }
-  if (name !== undefined && LONE_SURROGATE.test(name)) {
-    problems.push("name: must not contain control characters or unpaired surrogates");
-  }
   if (problems.length > 0) {
     throw invalid(problems);
   }
@@ -96,12 +89,13 @@ export function checkCreateRequest(
   };
 }
 
-/** Delete, beyond the proto: no lone surrogate in the token id. Throws INVALID_ARGUMENT. */
+/**
+ * Delete: nothing beyond the proto. A lone surrogate (no UTF-8 form, so
+ * unsignable) never gets this far: the REST gateway's strict JSON and
+ * protobuf's JSON parser refuse it, and binary protobuf cannot carry one.
+ */
 export function checkDeleteRequest(req: DeleteTokenRequest): CheckedDeleteRequest {
   const timestamp = present(req.timestamp);
-  if (LONE_SURROGATE.test(req.tokenId)) {
-    throw invalid(["tokenId: must not contain unpaired surrogates"]);
-  }
   return {
     signature: hexBytes(req.signature),
     timestamp,

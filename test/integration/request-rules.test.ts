@@ -170,6 +170,21 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
     });
   }
 
+  it("a lone surrogate never reaches the service: REST and Connect JSON refuse it, binary protobuf cannot carry one", async () => {
+    const user = await newUser();
+    for (const name of ["a\uD800b", "\uDC00"]) {
+      const req = await signedCreate(user, { name });
+      for (const protocol of protocols.filter((p) => p.name === "REST" || p.name === "Connect")) {
+        const answer = await protocol.createToken(req);
+        assert.equal(answer.code, Code.InvalidArgument, protocol.name);
+        if (protocol.name === "REST") {
+          assert.equal(answer.message, "name: must not contain unpaired surrogates");
+          assert.equal(answer.httpStatus, 400);
+        }
+      }
+    }
+  });
+
   it("an empty request names every missing field at once", async () => {
     for (const protocol of protocols) {
       assertInvalid(

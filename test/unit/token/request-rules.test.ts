@@ -64,14 +64,6 @@ describe("checkCreateRequest", () => {
     );
   });
 
-  it("refuses a lone surrogate in a name", () => {
-    const req = create(CreateTokenRequestSchema, { ...good, name: "a\uD800b" });
-    assert.match(
-      invalidMessage(() => checkCreateRequest(req, opts)),
-      /^name: /,
-    );
-  });
-
   it("allows colons and spaces in a name (the message stays unambiguous)", () => {
     const req = create(CreateTokenRequestSchema, { ...good, name: "a:b c" });
     assert.equal(checkCreateRequest(req, opts).name, "a:b c");
@@ -89,18 +81,6 @@ describe("checkDeleteRequest", () => {
   it("accepts a tokenId of 128 characters", () => {
     const req = create(DeleteTokenRequestSchema, { ...good, tokenId: "t".repeat(128) });
     assert.equal(checkDeleteRequest(req).tokenId.length, 128);
-  });
-
-  it("refuses a lone surrogate in a tokenId, high or low, and keeps paired ones", () => {
-    for (const tokenId of ["a\uD800b", "\uDC00", "ab\uDBFF"]) {
-      const req = create(DeleteTokenRequestSchema, { ...good, tokenId });
-      assert.equal(
-        invalidMessage(() => checkDeleteRequest(req)),
-        "tokenId: must not contain unpaired surrogates",
-      );
-    }
-    const paired = create(DeleteTokenRequestSchema, { ...good, tokenId: "a🚀b" });
-    assert.equal(checkDeleteRequest(paired).tokenId, "a🚀b");
   });
 });
 
