@@ -11,15 +11,21 @@ export function isGrpcRequest(req: NodeServerRequest): boolean {
   return req.headers["content-type"]?.startsWith("application/grpc") === true;
 }
 
+// A method path as protobuf names it: `/package.Service/Method`. Segments are
+// short (at most 64 characters), so what is echoed in the answer and the log
+// can never be a bearer token or a signature a client put in the path.
+const METHOD_PATH =
+  /^\/((?:[A-Za-z_][A-Za-z0-9_]{0,63}\.)*[A-Za-z_][A-Za-z0-9_]{0,63})\/([A-Za-z_][A-Za-z0-9_]{0,63})$/;
+
 /**
  * What a gRPC server says of a method it does not serve (grpc-go's words):
  * `unknown method M for service S` when S is served here, else
- * `unknown service S`.
+ * `unknown service S`; a path that is no protobuf method name is not echoed.
  */
 export function unimplementedMessage(path: string, services: ReadonlySet<string>): string {
-  const match = /^\/([^/]+)\/([^/]+)$/.exec(path);
+  const match = path.length <= 256 ? METHOD_PATH.exec(path) : null;
   if (match?.[1] === undefined || match[2] === undefined) {
-    return `malformed method name: ${JSON.stringify(path)}`;
+    return "malformed method name";
   }
   return services.has(match[1])
     ? `unknown method ${match[2]} for service ${match[1]}`
