@@ -3,7 +3,7 @@ import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
 import { freePort } from "./process/free-port.js";
-import { readTls, runService } from "./process/run-service.js";
+import { readConsole, readTls, runService } from "./process/run-service.js";
 import { startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
@@ -82,10 +82,15 @@ function topologyOf(server: RedisServerProcess): RedisTopology {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  if (config.tls !== undefined) {
+  if (config.tls !== undefined || config.console) {
     // Fail at once, naming the variable, rather than in each worker.
     try {
-      readTls(config.tls);
+      if (config.tls !== undefined) {
+        readTls(config.tls);
+      }
+      if (config.console) {
+        readConsole();
+      }
     } catch (err) {
       if (err instanceof ConfigError) {
         process.stderr.write(`Configuration error: ${err.message}\n`);

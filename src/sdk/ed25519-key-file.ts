@@ -119,7 +119,7 @@ function ed25519SecretKey(der: Uint8Array): Uint8Array {
 /** An Ed25519 private key file, read and checked. */
 export interface Ed25519KeyFile {
   /** The PKCS#8 DER of the key's PEM block (what WebCrypto's importKey "pkcs8" takes). */
-  pkcs8: Uint8Array;
+  pkcs8: Uint8Array<ArrayBuffer>;
   /** The 32-byte secret key (seed) inside it. */
   secretKey: Uint8Array;
 }

@@ -48,5 +48,7 @@ export async function cryptoKeyFromPem(pem: string | Uint8Array): Promise<WebCry
  */
 export function signerFromCryptoKey(key: WebCryptoKey): SignCallback {
   const webCrypto = subtle("signerFromCryptoKey");
-  return async (message) => new Uint8Array(await webCrypto.sign(ED25519, key, message));
+  // A copy: WebCrypto takes no view of a SharedArrayBuffer.
+  return async (message) =>
+    new Uint8Array(await webCrypto.sign(ED25519, key, new Uint8Array(message)));
 }

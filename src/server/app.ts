@@ -36,6 +36,8 @@ import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";
+import type { ConsoleAssets } from "./console-assets.js";
+import { createConsoleEndpoint } from "./console-endpoint.js";
 import {
   type ClientErrorSource,
   createDualProtocolServer,
@@ -81,6 +83,8 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** Most open connections per listener. Default 4096. */
   maxConnectionsPerListener?: number;
+  /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
+  console?: ConsoleAssets;
 }
 
 export interface App {
@@ -249,7 +253,9 @@ export function createApp(opts: AppOptions): App {
     handler: listener(
       (router) => router.service(TokenService, tokenService),
       [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
-      [health, openApi],
+      opts.console === undefined
+        ? [health, openApi]
+        : [health, openApi, createConsoleEndpoint(opts.console)],
     ),
   });
   const internalServer = createDualProtocolServer({
