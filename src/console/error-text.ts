@@ -14,8 +14,9 @@ function hint(err: TokenApiError): string {
   if (err.code === Code.ResourceExhausted && err.retryAfterSeconds !== undefined) {
     return ` (retry after ${err.retryAfterSeconds} s)`;
   }
-  if (err.code === Code.Unavailable) {
-    return " (the service is unavailable: try again in a moment)";
+  if (err.code === Code.Unavailable && err.httpStatus === undefined) {
+    // No answer at all (a 503 comes with the service's own words).
+    return " (no answer: check the connection, or try again in a moment)";
   }
   return "";
 }

@@ -138,7 +138,8 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
     nameInput.value = "";
     say(`Created ${name}, expiring on ${token.expiresAt} (UTC).`);
     newToken.focus();
-    newToken.select();
+    // Selected from the end backwards, so the field shows the token's start.
+    newToken.setSelectionRange(0, newToken.value.length, "backward");
     await refresh(current);
   });
 });

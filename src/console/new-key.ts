@@ -44,7 +44,8 @@ export async function generateKey(): Promise<NewKey> {
 export function registrationCommand(userId: string, publicKeyHex: string): string {
   const body = JSON.stringify({ userId, publicKey: publicKeyHex });
   return [
-    `buf curl --http2-prior-knowledge --protocol grpc -d '${body}' \\`,
+    "buf curl --http2-prior-knowledge --protocol grpc \\",
+    `  -d '${body}' \\`,
     `  "\${INTERNAL:-http://127.0.0.1:9090}/perps.token.v1.UserKeyService/PutUserKey"`,
   ].join("\n");
 }
