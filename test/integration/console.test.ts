@@ -59,9 +59,11 @@ async function putUserKey(service: TestService, userId: string, publicKey: strin
   assert.equal(res.status, 200, await res.text());
 }
 
+/** The whole page, or what the screen shows when a modal dialog covers it. */
 async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const modal = await page.getByRole("dialog").isVisible();
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: !modal });
 }
 
 async function openPage(
