@@ -6,7 +6,11 @@
 //   dist/**.lua        src/**/*.lua copied next to the modules that read them;
 //   dist/cjs/          the SDK's modules as CommonJS, one file per module (so
 //                      "." and "./node" share TokenApiError & co.), with the
-//                      ESM-only @noble/ed25519 inlined for Node < 20.19.
+//                      ESM-only @noble/ed25519 inlined for Node < 20.19;
+//   dist/console/      the token console the public listener serves at `/`:
+//                      src/console/ bundled for browsers (page, script,
+//                      style, icon; it calls the service over "rest", so
+//                      the SDK's connect and grpc code is left out).
 // Plain JavaScript so that it runs before anything is compiled, without the
 // tsx loader's start-up cost at every `npm start`.
 //
@@ -145,6 +149,54 @@ async function buildCommonJs(esbuild, out) {
   copyDeclarations(out, join(out, "cjs"));
 }
 
+/**
+ * The SDK modules of the "connect" and "grpc" transports, which it imports on
+ * first use only: the console uses "rest", so they stay out of its bundle
+ * (protobuf and connect would triple its size).
+ */
+const NOT_IN_CONSOLE = /^\.\/(rpc-calls|connect-transport|grpc-transport)\.js$/;
+
+/** The token console: its page and icon as they are, its script and style bundled and minified. */
+async function buildConsole(esbuild, out) {
+  const src = join(ROOT, "src/console");
+  const dest = join(out, "console");
+  const restOnly = {
+    name: "rest-only",
+    setup(build) {
+      build.onResolve({ filter: NOT_IN_CONSOLE }, (args) =>
+        args.importer.startsWith(join(ROOT, "src/sdk"))
+          ? { path: args.path, external: true }
+          : undefined,
+      );
+    },
+  };
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: { console: "src/console/main.ts" },
+    outdir: dest,
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: ["chrome120", "firefox130", "safari17"],
+    minify: true,
+    legalComments: "none",
+    tsconfig: join(src, "tsconfig.json"),
+    plugins: [restOnly],
+    logLevel: "warning",
+  });
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: { console: "src/console/console.css" },
+    outdir: dest,
+    bundle: true,
+    minify: true,
+    logLevel: "warning",
+  });
+  for (const file of ["index.html", "icon.svg"]) {
+    copyFileSync(join(src, file), join(dest, file));
+  }
+}
+
 /** Copies the .d.ts files reachable from the SDK entries' declarations into `to`. */
 function copyDeclarations(from, to) {
   const queue = SDK_ENTRIES.map((entry) => entry.replace(/^src\//, "").replace(/\.ts$/, ".d.ts"));
@@ -200,6 +252,7 @@ async function build() {
     // linked checkout is rebuilt later.
     chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
     await buildCommonJs(esbuild, out);
+    await buildConsole(esbuild, out);
     rmSync(DIST, { recursive: true, force: true });
     renameSync(out, DIST);
     writeFileSync(STAMP, `${new Date().toISOString()}\n`);

@@ -8,7 +8,7 @@ import { freePort } from "./process/free-port.js";
 import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js";
 import { acquireInstanceLock } from "./process/instance-lock.js";
 import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
-import { readTls, runService } from "./process/run-service.js";
+import { readConsole, readTls, runService } from "./process/run-service.js";
 import { startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
@@ -125,10 +125,15 @@ function topologyOf(server: RedisServerProcess): RedisTopology {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  if (config.tls !== undefined) {
+  if (config.tls !== undefined || config.console) {
     // Fail at once, naming the variable, rather than in each worker.
     try {
-      readTls(config.tls);
+      if (config.tls !== undefined) {
+        readTls(config.tls);
+      }
+      if (config.console) {
+        readConsole();
+      }
     } catch (err) {
       if (err instanceof ConfigError) {
         process.stderr.write(`Configuration error: ${err.message}\n`);

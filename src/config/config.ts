@@ -53,6 +53,8 @@ export interface Config {
   corsOrigins: readonly string[];
   /** LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: string;
+  /** CONSOLE: serve the token console at `/` on the public listener (`on` or `off`). Default on. */
+  console: boolean;
 }
 
 /** A setting that cannot be used; the message names the variable. */
@@ -85,6 +87,17 @@ function integer(
 function set(env: Record<string, string | undefined>, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === "" ? undefined : value;
+}
+
+function onOff(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = set(env, name);
+  if (raw === undefined) {
+    return fallback;
+  }
+  if (raw !== "on" && raw !== "off") {
+    throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+  }
+  return raw === "on";
 }
 
 function hostPorts(name: string, raw: string): HostPort[] {
@@ -260,5 +273,6 @@ export function parseConfig(
     maxConnectionsPerListener: integer(env, "MAX_CONNECTIONS_PER_LISTENER", 4096, 1, 1_000_000),
     corsOrigins: corsOrigins(env),
     logLevel,
+    console: onOff(env, "CONSOLE", true),
   };
 }

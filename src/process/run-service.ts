@@ -6,6 +6,7 @@ import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../redis/redis-client.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
+import { type ConsoleAssets, loadConsoleAssets } from "../server/console-assets.js";
 
 export interface RunningService {
   ports: { httpPort: number; grpcPort: number };
@@ -25,6 +26,17 @@ export function readTls(files: NonNullable<Config["tls"]>): { cert: string; key:
   return { cert: read("TLS_CERT_FILE", files.certFile), key: read("TLS_KEY_FILE", files.keyFile) };
 }
 
+/** The token console's built files, or a ConfigError saying how to build them or turn the console off. */
+export function readConsole(): ConsoleAssets {
+  try {
+    return loadConsoleAssets();
+  } catch (err) {
+    throw new ConfigError(
+      `CONSOLE: ${err instanceof Error ? err.message : String(err)}; build it (npm run build) or set CONSOLE=off`,
+    );
+  }
+}
+
 /** One service process: its Redis client and both listeners. */
 export async function runService(
   config: Config,
@@ -32,6 +44,7 @@ export async function runService(
   logger: Logger,
 ): Promise<RunningService> {
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
+  const consoleAssets = config.console ? readConsole() : undefined;
   const redis = createRedisClient({ topology });
   // Every Redis error event goes to the log (ioredis would print an unheard one
   // to the console, outside the JSON log). A cluster reports its nodes' apart.
@@ -63,6 +76,7 @@ export async function runService(
       : {}),
     corsOrigins: config.corsOrigins,
     ...(tls === undefined ? {} : { tls }),
+    ...(consoleAssets === undefined ? {} : { console: consoleAssets }),
   });
   const ports = await app.start();
   logger.info(

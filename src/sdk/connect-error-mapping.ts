@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { createdTokenIdOfConnectError } from "./created-token-detail.js";
+import { createdTokenIdOfConnectError } from "./created-token-connect-detail.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { TokenApiError } from "./token-api-error.js";
 

@@ -1,5 +1,6 @@
-import type { ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+// Without protobuf: the "rest" transport reads these details as JSON, and a
+// browser bundle of it need not carry protobuf's runtime (see
+// created-token-connect-detail.ts for the Connect and gRPC side).
 
 /**
  * The `google.rpc.ErrorInfo` with which the service answers a replay of a
@@ -11,19 +12,22 @@ export const CREATED_TOKEN_REASON = "TOKEN_ALREADY_CREATED";
 /** The `domain` of that ErrorInfo. */
 export const CREATED_TOKEN_DOMAIN = "perps-tokens";
 
-const ERROR_INFO_TYPE_URL = `type.googleapis.com/${ErrorInfoSchema.typeName}`;
+/** The `@type` of a google.rpc.ErrorInfo in a JSON error body. */
+export const ERROR_INFO_TYPE_URL = "type.googleapis.com/google.rpc.ErrorInfo";
 
 // Token ids are base64url; anything else is not used (the CLI prints the id
 // inside a command line to paste).
 const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-interface ErrorInfoFields {
+/** The fields of an ErrorInfo that name a created token. */
+export interface ErrorInfoFields {
   reason: unknown;
   domain: unknown;
   metadata: unknown;
 }
 
-function tokenIdOf(info: ErrorInfoFields): string | undefined {
+/** The created token's id an ErrorInfo names, if it is the service's TOKEN_ALREADY_CREATED. */
+export function tokenIdOf(info: ErrorInfoFields): string | undefined {
   if (info.reason !== CREATED_TOKEN_REASON || info.domain !== CREATED_TOKEN_DOMAIN) {
     return undefined;
   }
@@ -33,17 +37,6 @@ function tokenIdOf(info: ErrorInfoFields): string | undefined {
   }
   const id = metadata.tokenId;
   return typeof id === "string" && TOKEN_ID.test(id) ? id : undefined;
-}
-
-/** The created token's id carried by a Connect or gRPC error, if any. */
-export function createdTokenIdOfConnectError(err: ConnectError): string | undefined {
-  for (const info of err.findDetails(ErrorInfoSchema)) {
-    const id = tokenIdOf(info);
-    if (id !== undefined) {
-      return id;
-    }
-  }
-  return undefined;
 }
 
 /** The created token's id carried by the `details` of a REST error body, if any. */

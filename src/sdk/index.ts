@@ -16,3 +16,8 @@ export {
   type TokenClientOptions,
   type TokenTransport,
 } from "./token-client.js";
+export {
+  cryptoKeyFromPem,
+  signerFromCryptoKey,
+  type WebCryptoKey,
+} from "./web-crypto-signer.js";

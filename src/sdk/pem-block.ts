@@ -2,7 +2,7 @@
 export interface PemBlock {
   /** The word(s) after BEGIN, such as "PRIVATE KEY" or "PUBLIC KEY". */
   label: string;
-  der: Uint8Array;
+  der: Uint8Array<ArrayBuffer>;
 }
 
 const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;

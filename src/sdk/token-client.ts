@@ -1,10 +1,8 @@
 import { Code } from "@connectrpc/connect";
 import { createTokenMessage, deleteTokenMessage } from "../protocol/signed-message.js";
 import { bearerAuthorization } from "./bearer-authorization.js";
-import { openConnectTransport } from "./connect-transport.js";
-import { openGrpcTransport } from "./grpc-transport.js";
+import { createLazyTokenCalls } from "./lazy-token-calls.js";
 import { createRestCalls } from "./rest-calls.js";
-import { createRpcCalls } from "./rpc-calls.js";
 import { createSignFunction, type Signer, type SignFunction } from "./signer.js";
 import { TokenApiError } from "./token-api-error.js";
 import type { CreatedToken, TokenCalls, TokenSummary } from "./token-calls.js";
@@ -115,13 +113,26 @@ function openCalls(opts: TokenClientOptions, fetchFn: typeof globalThis.fetch): 
   switch (transport) {
     case "rest":
       return createRestCalls({ baseUrl: opts.baseUrl, fetch: fetchFn, timeoutMs });
+    // Imported when first used: "rest" needs neither protobuf nor connect.
     case "connect":
-      return createRpcCalls({
-        openTransport: () => openConnectTransport({ baseUrl: opts.baseUrl, fetch: fetchFn }),
-        timeoutMs,
+      return createLazyTokenCalls(async () => {
+        const [{ createRpcCalls }, { openConnectTransport }] = await Promise.all([
+          import("./rpc-calls.js"),
+          import("./connect-transport.js"),
+        ]);
+        return createRpcCalls({
+          openTransport: () => openConnectTransport({ baseUrl: opts.baseUrl, fetch: fetchFn }),
+          timeoutMs,
+        });
       });
     case "grpc":
-      return createRpcCalls({ openTransport: () => openGrpcTransport(opts.baseUrl), timeoutMs });
+      return createLazyTokenCalls(async () => {
+        const [{ createRpcCalls }, { openGrpcTransport }] = await Promise.all([
+          import("./rpc-calls.js"),
+          import("./grpc-transport.js"),
+        ]);
+        return createRpcCalls({ openTransport: () => openGrpcTransport(opts.baseUrl), timeoutMs });
+      });
     default:
       throw new TypeError(
         `transport: must be "rest", "connect" or "grpc", not ${String(transport)}`,

@@ -42,6 +42,8 @@ import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { createAuditLog } from "./audit-line.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import { createConnectHandler } from "./connect-handler.js";
+import type { ConsoleAssets } from "./console-assets.js";
+import { createConsoleEndpoint } from "./console-endpoint.js";
 import { createCorsEndpoint } from "./cors-endpoint.js";
 import {
   type ClientErrorSource,
@@ -96,6 +98,8 @@ export interface AppOptions {
   maxConnectionsPerListener?: number;
   /** Browser origins allowed to call the REST API (CORS), exact. Default none: CORS is off. */
   corsOrigins?: readonly string[];
+  /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
+  console?: ConsoleAssets;
 }
 
 export interface App {
@@ -301,6 +305,7 @@ export function createApp(opts: AppOptions): App {
         health,
         openApi,
         createMethodGuard({ paths: ["/healthz", "/readyz", "/openapi.json"] }),
+        ...(opts.console === undefined ? [] : [createConsoleEndpoint(opts.console)]),
       ],
     ),
   });

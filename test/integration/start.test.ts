@@ -63,6 +63,11 @@ describe("npm start", () => {
     assert.ok(existsSync(join(cwd, ".data/redis/appendonlydir")), "AOF folder");
     assert.equal((await fetch(`http://127.0.0.1:${httpPort}/readyz`)).status, 200);
     assert.equal((await fetch(`http://127.0.0.1:${grpcPort}/healthz`)).status, 200);
+    // The token console, from the build in dist/console.
+    const page = await fetch(`http://127.0.0.1:${httpPort}/`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<script type="module" src="\/console\/console\.js">/);
+    assert.equal((await fetch(`http://127.0.0.1:${httpPort}/console/console.js`)).status, 200);
     run.child.kill("SIGTERM");
     assert.equal(await run.exited, 0);
     assert.match(run.output(), /"msg":"stopped"/);
@@ -70,6 +75,16 @@ describe("npm start", () => {
     assert.doesNotMatch(run.output(), NODE_WARNING);
     // The embedded server stopped too: its socket is gone.
     assert.equal(existsSync(join(cwd, ".data/redis/redis.sock")), false);
+  });
+
+  it("CONSOLE=off: no token console", async () => {
+    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", CONSOLE: "off" }, tempDir());
+    const match = (await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/))[0] ?? [];
+    const page = await fetch(`http://127.0.0.1:${match[1]}/`);
+    assert.equal(page.status, 404);
+    await page.arrayBuffer();
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exited, 0);
   });
 
   it("exits with a message naming a bad variable", async () => {

@@ -4,6 +4,8 @@ import type { RedisClient } from "../../src/redis/redis-client.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { createApp } from "../../src/server/app.js";
+import { loadConsoleAssets } from "../../src/server/console-assets.js";
+import { buildIfStale } from "./build.js";
 import { issuedSignatures } from "./signing.js";
 
 const TOKEN_SHAPE = /pt_[A-Za-z0-9_-]{43}/;
@@ -64,6 +66,8 @@ export interface TestServiceOptions {
   logLevel?: string;
   /** Browser origins allowed to call the REST API. Default none (CORS off). */
   corsOrigins?: readonly string[];
+  /** Serve the token console, built from the current sources first. Default false. */
+  console?: boolean;
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -86,9 +90,14 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     // Outage tests stop Redis on purpose; the client reconnects by itself.
   });
   await waitForRedisReady(redis, 5000);
+  if (opts.console === true) {
+    // The console is served from dist/console: never a build older than src/.
+    buildIfStale();
+  }
   const app = createApp({
     redis,
     logger,
+    ...(opts.console === true ? { console: loadConsoleAssets() } : {}),
     host: "127.0.0.1",
     httpPort: 0,
     grpcPort: 0,

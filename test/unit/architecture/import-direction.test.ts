@@ -37,8 +37,16 @@ const SERVICE_SIDE: readonly (readonly string[])[] = [
   ["protocol", "gen"],
 ];
 
-/** The clients' layers: the CLI over the SDK over what they share with the service. */
-const CLIENT_SIDE: readonly (readonly string[])[] = [["cli"], ["sdk"], ["protocol", "gen"]];
+/**
+ * The clients' layers: the CLI and the token console (a page the service
+ * serves, but a client of its public REST contract) over the SDK over what
+ * they share with the service.
+ */
+const CLIENT_SIDE: readonly (readonly string[])[] = [
+  ["cli", "console"],
+  ["sdk"],
+  ["protocol", "gen"],
+];
 
 /** Layers between the listeners and the store: they reach Redis only through the store. */
 const THROUGH_THE_STORE = ["openapi", "gateway", "validation", "token", "user-key"];

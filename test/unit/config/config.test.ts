@@ -25,6 +25,7 @@ describe("parseConfig", () => {
       maxConnectionsPerListener: 4096,
       corsOrigins: [],
       logLevel: "info",
+      console: true,
     });
   });
 
@@ -75,7 +76,10 @@ describe("parseConfig", () => {
       REQUEST_TIMEOUT_MS: "1500",
       MAX_CONNECTIONS_PER_LISTENER: "100",
       LOG_LEVEL: "warn",
+      CONSOLE: "off",
     });
+    assert.equal(config.console, false);
+    assert.equal(parseConfig({ CONSOLE: "on" }).console, true);
     assert.equal(config.requestTimeoutMs, 1500);
     assert.equal(config.maxConnectionsPerListener, 100);
     assert.equal(config.host, "0.0.0.0");
@@ -171,6 +175,7 @@ describe("parseConfig", () => {
     ["REQUEST_TIMEOUT_MS", "99"],
     ["REQUEST_TIMEOUT_MS", "30s"],
     ["MAX_CONNECTIONS_PER_LISTENER", "0"],
+    ["CONSOLE", "false"],
   ]) {
     it(`refuses ${name}=${value}, naming the variable`, () => {
       assert.throws(

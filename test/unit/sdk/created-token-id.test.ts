@@ -9,6 +9,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorInfoSchema } from "../../../src/gen/google/rpc/error_details_pb.js";
 import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
 import { fromConnectError } from "../../../src/sdk/connect-error-mapping.js";
+import { ERROR_INFO_TYPE_URL } from "../../../src/sdk/created-token-detail.js";
 import { TokenApiError } from "../../../src/sdk/token-api-error.js";
 import { createTokenClient, type TokenTransport } from "../../../src/sdk/token-client.js";
 import { newUser, type TestUser } from "../../support/signing.js";
@@ -33,6 +34,12 @@ function restBody(details: unknown[]): string {
 }
 
 const REST_DETAIL = { "@type": "type.googleapis.com/google.rpc.ErrorInfo", ...INFO };
+
+describe("the REST side reads ErrorInfo without protobuf", () => {
+  it("its @type is the generated ErrorInfo's", () => {
+    assert.equal(ERROR_INFO_TYPE_URL, `type.googleapis.com/${ErrorInfoSchema.typeName}`);
+  });
+});
 
 function alreadyCreated(transport: TokenTransport) {
   return (err: unknown) => {

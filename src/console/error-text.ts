@@ -1,0 +1,44 @@
+import { Code, TokenApiError } from "../sdk/index.js";
+
+/** What the SDK's own checks of a key file start their messages with. */
+const KEY_FILE_PREFIX = /^cryptoKeyFromPem: /;
+
+/** A hint after the service's message, for the refusals a person can do something about. */
+function hint(err: TokenApiError): string {
+  if (err.code === Code.Unauthenticated && err.message === "Signature expired") {
+    return " (this device's clock is more than 2 minutes off the service's: set it right and try again)";
+  }
+  if (err.code === Code.Unauthenticated && err.message === "Invalid signature") {
+    return " (this key is not registered for this User ID)";
+  }
+  if (err.code === Code.ResourceExhausted && err.retryAfterSeconds !== undefined) {
+    return ` (retry after ${err.retryAfterSeconds} s)`;
+  }
+  if (err.code === Code.Unavailable && err.httpStatus === undefined) {
+    // No answer at all (a 503 comes with the service's own words).
+    return " (no answer: check the connection, or try again in a moment)";
+  }
+  return "";
+}
+
+/**
+ * The text an error is shown as: the service's own message with a hint, the
+ * key file's problem as the SDK names it, or the browser's message; never a
+ * stack trace.
+ */
+export function errorText(err: unknown): string {
+  if (err instanceof TokenApiError) {
+    return `${err.message}${hint(err)}`;
+  }
+  if (err instanceof TypeError && KEY_FILE_PREFIX.test(err.message)) {
+    return `Private key: ${err.message.replace(KEY_FILE_PREFIX, "")}`;
+  }
+  if (err instanceof Error && err.name === "DataError") {
+    // WebCrypto refused bytes that the SDK's checks accepted.
+    return `Private key: this browser cannot import it (${err.message})`;
+  }
+  if (err instanceof Error && err.name === "NotSupportedError") {
+    return "This browser cannot sign with Ed25519 keys (WebCrypto): use a current Chrome, Edge, Firefox or Safari";
+  }
+  return err instanceof Error ? err.message : String(err);
+}

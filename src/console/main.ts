@@ -1,0 +1,234 @@
+// The token console: sign in with a key that never leaves this browser, then
+// list, create and revoke tokens through the service's public REST contract.
+import type { TokenSummary } from "../sdk/index.js";
+import { byId } from "./dom.js";
+import { errorText } from "./error-text.js";
+import { generateKey, registrationCommand } from "./new-key.js";
+import { confirmRevoke } from "./revoke-dialog.js";
+import { type Session, signIn } from "./session.js";
+import { renderTokens } from "./token-table.js";
+
+const USER_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+const alertBox = byId("alert", HTMLDivElement);
+const statusLine = byId("status", HTMLParagraphElement);
+const signedOut = byId("signed-out", HTMLElement);
+const signedIn = byId("signed-in", HTMLDivElement);
+const who = byId("who", HTMLDivElement);
+const userIdInput = byId("user-id", HTMLInputElement);
+const keyFileInput = byId("key-file", HTMLInputElement);
+const nameInput = byId("name", HTMLInputElement);
+const lifetimeInput = byId("lifetime", HTMLInputElement);
+const created = byId("created", HTMLDivElement);
+const newToken = byId("new-token", HTMLInputElement);
+
+let session: Session | undefined;
+/** The generated private key, as a blob: URL that only this page can read, until the next key. */
+let downloadUrl: string | undefined;
+let downloadName = "perps-key.pem";
+
+function say(text: string): void {
+  alertBox.textContent = "";
+  statusLine.textContent = text;
+}
+
+function fail(context: string, err: unknown): void {
+  statusLine.textContent = "";
+  alertBox.textContent = `${context}: ${errorText(err)}`;
+}
+
+/** Runs `action` with `button` disabled, reporting a failure as `context`. */
+async function busy(button: HTMLButtonElement, context: string, action: () => Promise<void>) {
+  button.disabled = true;
+  alertBox.textContent = "";
+  statusLine.textContent = "";
+  try {
+    await action();
+  } catch (err) {
+    fail(context, err);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function showSignedIn(userId: string | undefined): void {
+  signedOut.hidden = userId !== undefined;
+  signedIn.hidden = userId === undefined;
+  who.hidden = userId === undefined;
+  byId("who-user", HTMLElement).textContent = userId ?? "";
+  if (userId === undefined) {
+    // Nothing of the signed-in page stays behind, above all the token shown once.
+    newToken.value = "";
+    created.hidden = true;
+    renderTokens([], () => {});
+  }
+}
+
+async function refresh(current: Session): Promise<void> {
+  renderTokens(await current.list(), (token) => void revoke(current, token));
+}
+
+async function revoke(current: Session, token: TokenSummary): Promise<void> {
+  if (!(await confirmRevoke(token.name))) {
+    return;
+  }
+  const buttons = [...document.querySelectorAll<HTMLButtonElement>("button.revoke")];
+  const index = buttons.findIndex((b) => b.closest("tr")?.dataset.tokenId === token.id);
+  const button = buttons[index];
+  if (button === undefined) {
+    return;
+  }
+  await busy(button, `Revoke ${token.name} failed`, async () => {
+    await current.revoke(token.id);
+    await refresh(current);
+    say(`Revoked ${token.name}.`);
+    // Focus stays in the list: on the row that took this one's place, else the form.
+    const next = document.querySelectorAll<HTMLButtonElement>("button.revoke")[index];
+    (next ?? nameInput).focus();
+  });
+}
+
+byId("sign-in", HTMLFormElement).addEventListener("submit", (event) => {
+  event.preventDefault();
+  const button = byId("sign-in-button", HTMLButtonElement);
+  void busy(button, "Sign in failed", async () => {
+    const userId = userIdInput.value.trim();
+    const file = keyFileInput.files?.[0];
+    if (!USER_ID.test(userId)) {
+      userIdInput.focus();
+      throw new Error(
+        "User ID: enter your user id, a UUID such as 0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab",
+      );
+    }
+    if (file === undefined) {
+      keyFileInput.focus();
+      throw new Error("Private key: choose your private key file (PEM)");
+    }
+    const keyFile = new Uint8Array(await file.arrayBuffer());
+    const current = await signIn({ baseUrl: location.origin, userId, keyFile });
+    session = current;
+    // The file is read: the input lets go of it.
+    keyFileInput.value = "";
+    showSignedIn(userId);
+    await refresh(current);
+    nameInput.focus();
+  });
+});
+
+byId("create", HTMLFormElement).addEventListener("submit", (event) => {
+  event.preventDefault();
+  const current = session;
+  if (current === undefined) {
+    return;
+  }
+  void busy(byId("create-button", HTMLButtonElement), "Create failed", async () => {
+    const name = nameInput.value;
+    const days = Number(lifetimeInput.value);
+    if (name === "") {
+      nameInput.focus();
+      throw new Error("Name: give the token a name");
+    }
+    if (!Number.isInteger(days) || days < 1) {
+      lifetimeInput.focus();
+      throw new Error("Lifetime: a whole number of days, 1 or more");
+    }
+    const token = await current.create(name, days);
+    newToken.value = token.token;
+    created.hidden = false;
+    nameInput.value = "";
+    say(`Created ${name}, expiring on ${token.expiresAt} (UTC).`);
+    newToken.focus();
+    // Selected from the end backwards, so the field shows the token's start.
+    newToken.setSelectionRange(0, newToken.value.length, "backward");
+    await refresh(current);
+  });
+});
+
+async function copy(text: string, field: HTMLElement | undefined, what: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+    say(`${what} copied.`);
+  } catch {
+    if (field instanceof HTMLInputElement) {
+      field.select();
+    }
+    say(
+      `Select the ${what.toLowerCase()} and copy it with Ctrl+C (the clipboard is not available).`,
+    );
+  }
+}
+
+byId("copy-token", HTMLButtonElement).addEventListener("click", () => {
+  void copy(newToken.value, newToken, "Token");
+});
+
+byId("sign-out", HTMLButtonElement).addEventListener("click", () => {
+  const current = session;
+  if (current === undefined) {
+    return;
+  }
+  // Forgotten first: whatever the service answers, this page holds no key any more.
+  session = undefined;
+  showSignedIn(undefined);
+  userIdInput.focus();
+  current.signOut().then(
+    () => say("Signed out: the session token is deleted and the key forgotten."),
+    (err: unknown) =>
+      fail(
+        "Signed out here, but the session token could not be deleted (it expires within 15 minutes)",
+        err,
+      ),
+  );
+});
+
+byId("generate", HTMLButtonElement).addEventListener("click", (event) => {
+  const button = event.currentTarget;
+  if (!(button instanceof HTMLButtonElement)) {
+    return;
+  }
+  void busy(button, "Generate key failed", async () => {
+    const userId = userIdInput.value.trim();
+    if (!USER_ID.test(userId)) {
+      userIdInput.focus();
+      throw new Error("User ID: enter your user id first: the registration names it");
+    }
+    const key = await generateKey();
+    if (downloadUrl !== undefined) {
+      URL.revokeObjectURL(downloadUrl);
+    }
+    downloadUrl = URL.createObjectURL(
+      new Blob([key.privateKeyPem], { type: "application/x-pem-file" }),
+    );
+    downloadName = `perps-key-${userId.slice(0, 8)}.pem`;
+    const download = byId("download", HTMLButtonElement);
+    byId("public-key", HTMLInputElement).value = key.publicKeyHex;
+    byId("register-command", HTMLPreElement).textContent = registrationCommand(
+      userId,
+      key.publicKeyHex,
+    );
+    byId("generated", HTMLDivElement).hidden = false;
+    say("Key generated: download the private key, then have the public key registered.");
+    download.focus();
+  });
+});
+
+byId("download", HTMLButtonElement).addEventListener("click", () => {
+  if (downloadUrl === undefined) {
+    return;
+  }
+  const link = document.createElement("a");
+  link.href = downloadUrl;
+  link.download = downloadName;
+  link.click();
+});
+
+byId("copy-command", HTMLButtonElement).addEventListener("click", () => {
+  void copy(byId("register-command", HTMLPreElement).textContent ?? "", undefined, "Command");
+});
+
+if (!window.isSecureContext || globalThis.crypto?.subtle === undefined) {
+  alertBox.textContent =
+    "This page needs HTTPS (or http://localhost): browsers offer the signing it does (WebCrypto) only there.";
+  byId("sign-in-button", HTMLButtonElement).disabled = true;
+  byId("generate", HTMLButtonElement).disabled = true;
+}

@@ -1,0 +1,42 @@
+import type { TokenCalls } from "./token-calls.js";
+
+/**
+ * Token calls made on first use by `load`: the "connect" and "grpc"
+ * transports import protobuf and connect only when a call needs them, so a
+ * browser app bundled with code splitting that uses "rest" never downloads
+ * them. A failed load is not kept: the next call tries again.
+ */
+export function createLazyTokenCalls(load: () => Promise<TokenCalls>): TokenCalls {
+  let loading: Promise<TokenCalls> | undefined;
+  function calls(): Promise<TokenCalls> {
+    if (loading === undefined) {
+      const attempt = load();
+      loading = attempt;
+      attempt.catch(() => {
+        if (loading === attempt) {
+          loading = undefined;
+        }
+      });
+    }
+    return loading;
+  }
+  return {
+    async createToken(req, settings) {
+      return (await calls()).createToken(req, settings);
+    },
+    async deleteToken(req, settings) {
+      return (await calls()).deleteToken(req, settings);
+    },
+    async listTokens(authorization, settings) {
+      return (await calls()).listTokens(authorization, settings);
+    },
+    close() {
+      loading?.then(
+        (loaded) => loaded.close(),
+        () => {
+          // Never loaded: nothing to release.
+        },
+      );
+    },
+  };
+}

@@ -1,0 +1,592 @@
+import assert from "node:assert/strict";
+import { execFile, execFileSync } from "node:child_process";
+import { createPrivateKey, createPublicKey, randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { createApp } from "../../src/server/app.js";
+import { CONSOLE_CSP } from "../../src/server/console-endpoint.js";
+import { samples } from "../support/prometheus-samples.js";
+import { launchBrowser, type RecordedRequest, recordRequests } from "../support/test-browser.js";
+import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
+import { startTestService, type TestService } from "../support/test-service.js";
+
+const execFileAsync = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, "../..");
+/** Screenshots of each state, kept out of git (.gitignore) and looked at by whoever changes the page. */
+const SHOTS = join(ROOT, "test-output/console");
+/** The budget of the page's own script and style, gzipped together. */
+const SIZE_BUDGET_BYTES = 50 * 1024;
+
+const dir = mkdtempSync(join(tmpdir(), "console-test-"));
+/** Every request any page of this file made: none may carry a private key. */
+const requests: RecordedRequest[] = [];
+/** Every private key file the pages were given or made. */
+const keyFiles: string[] = [];
+
+interface KeyFile {
+  path: string;
+  publicKeyHex: string;
+}
+
+/** An Ed25519 key file as the README makes it: `openssl genpkey -algorithm ed25519`. */
+function opensslKey(name: string, ...args: string[]): KeyFile {
+  const path = join(dir, name);
+  execFileSync(
+    "openssl",
+    ["genpkey", ...(args.length > 0 ? args : ["-algorithm", "ed25519"]), "-out", path],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  keyFiles.push(path);
+  const pem = readFileSync(path, "utf8");
+  const jwk = args.length > 0 ? {} : createPublicKey(pem).export({ format: "jwk" });
+  return { path, publicKeyHex: Buffer.from(jwk.x ?? "", "base64url").toString("hex") };
+}
+
+/** Registers a public key as an operator does: PutUserKey on the internal listener (Connect JSON). */
+async function putUserKey(service: TestService, userId: string, publicKey: string): Promise<void> {
+  const res = await fetch(`${service.internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ userId, publicKey }),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+
+/** The whole page, or what the screen shows when a modal dialog covers it. */
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  const modal = await page.getByRole("dialog").isVisible();
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: !modal });
+}
+
+async function openPage(
+  browser: Browser,
+  service: TestService,
+  opts: { width?: number; clockSkewMs?: number } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    viewport: { width: opts.width ?? 1000, height: 760 },
+    acceptDownloads: true,
+  });
+  if (opts.clockSkewMs !== undefined) {
+    // This page's clock only: what a computer whose time is off signs with.
+    await context.addInitScript(`{
+      const realNow = Date.now;
+      Date.now = () => realNow() + ${opts.clockSkewMs};
+    }`);
+  }
+  const page = await context.newPage();
+  recordRequests(page, requests);
+  await page.goto(`${service.publicUrl}/`);
+  return { context, page };
+}
+
+/** The id of the focused element (evaluated in the page: this file has no DOM types). */
+async function activeId(page: Page): Promise<unknown> {
+  return page.evaluate("document.activeElement?.id");
+}
+
+async function signIn(page: Page, userId: string, keyPath: string): Promise<void> {
+  await page.getByRole("textbox", { name: "User ID" }).fill(userId);
+  await page.getByLabel("Private key").setInputFiles(keyPath);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+async function signedIn(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+async function createToken(page: Page, name: string, days = 30): Promise<void> {
+  await page.getByRole("textbox", { name: "Name" }).fill(name);
+  await page.getByRole("spinbutton", { name: "Lifetime (days)" }).fill(String(days));
+  await page.getByRole("button", { name: "Create token" }).click();
+}
+
+async function alertText(page: Page, pattern: RegExp): Promise<string> {
+  const alert = page.getByRole("alert");
+  await alert.filter({ hasText: pattern }).waitFor({ timeout: 10_000 });
+  return (await alert.textContent()) ?? "";
+}
+
+/** The session token the page listed with (its Authorization header): only the test can see it. */
+function sessionTokens(): string[] {
+  return requests
+    .filter((r) => r.method === "GET" && r.url.endsWith("/user/tokens"))
+    .map((r) => (r.headers.authorization ?? "").replace(/^Bearer /, ""));
+}
+
+async function listWith(service: TestService, token: string): Promise<Response> {
+  return fetch(`${service.publicUrl}/user/tokens`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+}
+
+describe("token console", () => {
+  let redis: TestRedis;
+  let service: TestService;
+  let browser: Browser;
+  const userId = randomUUID();
+  let key: KeyFile;
+
+  before(async () => {
+    redis = await startTestRedisServer();
+    service = await startTestService({ redisUrl: redis.url, console: true });
+    browser = await launchBrowser();
+    key = opensslKey("user.pem");
+    await putUserKey(service, userId, key.publicKeyHex);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await service?.stop();
+    await redis?.dispose();
+  });
+
+  it("serves the page, script and style with the security headers, each answer logged and counted", async () => {
+    for (const path of ["/", "/console/console.js", "/console/console.css", "/console/icon.svg"]) {
+      const res = await fetch(`${service.publicUrl}${path}`);
+      assert.equal(res.status, 200, path);
+      await res.arrayBuffer();
+      const csp = res.headers.get("content-security-policy") ?? "";
+      assert.equal(csp, CONSOLE_CSP);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*|https?:/);
+      assert.match(csp, /frame-ancestors 'none'/);
+      assert.match(csp, /default-src 'none'/);
+      assert.equal(res.headers.get("x-content-type-options"), "nosniff");
+      assert.equal(res.headers.get("referrer-policy"), "no-referrer");
+      assert.match(res.headers.get("x-request-id") ?? "", /.+/);
+      assert.equal(res.headers.get("cache-control"), "no-cache");
+    }
+    const page = await fetch(`${service.publicUrl}/`);
+    assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
+    // fetch asks for gzip: the page comes compressed, and revalidates to a 304.
+    assert.equal(page.headers.get("content-encoding"), "gzip");
+    const html = await page.text();
+    assert.match(html, /<script type="module" src="\/console\/console.js">/);
+    assert.doesNotMatch(html, /<script>|<style|\sstyle=|\son\w+=/, "nothing inline");
+    const etag = page.headers.get("etag") ?? "";
+    const again = await fetch(`${service.publicUrl}/`, { headers: { "if-none-match": etag } });
+    assert.equal(again.status, 304);
+    assert.equal(again.headers.get("content-security-policy"), CONSOLE_CSP);
+    const head = await fetch(`${service.publicUrl}/console/console.js`, { method: "HEAD" });
+    assert.equal(head.status, 200);
+    assert.equal((await fetch(`${service.publicUrl}/console/nothing.js`)).status, 404);
+
+    const lines = service.logs
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.method === "console");
+    assert.ok(lines.length >= 7, `console answers logged: ${lines.length}`);
+    assert.ok(lines.every((line) => typeof line.requestId === "string" && line.code !== undefined));
+    const metrics = samples(await (await fetch(`${service.internalUrl}/metrics`)).text());
+    const counted = [...metrics].filter(([name]) =>
+      name.startsWith('perps_token_requests_total{method="console"'),
+    );
+    assert.ok(counted.length > 0, "console answers counted in perps_token_requests_total");
+  });
+
+  it("is off when the app has no console (CONSOLE=off): GET / is the usual 404", async () => {
+    const app = createApp({
+      redis: service.redis,
+      logger: (await import("../../src/log/logger.js")).createLogger({ level: "silent" }),
+      host: "127.0.0.1",
+      httpPort: 0,
+      grpcPort: 0,
+      tokenMaxLifetimeSeconds: 3600,
+    });
+    const { httpPort } = await app.start();
+    try {
+      for (const path of ["/", "/console/console.js"]) {
+        const res = await fetch(`http://127.0.0.1:${httpPort}${path}`);
+        assert.equal(res.status, 404);
+        assert.equal(res.headers.get("content-type"), "application/json");
+        await res.arrayBuffer();
+      }
+    } finally {
+      await app.stop(100);
+    }
+  });
+
+  it("signs in with an openssl key, creates, lists, revokes with a dialog and signs out", async () => {
+    const { context, page } = await openPage(browser, service);
+    try {
+      await shot(page, "01-sign-in");
+      await signIn(page, userId, key.path);
+      await signedIn(page);
+      await page.getByText("No tokens yet").waitFor();
+      assert.equal(await page.getByRole("table", { name: "Tokens" }).isVisible(), false);
+      await shot(page, "02-empty");
+
+      await createToken(page, "ci-bot", 30);
+      const field = page.getByRole("textbox", { name: "New token" });
+      await page.getByRole("row", { name: /ci-bot/ }).waitFor();
+      const token = await field.inputValue();
+      assert.match(token, /^pt_[A-Za-z0-9_-]{86}$/);
+      assert.equal(await field.getAttribute("readonly"), "");
+      await page.getByText("it will not be shown again").waitFor();
+      await page.getByRole("button", { name: "Copy", exact: true }).waitFor();
+      // The token shown works: it lists, and /auth lets it through as this user.
+      const listed = await listWith(service, token);
+      assert.equal(listed.status, 200);
+      const body = (await listed.json()) as { tokens: { id: string; name: string }[] };
+      assert.deepEqual(
+        body.tokens.map((t) => t.name),
+        ["ci-bot"],
+      );
+      const auth = await fetch(`${service.internalUrl}/auth`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      assert.equal(auth.status, 200);
+      assert.equal(auth.headers.get("x-user-id"), userId);
+      await shot(page, "03-created");
+
+      await createToken(page, "deploy", 7);
+      const table = page.getByRole("table", { name: "Tokens" });
+      await table.getByRole("row", { name: /deploy/ }).waitFor();
+      assert.equal(await table.getByRole("row").count(), 3, "a header row and two tokens");
+      const rowText = (await table.getByRole("row", { name: /ci-bot/ }).textContent()) ?? "";
+      assert.ok(rowText.includes(body.tokens[0]?.id ?? "?"), "the row shows the token's id");
+      assert.match(rowText, /\d{4}-\d{2}-\d{2}/);
+      await shot(page, "04-list");
+
+      await page.getByRole("button", { name: "Revoke ci-bot" }).click();
+      const dialog = page.getByRole("dialog", { name: "Revoke ci-bot?" });
+      await dialog.waitFor();
+      await shot(page, "05-revoke-dialog");
+      await dialog.getByRole("button", { name: "Revoke", exact: true }).click();
+      await table.getByRole("row", { name: /ci-bot/ }).waitFor({ state: "detached" });
+      assert.equal(await table.getByRole("row").count(), 2);
+      const refused = await fetch(`${service.internalUrl}/auth`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      assert.equal(refused.status, 401);
+
+      // Cancel keeps the token.
+      await page.getByRole("button", { name: "Revoke deploy" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+      await page.getByRole("dialog").waitFor({ state: "hidden" });
+      assert.equal(await table.getByRole("row", { name: /deploy/ }).count(), 1);
+
+      const session = sessionTokens().at(-1) ?? "";
+      assert.equal((await listWith(service, session)).status, 200, "the session token lists");
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByText("Signed out").waitFor();
+      await page.getByRole("button", { name: "Sign in" }).waitFor();
+      assert.equal(await page.getByRole("textbox", { name: "New token" }).count(), 0);
+      await shot(page, "06-signed-out");
+      assert.equal((await listWith(service, session)).status, 401, "the session token is refused");
+      // Nothing kept in the browser's storage either.
+      const stored = await page.evaluate(
+        "[localStorage.length, sessionStorage.length, document.cookie]",
+      );
+      assert.deepEqual(stored, [0, 0, ""]);
+      assert.deepEqual((await context.cookies()).length, 0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("creates and revokes from the keyboard alone", async () => {
+    const { context, page } = await openPage(browser, service);
+    try {
+      await page.keyboard.press("Tab");
+      assert.equal(await activeId(page), "user-id");
+      await page.keyboard.type(userId);
+      await page.keyboard.press("Tab");
+      assert.equal(await activeId(page), "key-file");
+      // The file itself is handed to the focused input: a keyboard opens the
+      // system's file dialog, which a headless browser may or may not report.
+      await page.locator(":focus").setInputFiles(key.path);
+      await page.keyboard.press("Tab");
+      await page.keyboard.press("Enter");
+      await signedIn(page);
+      // Signed in, the focus is on Name.
+      await page.waitForFunction('document.activeElement?.id === "name"');
+      await page.keyboard.type("kb-bot");
+      await page.keyboard.press("Tab");
+      await page.keyboard.press("ControlOrMeta+a");
+      await page.keyboard.type("3");
+      await page.keyboard.press("Enter");
+      await page.getByRole("row", { name: /kb-bot/ }).waitFor();
+      // The new token has the focus, ready to copy.
+      await page.waitForFunction('document.activeElement?.id === "new-token"');
+      let reached = false;
+      for (let i = 0; i < 20 && !reached; i++) {
+        await page.keyboard.press("Tab");
+        reached = await page.evaluate(
+          'document.activeElement?.getAttribute("aria-label") === "Revoke kb-bot"',
+        );
+      }
+      assert.ok(reached, "Tab reaches the Revoke kb-bot button");
+      await page.keyboard.press("Enter");
+      await page.getByRole("dialog").waitFor();
+      // Escape cancels; the focus starts on Cancel, so Tab then Enter confirms.
+      await page.keyboard.press("Escape");
+      await page.getByRole("dialog").waitFor({ state: "hidden" });
+      await page.keyboard.press("Enter");
+      await page.getByRole("dialog").waitFor();
+      assert.equal(await activeId(page), "revoke-cancel");
+      await page.keyboard.press("Tab");
+      await page.keyboard.press("Enter");
+      await page.getByRole("row", { name: /kb-bot/ }).waitFor({ state: "detached" });
+      await page.getByText("Revoked kb-bot").waitFor();
+      await shot(page, "07-keyboard-revoked");
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows each refusal's own message in the alert", async () => {
+    const rsa = opensslKey("rsa.pem", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024");
+    const notPem = join(dir, "notes.txt");
+    writeFileSync(notPem, "my key is somewhere else\n");
+    const { context, page } = await openPage(browser, service);
+    try {
+      await signIn(page, userId, rsa.path);
+      assert.match(
+        await alertText(page, /RSA/),
+        /^Sign in failed: Private key: not an Ed25519 key \(RSA\)$/,
+      );
+      await shot(page, "08-error-bad-key");
+      await signIn(page, userId, notPem);
+      assert.match(await alertText(page, /PEM/), /Private key: not a PEM file/);
+      // An unknown user and a key not registered get the one answer the service gives both.
+      await signIn(page, randomUUID(), key.path);
+      assert.match(
+        await alertText(page, /Invalid signature/),
+        /^Sign in failed: Invalid signature \(/,
+      );
+      await signIn(page, userId, opensslKey("other.pem").path);
+      await alertText(page, /Invalid signature/);
+      await page.getByRole("textbox", { name: "User ID" }).fill("");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await alertText(page, /User ID: enter your user id/);
+
+      await signIn(page, userId, key.path);
+      await signedIn(page);
+      assert.equal(await page.getByRole("alert").textContent(), "", "a success clears the alert");
+      await createToken(page, "twice");
+      await page.getByRole("row", { name: /twice/ }).waitFor();
+      await createToken(page, "twice");
+      assert.match(
+        await alertText(page, /already has this name/),
+        /^Create failed: name: a live token of this user already has this name$/,
+      );
+      await shot(page, "09-error-name-taken");
+      await page.getByRole("textbox", { name: "Name" }).fill("");
+      await page.getByRole("button", { name: "Create token" }).click();
+      await alertText(page, /Name: give the token a name/);
+      // The service's own limits apply: a lifetime above its maximum.
+      await createToken(page, "forever", 100_000);
+      await alertText(page, /expiresIn/);
+    } finally {
+      await context.close();
+    }
+
+    const skewed = await openPage(browser, service, { clockSkewMs: 10 * 60_000 });
+    try {
+      await signIn(skewed.page, userId, key.path);
+      assert.match(
+        await alertText(skewed.page, /Signature expired/),
+        /^Sign in failed: Signature expired \(this device's clock/,
+      );
+      await shot(skewed.page, "10-error-signature-expired");
+    } finally {
+      await skewed.context.close();
+    }
+  });
+
+  it("generates a key in the browser whose registration command works as shown", async () => {
+    const newUserId = randomUUID();
+    const { context, page } = await openPage(browser, service);
+    try {
+      await page.getByText("No key yet?").click();
+      await page.getByRole("textbox", { name: "User ID" }).fill(newUserId);
+      await page.getByRole("button", { name: "Generate key" }).click();
+      const publicKey = page.getByRole("textbox", { name: "Public key" });
+      await publicKey.waitFor();
+      const hex = await publicKey.inputValue();
+      assert.match(hex, /^[0-9a-f]{64}$/);
+      const command = (await page.locator("#register-command").textContent()) ?? "";
+      assert.match(
+        command,
+        /^buf curl --http2-prior-knowledge --protocol grpc \\\n {2}-d '\{"userId":"/,
+      );
+      assert.ok(command.includes(newUserId) && command.includes(hex));
+      const downloading = page.waitForEvent("download");
+      await page.getByRole("button", { name: "Download private key" }).click();
+      const download = await downloading;
+      const pemPath = join(dir, "downloaded.pem");
+      await download.saveAs(pemPath);
+      keyFiles.push(pemPath);
+      assert.match(download.suggestedFilename(), /^perps-key-[0-9a-f]{8}\.pem$/);
+      // The file is what openssl writes, and its public key is the one shown.
+      const jwk = createPublicKey(readFileSync(pemPath, "utf8")).export({ format: "jwk" });
+      assert.equal(Buffer.from(jwk.x ?? "", "base64url").toString("hex"), hex);
+      await shot(page, "11-generated-key");
+
+      // The operator runs the command exactly as shown.
+      // Not execFileSync: the service runs in this process and must answer meanwhile.
+      await execFileAsync("bash", ["-c", command], {
+        env: {
+          ...process.env,
+          INTERNAL: service.internalUrl,
+          PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`,
+        },
+      });
+      await signIn(page, newUserId, pemPath);
+      await signedIn(page);
+      await page.getByText("No tokens yet").waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("is readable at phone width: no horizontal scroll", async () => {
+    const { context, page } = await openPage(browser, service, { width: 375 });
+    try {
+      const noSideScroll = async () =>
+        page.evaluate("document.documentElement.scrollWidth <= window.innerWidth");
+      assert.ok(await noSideScroll(), "sign-in form");
+      await shot(page, "12-phone-sign-in");
+      await signIn(page, userId, key.path);
+      await signedIn(page);
+      await createToken(page, "a-rather-long-token-name-for-the-nightly-reconciliation-job", 90);
+      await page.getByRole("row", { name: /nightly/ }).waitFor();
+      assert.ok(await noSideScroll(), "list and new token");
+      await shot(page, "13-phone-list");
+      await page.getByRole("button", { name: /^Revoke a-rather/ }).click();
+      await page.getByRole("dialog").waitFor();
+      assert.ok(await noSideScroll(), "dialog");
+      await shot(page, "14-phone-dialog");
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("loads nothing from other origins, and its own script and style stay under 50 KB gzipped", () => {
+    const pageRequests = requests.filter((r) => !r.url.startsWith("blob:"));
+    assert.ok(pageRequests.length > 20);
+    for (const r of pageRequests) {
+      assert.ok(r.url.startsWith(`${service.publicUrl}/`), `request to another origin: ${r.url}`);
+    }
+    const assets = new Set(
+      pageRequests
+        .filter((r) => ["script", "stylesheet"].includes(r.resourceType))
+        .map((r) => r.url),
+    );
+    assert.deepEqual([...assets].map((url) => new URL(url).pathname).sort(), [
+      "/console/console.css",
+      "/console/console.js",
+    ]);
+    let gzipped = 0;
+    for (const path of ["console/console.js", "console/console.css"]) {
+      gzipped += gzipSync(readFileSync(join(ROOT, "dist", path))).byteLength;
+    }
+    assert.ok(gzipped < SIZE_BUDGET_BYTES, `script and style: ${gzipped} bytes gzipped`);
+  });
+
+  it("no request ever carries a private key", () => {
+    assert.ok(keyFiles.length >= 4);
+    const secrets: string[] = [];
+    for (const path of keyFiles) {
+      const pem = readFileSync(path, "utf8");
+      secrets.push(pem.replace(/-----[^-]+-----/g, "").replace(/\s/g, ""));
+      for (const line of pem.split("\n").filter((l) => l.length >= 40 && !l.startsWith("-"))) {
+        secrets.push(line);
+      }
+      const d = createPrivateKey(pem).export({ format: "jwk" }).d;
+      if (d !== undefined) {
+        const raw = Buffer.from(d, "base64url");
+        secrets.push(
+          raw.toString("hex"),
+          raw.toString("base64"),
+          d,
+          raw.toString("hex").toUpperCase(),
+        );
+      }
+    }
+    assert.ok(requests.length > 20);
+    for (const r of requests) {
+      const everything = [r.url, JSON.stringify(r.headers), r.body].join("\n");
+      for (const secret of secrets) {
+        assert.ok(!everything.includes(secret), `a request carries a key: ${r.method} ${r.url}`);
+      }
+    }
+  });
+});
+
+describe("token console when the service says no or is gone", () => {
+  let redis: TestRedis;
+  let service: TestService;
+  let browser: Browser;
+  const userId = randomUUID();
+  let key: KeyFile;
+
+  before(async () => {
+    redis = await startTestRedisServer();
+    // Sign in, two creates, then the fourth signed call is one too many.
+    service = await startTestService({
+      redisUrl: redis.url,
+      console: true,
+      tokenRateLimitPerMinute: 3,
+    });
+    browser = await launchBrowser();
+    key = opensslKey("limited.pem");
+    await putUserKey(service, userId, key.publicKeyHex);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await service?.stop();
+    await redis?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("shows the rate limit with its Retry-After, Redis down, and the service gone", async () => {
+    const { context, page } = await openPage(browser, service);
+    try {
+      await signIn(page, userId, key.path);
+      await signedIn(page);
+      await createToken(page, "one");
+      await page.getByRole("row", { name: /one/ }).waitFor();
+      await createToken(page, "two");
+      await page.getByRole("row", { name: /two/ }).waitFor();
+      await createToken(page, "three");
+      assert.match(
+        await alertText(page, /too many/),
+        /^Create failed: too many token requests for this user; retry later \(retry after \d+ s\)$/,
+      );
+      await shot(page, "15-error-rate-limit");
+
+      await redis.stop();
+      await page.getByRole("button", { name: "Revoke one" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Revoke", exact: true }).click();
+      const down = await alertText(page, /unavailable/i);
+      assert.match(down, /^Revoke one failed: Token store unavailable, try again$/);
+      assert.doesNotMatch(
+        down,
+        /at \w+ \(|Error:|ECONNREFUSED|redis/i,
+        "no stack trace, no internals",
+      );
+      await shot(page, "16-error-redis-down");
+
+      await service.stop();
+      await createToken(page, "four");
+      const gone = await alertText(page, /cannot reach/);
+      assert.match(
+        gone,
+        /^Create failed: cannot reach http:\/\/127\.0\.0\.1:\d+\/user\/tokens \(no answer: /,
+      );
+      await shot(page, "17-error-service-down");
+    } finally {
+      await context.close();
+    }
+  });
+});
