@@ -1,6 +1,4 @@
-import { execFileSync } from "node:child_process";
 import {
-  existsSync,
   linkSync,
   mkdirSync,
   readFileSync,
@@ -10,6 +8,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
+import { commandOf, isAlive } from "./process-probe.js";
 
 /** The lock's name in the embedded data folder. */
 export const LOCK_FILE = "service.lock";
@@ -26,29 +25,6 @@ export type InstanceLock =
   | { held: true; path: string; release(): void }
   | { held: false; path: string; ownerPid: number };
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive, another user's.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** The command name of `pid` ("node" for the service), or undefined when it cannot be read. */
-function commandOf(pid: number): string | undefined {
-  try {
-    if (existsSync("/proc/self/comm")) {
-      return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-    }
-    const name = execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { encoding: "utf8" });
-    return name.trim().split("/").pop();
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Whether the pid in a lock still owns it: alive and running what this
  * process runs (pids are reused; a reused pid of another kind of program is a
@@ -56,7 +32,7 @@ function commandOf(pid: number): string | undefined {
  * taking a live instance's Redis is the harm this lock prevents.
  */
 function ownsLock(pid: number): boolean {
-  if (!alive(pid)) {
+  if (!isAlive(pid)) {
     return false;
   }
   const theirs = commandOf(pid);

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { connect } from "node:net";
+import { isAlive } from "./process-probe.js";
 
 export interface StaleRedisOptions {
   /** The embedded data folder (absolute). */
@@ -64,16 +65,6 @@ function shutdownThroughSocket(socket: string, timeoutMs: number): Promise<boole
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive but another user's, so not this service's server.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Whether `pid` is a redis-server working in `dir` (redis-server changes to
  * its --dir): pids are reused, and a Redis of another folder must never be
@@ -117,12 +108,12 @@ export async function stopStaleRedis(opts: StaleRedisOptions): Promise<StaleRedi
     return { via: "socket" };
   }
   const pid = pidOf(opts.pidFile);
-  if (pid === undefined || !alive(pid) || !isRedisOf(pid, opts.dir)) {
+  if (pid === undefined || !isAlive(pid) || !isRedisOf(pid, opts.dir)) {
     return undefined;
   }
   process.kill(pid, "SIGTERM");
   const deadline = Date.now() + timeoutMs;
-  while (alive(pid)) {
+  while (isAlive(pid)) {
     if (Date.now() > deadline) {
       throw new StaleRedisError(`redis-server pid ${pid} of ${opts.dir} did not stop on SIGTERM`);
     }
