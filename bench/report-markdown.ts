@@ -51,7 +51,7 @@ export function peerMarkdown(r: BenchReport): string[] {
   }
   const runs = (list: readonly Phase[]) => list.map((p) => n(p.throughput)).join(" / ");
   return [
-    `This service vs the Go grpc-gateway peer (\`${r.peer.binary}\`), ${n(r.peer.requests)} pre-signed creates per create run (checks: ${r.peer.checkSeconds ?? "–"} s per run on ${n(r.peer.checkTokens ?? 0)} live tokens each side made through its own create), alternating A B A B; the better run of each side is taken (its figures below; "runs": both runs' throughput).`,
+    `This service vs the Go grpc-gateway peer (\`${r.peer.binary}\`), ${n(r.peer.requests)} pre-signed creates per create run${r.peer.checkSeconds === undefined ? "" : ` (checks: ${r.peer.checkSeconds} s per run on ${n(r.peer.checkTokens ?? 0)} live tokens each side made through its own create)`}, alternating A B A B; the better run of each side is taken (its figures below; "runs": both runs' throughput).`,
     "",
     "| Protocol | Concurrency | Side | Throughput (req/s) | runs | p50 ms | p99 ms | Errors | Service CPU µs / req | Load generator CPU µs / req | Ratio (ours ÷ peer) |",
     "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|",
