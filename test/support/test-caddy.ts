@@ -1,42 +1,22 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../src/process/free-port.js";
+import { findBinary, proxyListening, type TestProxy } from "./proxy-process.js";
 
-export interface TestCaddy {
-  /** Base URL of its one site. */
-  readonly url: string;
-  /** Stops it (SIGTERM, SIGKILL after 5 s) and removes its folder. */
-  stop(): Promise<void>;
-}
+export type TestCaddy = TestProxy;
 
 const CANDIDATES = ["caddy", "/usr/bin/caddy", "/usr/local/bin/caddy"];
 
 /** The caddy binary, or a clear error: the docs' Caddyfile is tested against a real caddy, never skipped. */
 export function caddyBinary(): string {
-  for (const candidate of CANDIDATES) {
-    const probe = spawnSync(candidate, ["version"], { stdio: "ignore" });
-    if (probe.error === undefined && probe.status === 0) {
-      return candidate;
-    }
-  }
-  throw new Error(
+  return findBinary(
+    CANDIDATES,
+    ["version"],
     "caddy is not installed: the docs' forward_auth recipe is tested against a real caddy " +
       "(install it with `apt-get install caddy`, as .ci/run does)",
   );
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
 }
 
 /**
@@ -78,32 +58,5 @@ ${site.replaceAll(siteAddress, `http://127.0.0.1:${port}`)}`,
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  let output = "";
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-
-  const deadline = Date.now() + 10_000;
-  while (!(await listening(port))) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      const why = output;
-      await stop();
-      throw new Error(`caddy did not start: ${why}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return { url: `http://127.0.0.1:${port}`, stop };
+  return proxyListening({ name: "caddy", child, port, dir });
 }

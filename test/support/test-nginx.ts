@@ -1,43 +1,23 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
+import { type ChildProcess, spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../src/process/free-port.js";
+import { findBinary, proxyListening, type TestProxy } from "./proxy-process.js";
 
-export interface TestNginx {
-  /** Base URL of its one server block. */
-  readonly url: string;
-  /** Stops it (SIGTERM, SIGKILL after 5 s) and removes its folder. */
-  stop(): Promise<void>;
-}
+export type TestNginx = TestProxy;
 
 // Debian puts it in /usr/sbin, which is not on a non-root PATH.
 const CANDIDATES = ["nginx", "/usr/sbin/nginx", "/usr/local/sbin/nginx"];
 
 /** The nginx binary, or a clear error: the README's snippet is tested against a real nginx, never skipped. */
 export function nginxBinary(): string {
-  for (const candidate of CANDIDATES) {
-    const probe = spawnSync(candidate, ["-v"], { stdio: "ignore" });
-    if (probe.error === undefined && probe.status === 0) {
-      return candidate;
-    }
-  }
-  throw new Error(
+  return findBinary(
+    CANDIDATES,
+    ["-v"],
     "nginx is not installed: the README's auth_request snippet is tested against a real nginx " +
       "(install it with `apt-get install nginx-light`, as .ci/run does)",
   );
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
 }
 
 /**
@@ -80,33 +60,6 @@ ${server}
     ["-p", dir, "-c", conf, "-e", errorLog, "-g", "daemon off;"],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
-  let output = "";
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const log = () => (existsSync(errorLog) ? readFileSync(errorLog, "utf8").slice(-4000) : "");
-
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-
-  const deadline = Date.now() + 10_000;
-  while (!(await listening(port))) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      const why = `${output}\n${log()}`;
-      await stop();
-      throw new Error(`nginx did not start: ${why}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return { url: `http://127.0.0.1:${port}`, stop };
+  return proxyListening({ name: "nginx", child, port, dir, log });
 }
