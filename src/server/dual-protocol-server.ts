@@ -31,6 +31,7 @@ import {
   refusalBody,
   refusalOfClientError,
   type TransportAnswer,
+  type TransportRefusal,
 } from "./transport-answer.js";
 
 /** Where a client's connection failed. */
@@ -190,6 +191,41 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       res.setHeader("connection", "close");
     }
   });
+  /** Reports an answer the transport gave by itself, before any handler. */
+  const tellRefusal = (
+    refusal: TransportRefusal,
+    requestId: string,
+    reason: string,
+    protocol: "http1" | "http2",
+  ): void =>
+    opts.onTransportAnswer?.({
+      status: refusal.status,
+      code: refusal.code,
+      requestId,
+      reason,
+      protocol,
+    });
+
+  /** Writes `refusal` as the service's JSON error on an HTTP/1.1 or HTTP/2 response. */
+  function writeRefusal(
+    res: ServerResponse | Http2ServerResponse,
+    refusal: TransportRefusal,
+    requestId: string,
+    done?: () => void,
+  ): void {
+    const body = refusalBody(refusal);
+    res.writeHead(refusal.status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": requestId,
+    });
+    if (done === undefined) {
+      res.end(body);
+    } else {
+      res.end(body, done);
+    }
+  }
+
   h1.on("clientError", (err: Error & { code?: string }, socket: Duplex) => {
     const resetByPeer = ["ECONNRESET", "EPIPE", "ECONNABORTED", "ETIMEDOUT"].includes(
       err.code ?? "",
@@ -204,13 +240,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     const refusal = refusalOfClientError(err.code);
     const requestId = newRequestId();
     socket.end(rawHttp1Refusal(refusal, requestId), () => socket.destroy());
-    opts.onTransportAnswer?.({
-      status: refusal.status,
-      code: refusal.code,
-      requestId,
-      reason: err.code ?? "bad request",
-      protocol: "http1",
-    });
+    tellRefusal(refusal, requestId, err.code ?? "bad request", "http1");
   });
   // Not a proxy: CONNECT is refused. Without this listener Node would close
   // the connection without a word.
@@ -221,49 +251,19 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     } else {
       socket.destroy();
     }
-    opts.onTransportAnswer?.({
-      status: CONNECT_REFUSED.status,
-      code: CONNECT_REFUSED.code,
-      requestId,
-      reason: "CONNECT",
-      protocol: "http1",
-    });
+    tellRefusal(CONNECT_REFUSED, requestId, "CONNECT", "http1");
   });
   // Without this listener Node would answer 417 itself, with no request id.
   h1.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
     const requestId = newRequestId();
-    const body = refusalBody(EXPECTATION_FAILED);
-    res.writeHead(EXPECTATION_FAILED.status, {
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-      "x-request-id": requestId,
-    });
-    res.end(body);
-    opts.onTransportAnswer?.({
-      status: EXPECTATION_FAILED.status,
-      code: EXPECTATION_FAILED.code,
-      requestId,
-      reason: "unsupported expectation",
-      protocol: "http1",
-    });
+    writeRefusal(res, EXPECTATION_FAILED, requestId);
+    tellRefusal(EXPECTATION_FAILED, requestId, "unsupported expectation", "http1");
   });
   // The same refusal over HTTP/2, where Node would answer a bare 405.
   h2.on("connect", (req: Http2ServerRequest, res: Http2ServerResponse) => {
     const requestId = settleRequestId(req.headers["x-request-id"]);
-    const body = refusalBody(CONNECT_REFUSED);
-    res.writeHead(CONNECT_REFUSED.status, {
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-      "x-request-id": requestId,
-    });
-    res.end(body);
-    opts.onTransportAnswer?.({
-      status: CONNECT_REFUSED.status,
-      code: CONNECT_REFUSED.code,
-      requestId,
-      reason: "CONNECT",
-      protocol: "http2",
-    });
+    writeRefusal(res, CONNECT_REFUSED, requestId);
+    tellRefusal(CONNECT_REFUSED, requestId, "CONNECT", "http2");
   });
   h2.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
     trackRequest(res);
@@ -292,20 +292,12 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       // answer; only an exchange nobody tells is reported here.
       const given = res.getHeader("x-request-id");
       const requestId = typeof given === "string" ? given : newRequestId();
-      res.writeHead(REQUEST_TIMEOUT.status, {
-        "content-type": "application/json",
-        "x-request-id": requestId,
-      });
       // NO_ERROR after a whole answer: stop sending, the request is refused.
-      res.end(refusalBody(REQUEST_TIMEOUT), () => stream.close(h2constants.NGHTTP2_NO_ERROR));
+      writeRefusal(res, REQUEST_TIMEOUT, requestId, () =>
+        stream.close(h2constants.NGHTTP2_NO_ERROR),
+      );
       if (given === undefined) {
-        opts.onTransportAnswer?.({
-          status: REQUEST_TIMEOUT.status,
-          code: REQUEST_TIMEOUT.code,
-          requestId,
-          reason: "ERR_HTTP2_REQUEST_TIMEOUT",
-          protocol: "http2",
-        });
+        tellRefusal(REQUEST_TIMEOUT, requestId, "ERR_HTTP2_REQUEST_TIMEOUT", "http2");
       }
     }, requestTimeoutMs);
     stream.once("close", () => clearTimeout(timer));
