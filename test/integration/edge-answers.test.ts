@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { connect as connectH2, type IncomingHttpHeaders } from "node:http2";
-import { connect as connectTcp } from "node:net";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { samples } from "../support/prometheus-samples.js";
+import { rawExchange } from "../support/raw-exchange.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -13,26 +13,6 @@ import { startTestService, type TestService } from "../support/test-service.js";
 // own JSON error for a request without Host and for CONNECT.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Sends raw bytes on a new connection; resolves with all the server sent once it closes. */
-function rawExchange(baseUrl: string, bytes: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connectTcp(Number(port), hostname, () => socket.write(bytes));
-    let text = "";
-    socket.setEncoding("latin1");
-    socket.on("data", (chunk: string) => {
-      text += chunk;
-    });
-    socket.on("error", reject);
-    socket.on("close", () => resolve(text));
-    // The server closes the connection after a refusal; a hang fails the test.
-    socket.setTimeout(5000, () => {
-      socket.destroy();
-      reject(new Error(`no close within 5 s; got: ${text}`));
-    });
-  });
-}
 
 interface RawAnswer {
   status: number;

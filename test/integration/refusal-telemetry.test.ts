@@ -7,6 +7,7 @@ import { CreateTokenRequestSchema } from "../../src/gen/perps/token/v1/token_pb.
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
+import { rawExchange } from "../support/raw-exchange.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -84,21 +85,6 @@ function h2Request(
       resolve({ headers: responseHeaders, trailers, body: Buffer.concat(chunks) });
     });
     stream.end(body);
-  });
-}
-
-/** Sends raw bytes on a new connection; resolves with all the server sent once it closes. */
-function rawExchange(baseUrl: string, bytes: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connectTcp(Number(port), hostname, () => socket.end(bytes));
-    let text = "";
-    socket.setEncoding("latin1");
-    socket.on("data", (chunk: string) => {
-      text += chunk;
-    });
-    socket.on("error", reject);
-    socket.on("close", () => resolve(text));
   });
 }
 
@@ -332,6 +318,7 @@ describe("every answer is observable", () => {
             service.publicUrl,
             `POST ${path} HTTP/1.0\r\ncontent-type: application/json\r\n` +
               `x-request-id: ${requestId ?? ""}\r\ncontent-length: 2\r\n\r\n{}`,
+            { end: true },
           );
           const status = /^HTTP\/1\.\d (\d{3})/.exec(text)?.[1];
           return {
@@ -481,6 +468,7 @@ describe("every answer is observable", () => {
           const text = await rawExchange(
             service.publicUrl,
             `GET /healthz HTTP/1.1\r\nx-request-id: ${requestId ?? ""}\r\n\r\n`,
+            { end: true },
           );
           return {
             status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]),
