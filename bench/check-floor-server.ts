@@ -14,8 +14,8 @@
 // httpPort HTTP/1.1, grpcPort h2c gRPC); env: REDIS_URL.
 import { createServer } from "node:http";
 import { createServer as createH2cServer } from "node:http2";
+import { parseToken } from "@perps/token-client/protocol";
 import { Redis } from "ioredis";
-import { parseToken } from "../src/protocol/token-secret.js";
 import { redisKeysOf } from "../src/store/keys.js";
 
 const { REDIS_URL } = process.env;

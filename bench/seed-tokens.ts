@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { generateToken, tokenDigest, tokenIdOf } from "../src/protocol/token-secret.js";
+import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
 import type { TokenStore } from "../src/store/token-store.js";
 import type { BenchUser } from "./bench-users.js";
 import type { LiveToken } from "./signed-requests.js";

@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// Builds dist/, what `npm start`, the perps-tokens bin and the SDK package run:
+// Builds the service's dist/, what `npm start` runs, after the client package's
+// (client/dist/: the service imports its `@perps/token-client/protocol`, and
+// the console bundles its SDK; client/scripts/build.mjs):
 //   dist/**.js, .d.ts  every module of src/ as ESM (tsc -p tsconfig.build.json),
 //                      at the same depth as in src/, so new URL("../../x",
 //                      import.meta.url) still finds the repository's files;
 //   dist/**.lua        src/**/*.lua copied next to the modules that read them;
-//   dist/cjs/          the SDK's modules as CommonJS, one file per module (so
-//                      "." and "./node" share TokenApiError & co.), with the
-//                      ESM-only @noble/ed25519 inlined for Node < 20.19;
 //   dist/console/      the token console the public listener serves at `/`:
 //                      src/console/ bundled for browsers (page, script,
 //                      style, icon; it calls the service over "rest", so
@@ -19,30 +18,33 @@
 //                                      last build (`prestart`, the tests)
 import { execFileSync } from "node:child_process";
 import {
-  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
 /** Written last: its mtime is when dist/ was complete. */
 const STAMP = join(DIST, ".built");
 /** What dist/ is made from: a change to any of these makes it stale. */
-const INPUTS = ["src", "tsconfig.json", "tsconfig.build.json", "scripts/build.mjs"];
-/** The SDK's entries; their import graph is what dist/cjs/ holds. */
-const SDK_ENTRIES = ["src/sdk/index.ts", "src/sdk/node.ts"];
-/** Dependencies that cannot be require()d before Node 20.19 (ESM only): inlined into dist/cjs. */
-const INLINED_IN_CJS = ["@noble/ed25519"];
+const INPUTS = [
+  "src",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "scripts/build.mjs",
+  // The console bundles the client's SDK.
+  "client/dist/.built",
+];
+/** The client package's build, run first. */
+const CLIENT_BUILD = join(ROOT, "client/scripts/build.mjs");
 
 const require = createRequire(import.meta.url);
 
@@ -95,66 +97,13 @@ function copyLuaScripts(out) {
 }
 
 /**
- * The SDK's modules as CommonJS, each its own file requiring its neighbours
- * by their relative paths, plus the declarations they need. A package.json of
- * "type": "commonjs" makes Node and TypeScript read dist/cjs/ as CommonJS.
- */
-async function buildCommonJs(esbuild, out) {
-  const graph = await esbuild.build({
-    absWorkingDir: ROOT,
-    entryPoints: SDK_ENTRIES,
-    bundle: true,
-    write: false,
-    outdir: "graph",
-    metafile: true,
-    packages: "external",
-    platform: "neutral",
-    logLevel: "silent",
-  });
-  const modules = Object.keys(graph.metafile.inputs).filter((path) => path.startsWith("src/"));
-  const keepModulesApart = {
-    name: "keep-modules-apart",
-    setup(build) {
-      build.onResolve({ filter: /.*/ }, (args) => {
-        if (args.kind === "entry-point") {
-          return undefined;
-        }
-        if (args.path.startsWith(".")) {
-          return { path: args.path, external: true };
-        }
-        const inlined = INLINED_IN_CJS.some(
-          (name) => args.path === name || args.path.startsWith(`${name}/`),
-        );
-        return inlined ? undefined : { path: args.path, external: true };
-      });
-    },
-  };
-  await esbuild.build({
-    absWorkingDir: ROOT,
-    entryPoints: modules,
-    outbase: "src",
-    outdir: join(out, "cjs"),
-    bundle: true,
-    format: "cjs",
-    platform: "neutral",
-    target: "es2022",
-    // import() of a computed name (the lazy gRPC transport) becomes require():
-    // the CommonJS build must load connect-node's CommonJS build, or its
-    // ConnectError would not be the one our code checks for.
-    supported: { "dynamic-import": false },
-    plugins: [keepModulesApart],
-    logLevel: "warning",
-  });
-  writeFileSync(join(out, "cjs/package.json"), '{ "type": "commonjs" }\n');
-  copyDeclarations(out, join(out, "cjs"));
-}
-
-/**
  * The SDK modules of the "connect" and "grpc" transports, which it imports on
  * first use only: the console uses "rest", so they stay out of its bundle
  * (protobuf and connect would triple its size).
  */
 const NOT_IN_CONSOLE = /^\.\/(rpc-calls|connect-transport|grpc-transport)\.js$/;
+/** Where the console's imports of `@perps/token-client` lead (the client's ESM build). */
+const CLIENT_SDK = join(ROOT, "client/dist/sdk");
 
 /** The token console: its page and icon as they are, its script and style bundled and minified. */
 async function buildConsole(esbuild, out) {
@@ -164,9 +113,7 @@ async function buildConsole(esbuild, out) {
     name: "rest-only",
     setup(build) {
       build.onResolve({ filter: NOT_IN_CONSOLE }, (args) =>
-        args.importer.startsWith(join(ROOT, "src/sdk"))
-          ? { path: args.path, external: true }
-          : undefined,
+        args.importer.startsWith(CLIENT_SDK) ? { path: args.path, external: true } : undefined,
       );
     },
   };
@@ -194,24 +141,6 @@ async function buildConsole(esbuild, out) {
   });
   for (const file of ["index.html", "icon.svg"]) {
     copyFileSync(join(src, file), join(dest, file));
-  }
-}
-
-/** Copies the .d.ts files reachable from the SDK entries' declarations into `to`. */
-function copyDeclarations(from, to) {
-  const queue = SDK_ENTRIES.map((entry) => entry.replace(/^src\//, "").replace(/\.ts$/, ".d.ts"));
-  const seen = new Set();
-  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
-    if (seen.has(file)) {
-      continue;
-    }
-    seen.add(file);
-    const text = readFileSync(join(from, file), "utf8");
-    mkdirSync(dirname(join(to, file)), { recursive: true });
-    writeFileSync(join(to, file), text);
-    for (const match of text.matchAll(/(?:from\s*|import\s*\(\s*)["'](\.\.?\/[^"']+)\.js["']/g)) {
-      queue.push(relative(from, join(from, dirname(file), `${match[1]}.d.ts`)));
-    }
   }
 }
 
@@ -248,10 +177,6 @@ async function build() {
       return;
     }
     copyLuaScripts(out);
-    // The package's bin: npm marks it executable on install, but not when a
-    // linked checkout is rebuilt later.
-    chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
-    await buildCommonJs(esbuild, out);
     await buildConsole(esbuild, out);
     rmSync(DIST, { recursive: true, force: true });
     renameSync(out, DIST);
@@ -262,6 +187,18 @@ async function build() {
   log(`dist/ built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-if (!process.argv.includes("--if-stale") || isStale()) {
+/** The client package's dist/, when stale (the service's build needs its declarations). */
+function buildClient() {
+  try {
+    execFileSync(process.execPath, [CLIENT_BUILD, "--if-stale"], { stdio: "inherit" });
+    return true;
+  } catch {
+    log("the client package's build failed: dist/ left as it was");
+    process.exitCode = 1;
+    return false;
+  }
+}
+
+if (buildClient() && (!process.argv.includes("--if-stale") || isStale())) {
   await build();
 }

@@ -1,4 +1,4 @@
-import { Code, TokenApiError } from "../sdk/index.js";
+import { Code, TokenApiError } from "@perps/token-client";
 
 /** What the SDK's own checks of a key file start their messages with. */
 const KEY_FILE_PREFIX = /^cryptoKeyFromPem: /;

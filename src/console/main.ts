@@ -1,6 +1,6 @@
 // The token console: sign in with a key that never leaves this browser, then
 // list, create and revoke tokens through the service's public REST contract.
-import type { TokenSummary } from "../sdk/index.js";
+import type { TokenSummary } from "@perps/token-client";
 import { byId } from "./dom.js";
 import { errorText } from "./error-text.js";
 import { generateKey, registrationCommand } from "./new-key.js";

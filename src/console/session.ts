@@ -6,7 +6,7 @@ import {
   signerFromCryptoKey,
   TokenApiError,
   type TokenSummary,
-} from "../sdk/index.js";
+} from "@perps/token-client";
 
 /** Lifetime of the session token the console signs in with. */
 export const SESSION_SECONDS = 15 * 60;

@@ -1,4 +1,4 @@
-import type { TokenSummary } from "../sdk/index.js";
+import type { TokenSummary } from "@perps/token-client";
 import { byId, create } from "./dom.js";
 
 /**

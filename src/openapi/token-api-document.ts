@@ -1,14 +1,9 @@
 import { Code } from "@connectrpc/connect";
+import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED, TOKEN_PREFIX } from "@perps/token-client/protocol";
 import { parseConfig } from "../config/config.js";
 import { TokenService } from "../gen/perps/token/v1/token_pb.js";
-import { TOKEN_PREFIX } from "../protocol/token-secret.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
-import {
-  BEARER_CHALLENGE,
-  ERROR_DOMAIN,
-  INVALID_TOKEN_CHALLENGE,
-  TOKEN_ALREADY_CREATED,
-} from "../token/token-errors.js";
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../token/token-errors.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";
 import type { ErrorAnswer } from "./error-responses.js";
 import type {

@@ -3,7 +3,7 @@
 // size classes (…, 32, 48, 64, …), so a token key of at most 44 bytes (with
 // its 3-byte sds header and NUL, 48) costs 16 bytes less than one of 45–60.
 
-import { uuidBytes } from "../protocol/uuid-bytes.js";
+import { uuidBytes } from "@perps/token-client/protocol";
 
 /**
  * The hash tag content of a user's keys: the 16 bytes of the user's UUID,

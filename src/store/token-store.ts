@@ -1,5 +1,5 @@
+import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import type { Result } from "ioredis";
-import { TOKEN_DIGEST_BYTES } from "../protocol/token-secret.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";

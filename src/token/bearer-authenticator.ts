@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { parseToken, tokenDigest } from "../protocol/token-secret.js";
+import { parseToken, tokenDigest } from "@perps/token-client/protocol";
 import type { TokenStore } from "../store/token-store.js";
 
 /** Who a live bearer token belongs to. */

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED } from "@perps/token-client/protocol";
 import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { CallRefusal } from "../store/token-store.js";
 
@@ -13,11 +14,6 @@ export const invalidSignature = () => new ConnectError("Invalid signature", Code
 
 export const nameTaken = () =>
   new ConnectError("name: a live token of this user already has this name", Code.AlreadyExists);
-
-/** `ErrorInfo.reason` of a replayed create whose token is live; clients match on it. */
-export const TOKEN_ALREADY_CREATED = "TOKEN_ALREADY_CREATED";
-/** `ErrorInfo.domain` of this service's error details. */
-export const ERROR_DOMAIN = "perps-tokens";
 
 /**
  * A replay of an accepted create whose token is still live: names the token

@@ -1,14 +1,19 @@
 import { generateKeyPairSync, hash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  createTokenMessage,
+  deleteTokenMessage,
+  generateToken,
+  tokenDigest,
+  tokenIdOf,
+} from "@perps/token-client/protocol";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
 import {
   CreateTokenResponseSchema,
   DeleteTokenResponseSchema,
   type TokenService,
 } from "../gen/perps/token/v1/token_pb.js";
-import { createTokenMessage, deleteTokenMessage } from "../protocol/signed-message.js";
-import { generateToken, tokenDigest, tokenIdOf } from "../protocol/token-secret.js";
 import type { CallRefusal, SignedCall, TokenStore } from "../store/token-store.js";
 import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { create, type DescMessage, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
+import { isWellFormedToken } from "@perps/token-client/protocol";
 import fc from "fast-check";
 import {
   CreateTokenRequestSchema,
@@ -13,7 +14,6 @@ import {
   PutUserKeyRequestSchema,
   UserKeyService,
 } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { isWellFormedToken } from "../../src/protocol/token-secret.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {
   newUser,

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { createTokenMessage, deleteTokenMessage } from "@perps/token-client/protocol";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { JsonSchema, OpenApiDocument } from "../../src/openapi/openapi-document.js";
-import { createTokenMessage, deleteTokenMessage } from "../../src/protocol/signed-message.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signBytes, type TestUser } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";

@@ -5,8 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as ed from "@noble/ed25519";
 import ts from "typescript";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { openGrpcTransport } from "../../src/sdk/grpc-transport.js";
+import { openGrpcTransport } from "../../client/src/sdk/grpc-transport.js";
 import {
   Code,
   createIntrospectionClient,
@@ -16,7 +15,8 @@ import {
   TokenApiError,
   type TokenClientOptions,
   type TokenTransport,
-} from "../../src/sdk/node.js";
+} from "../../client/src/sdk/node.js";
+import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signBytes, type TestUser } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
@@ -724,13 +724,13 @@ describe("SDK browser path", () => {
   }
 
   it("no module reachable from the SDK entry imports a Node.js built-in", () => {
-    const graph = importGraph(join(ROOT, "src/sdk/index.ts"));
+    const graph = importGraph(join(ROOT, "client/src/sdk/index.ts"));
     assert.deepEqual(Object.fromEntries(graph.builtins), {});
     assert.deepEqual(graph.globals, [], "Node globals used on the browser path");
     const files = [...graph.files].map((f) => f.slice(ROOT.length + 1));
     // The walk did reach what the SDK is made of, node_modules included...
     for (const expected of [
-      "src/protocol/signed-message.ts",
+      "client/src/protocol/signed-message.ts",
       "src/gen/perps/token/v1/token_pb.ts",
       "node_modules/@connectrpc/connect-web/dist/esm/index.js",
       "node_modules/@noble/ed25519/index.js",
@@ -745,7 +745,7 @@ describe("SDK browser path", () => {
   });
 
   it("the walk does see Node built-ins: the Node entry reaches node:crypto and node:zlib", () => {
-    const graph = importGraph(join(ROOT, "src/sdk/node.ts"));
+    const graph = importGraph(join(ROOT, "client/src/sdk/node.ts"));
     assert.ok(graph.builtins.has("node:crypto"));
     assert.ok(graph.builtins.has("node:zlib"));
   });

@@ -7,10 +7,10 @@ import { AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { createTokenMessage } from "@perps/token-client/protocol";
 import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { createTokenMessage } from "../../src/protocol/signed-message.js";
 import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
 import { Redis } from "ioredis";
-import { generateToken, tokenDigest, tokenIdOf } from "../../src/protocol/token-secret.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisCall } from "../../src/store/redis-call.js";

@@ -22,6 +22,8 @@ interface PackageJson {
   engines?: Record<string, string>;
   bin?: Record<string, string>;
   dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 }
 
 /**
@@ -48,12 +50,15 @@ export function runNpm(args: readonly string[], cwd: string): string {
   });
 }
 
+/** The client package's folder (the one package of this repository that is published). */
+export const CLIENT_DIR = join(ROOT, "client");
+
 /**
- * `npm pack` of the repository into `dir`, exactly as a publish would make
- * it (its prepare script builds dist/ afresh); answers the tarball's name.
+ * `npm pack` of the client package into `dir`, exactly as a publish would
+ * make it (its prepare script builds dist/); answers the tarball's name.
  */
-export function packRepository(dir: string): string {
-  runNpm(["pack", "--pack-destination", dir], ROOT);
+export function packClient(dir: string): string {
+  runNpm(["pack", "--pack-destination", dir], CLIENT_DIR);
   const [tarball, ...more] = readdirSync(dir).filter((file) => file.endsWith(".tgz"));
   if (tarball === undefined || more.length > 0) {
     throw new Error(`npm pack wrote ${[tarball, ...more].join(", ")}`);
@@ -68,6 +73,22 @@ function registryTarball(path: string, version: string): string {
   return `https://registry.npmjs.org/${name}/-/${base}-${version}.tgz`;
 }
 
+/** The lockfile entries of `names` and of everything they depend on, at run time. */
+function closure(lock: Lockfile, names: readonly string[]): Record<string, LockEntry> {
+  const found: Record<string, LockEntry> = {};
+  const queue = [...names];
+  for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
+    const path = `node_modules/${name}`;
+    const entry = lock.packages[path];
+    if (entry === undefined || path in found) {
+      continue;
+    }
+    found[path] = entry;
+    queue.push(...Object.keys((entry.dependencies as Record<string, string> | undefined) ?? {}));
+  }
+  return found;
+}
+
 /**
  * A new project in `dir` (npm init -y) whose lockfile pins the tarball's
  * dependencies to the versions of the repository's lockfile, as a user's
@@ -79,7 +100,7 @@ export function createConsumerProject(dir: string, tarball: string): void {
   mkdirSync(dir, { recursive: true });
   runNpm(["init", "-y"], dir);
   const project = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as PackageJson;
-  const sdk = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as PackageJson;
+  const sdk = JSON.parse(readFileSync(join(CLIENT_DIR, "package.json"), "utf8")) as PackageJson;
   const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as Lockfile;
   const spec = `file:../${tarball}`;
   const packages: Record<string, LockEntry> = {
@@ -89,17 +110,51 @@ export function createConsumerProject(dir: string, tarball: string): void {
       resolved: spec,
       license: sdk.license,
       dependencies: sdk.dependencies,
+      peerDependencies: sdk.peerDependencies,
+      peerDependenciesMeta: sdk.peerDependenciesMeta,
       bin: sdk.bin,
       engines: sdk.engines,
     },
   };
-  for (const [path, entry] of Object.entries(lock.packages)) {
-    if (path.startsWith("node_modules/") && entry.dev !== true && entry.version !== undefined) {
-      packages[path] = { resolved: registryTarball(path, entry.version), ...entry };
+  for (const [path, entry] of Object.entries(closure(lock, Object.keys(sdk.dependencies ?? {})))) {
+    if (entry.version !== undefined) {
+      packages[path] = { resolved: registryTarball(path, entry.version), ...entry, dev: undefined };
     }
   }
   writeFileSync(
     join(dir, "package-lock.json"),
     `${JSON.stringify({ name: project.name, version: project.version, lockfileVersion: 3, requires: true, packages }, null, 2)}\n`,
   );
+}
+
+/**
+ * Adds the repository's locked version of `name` (and what it depends on) to
+ * the consumer project in `dir`, as `npm install name` would, offline.
+ */
+export function addLockedDependency(dir: string, name: string): void {
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as Lockfile;
+  const project = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as PackageJson;
+  const consumerLock = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")) as Lockfile;
+  const found = closure(lock, [name]);
+  const version = found[`node_modules/${name}`]?.version;
+  if (version === undefined) {
+    throw new Error(`${name} is not in the repository's lockfile`);
+  }
+  project.dependencies = { ...project.dependencies, [name]: version };
+  writeFileSync(join(dir, "package.json"), `${JSON.stringify(project, null, 2)}\n`);
+  const root = consumerLock.packages[""];
+  if (root !== undefined) {
+    root.dependencies = { ...(root.dependencies as Record<string, string>), [name]: version };
+  }
+  for (const [path, entry] of Object.entries(found)) {
+    if (!(path in consumerLock.packages) && entry.version !== undefined) {
+      consumerLock.packages[path] = {
+        resolved: registryTarball(path, entry.version),
+        ...entry,
+        dev: undefined,
+      };
+    }
+  }
+  writeFileSync(join(dir, "package-lock.json"), `${JSON.stringify(consumerLock, null, 2)}\n`);
+  runNpm(["ci", "--offline", "--no-audit", "--no-fund"], dir);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import * as ed from "@noble/ed25519";
-import { createTokenMessage, deleteTokenMessage } from "../../src/protocol/signed-message.js";
+import { createTokenMessage, deleteTokenMessage } from "@perps/token-client/protocol";
 
 export interface TestUser {
   userId: string;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { generateToken } from "@perps/token-client/protocol";
 import fc from "fast-check";
 import {
   CreateTokenRequestSchema,
@@ -10,7 +11,6 @@ import {
 import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
 import { TOKEN_PATTERN, tokenApiConstraints } from "../../../src/openapi/token-api-constraints.js";
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
-import { generateToken } from "../../../src/protocol/token-secret.js";
 import { checkCreateRequest, checkDeleteRequest } from "../../../src/token/request-rules.js";
 import { createRequestValidator } from "../../../src/validation/request-validator.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
+import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
 import fc from "fast-check";
-import { tokenIdOf } from "../../../src/protocol/token-secret.js";
 import { LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf, userTag } from "../../../src/store/keys.js";
 import { userKeyOf } from "../../../src/token/user-id.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";
@@ -73,6 +73,12 @@ describe("redis keys", () => {
     const member = liveMemberOf(tokenId);
     assert.equal(member.length, LIVE_MEMBER_BYTES);
     assert.equal(member.toString("base64url"), tokenId);
+  });
+
+  it("the tag is the first 16 bytes of the user's tokens' body (the user's UUID bytes)", () => {
+    const token = generateToken(U, tokenIdOf(randomBytes(32)));
+    const body = Buffer.from(token.slice(3, -6), "base64url");
+    assert.equal(body.subarray(0, 16).toString("base64url"), userTag(U));
   });
 
   it("the tag is derived case-insensitively", () => {

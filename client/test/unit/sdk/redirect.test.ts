@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
+import { newUser, type TestUser } from "../../../../test/support/signing.js";
 import { TokenApiError } from "../../../src/sdk/token-api-error.js";
 import { createTokenClient, type TokenTransport } from "../../../src/sdk/token-client.js";
-import { newUser, type TestUser } from "../../support/signing.js";
 
 interface Received {
   method: string;

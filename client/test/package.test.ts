@@ -8,17 +8,18 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import vm from "node:vm";
 import * as esbuild from "esbuild";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { Code, createTokenClient, signerFromPem } from "../../src/sdk/index.js";
-import { createGrpcClient } from "../support/grpc-client.js";
+import { createGrpcClient } from "../../test/support/grpc-client.js";
 import {
+  addLockedDependency,
   createConsumerProject,
   npmEnvironment,
-  packRepository,
+  packClient,
   runNpm,
-} from "../support/packed-package.js";
-import { startTestRedis, type TestRedis } from "../support/test-redis.js";
-import { startTestService, type TestService } from "../support/test-service.js";
+} from "../../test/support/packed-package.js";
+import { startTestRedis, type TestRedis } from "../../test/support/test-redis.js";
+import { startTestService, type TestService } from "../../test/support/test-service.js";
+import { UserKeyService } from "../src/gen/perps/token/v1/user_key_pb.js";
+import { Code, createTokenClient, signerFromPem } from "../src/sdk/index.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
@@ -66,14 +67,14 @@ const NODE_BODY = `
 `;
 
 const ESM_CONSUMER = `import { readFileSync } from "node:fs";
-import { createTokenClient, signerFromPem, TokenApiError } from "perps-token-service";
-import { isWellFormedToken, TokenApiError as NodeTokenApiError } from "perps-token-service/node";
+import { createTokenClient, signerFromPem, TokenApiError } from "@perps/token-client";
+import { isWellFormedToken, TokenApiError as NodeTokenApiError } from "@perps/token-client/node";
 ${NODE_BODY}`;
 
 const CJS_CONSUMER = `"use strict";
 const { readFileSync } = require("node:fs");
-const { createTokenClient, signerFromPem, TokenApiError } = require("perps-token-service");
-const { isWellFormedToken, TokenApiError: NodeTokenApiError } = require("perps-token-service/node");
+const { createTokenClient, signerFromPem, TokenApiError } = require("@perps/token-client");
+const { isWellFormedToken, TokenApiError: NodeTokenApiError } = require("@perps/token-client/node");
 async function main() {
 ${NODE_BODY}
 }
@@ -85,7 +86,7 @@ main().catch((err) => {
 
 // Run in a page: what it returns is JSON text, as objects of the page's realm
 // would not compare equal to this one's.
-const BROWSER_CONSUMER = `import { createTokenClient, signerFromPem } from "perps-token-service";
+const BROWSER_CONSUMER = `import { createTokenClient, signerFromPem } from "@perps/token-client";
 globalThis.runConsumer = async ({ baseUrl, userId, pem }) => {
   const signer = signerFromPem(pem);
   const out = { globals: [typeof process, typeof Buffer] };
@@ -109,8 +110,8 @@ const TYPED_ESM = `import {
   TokenApiError,
   type TokenClient,
   type TokenSummary,
-} from "perps-token-service";
-import { createIntrospectionClient, isWellFormedToken } from "perps-token-service/node";
+} from "@perps/token-client";
+import { createIntrospectionClient, isWellFormedToken } from "@perps/token-client/node";
 
 declare const pem: string;
 const client: TokenClient = createTokenClient({
@@ -133,8 +134,8 @@ createTokenClient({ baseUrl: "http://127.0.0.1:1", transport: "carrier-pigeon" }
 signerFromPem(42);
 `;
 
-const TYPED_CJS = `import { createTokenClient, signerFromPem, type TokenClient } from "perps-token-service";
-import { isWellFormedToken } from "perps-token-service/node";
+const TYPED_CJS = `import { createTokenClient, signerFromPem, type TokenClient } from "@perps/token-client";
+import { isWellFormedToken } from "@perps/token-client/node";
 
 export const client: TokenClient = createTokenClient({
   baseUrl: "http://127.0.0.1:1",
@@ -152,7 +153,7 @@ async function opensslKey(path: string): Promise<string> {
   return Buffer.from(x ?? "", "base64url").toString("hex");
 }
 
-describe("the SDK package, packed and installed by another project", () => {
+describe("the client package, packed and installed by another project", () => {
   let dir: string;
   let consumer: string;
   let redis: TestRedis;
@@ -163,7 +164,7 @@ describe("the SDK package, packed and installed by another project", () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "perps-sdk-package-"));
     consumer = join(dir, "consumer");
-    const tarball = packRepository(dir);
+    const tarball = packClient(dir);
     createConsumerProject(consumer, tarball);
     runNpm(["install", "--offline", "--no-audit", "--no-fund", `../${tarball}`], consumer);
     redis = await startTestRedis();
@@ -181,23 +182,86 @@ describe("the SDK package, packed and installed by another project", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("ships the compiled build and no sources, scripts or build stamp", () => {
-    const installed = join(consumer, "node_modules/perps-token-service");
+  it("ships the compiled build and no sources, scripts, tests or build stamp", () => {
+    const installed = join(consumer, "node_modules/@perps/token-client");
     for (const file of [
       "dist/sdk/index.js",
       "dist/sdk/index.d.ts",
       "dist/cjs/sdk/node.js",
       "dist/cjs/sdk/node.d.ts",
       "dist/cjs/package.json",
-      "dist/main.js",
+      "dist/protocol/index.js",
       "dist/cli/perps-tokens.js",
-      "openapi.json",
+      "README.md",
     ]) {
       assert.ok(existsSync(join(installed, file)), `${file} is missing`);
     }
-    for (const file of ["src", "scripts", "test", "dist/.built", "tsconfig.json"]) {
+    for (const file of ["src", "scripts", "test", "dist/.built", "tsconfig.json", "dist/main.js"]) {
       assert.equal(existsSync(join(installed, file)), false, `${file} was shipped`);
     }
+  });
+
+  it("installs only what a client needs: none of the service's dependencies", () => {
+    const tree = JSON.parse(runNpm(["ls", "--omit=dev", "--all", "--json"], consumer)) as {
+      dependencies?: Record<string, unknown>;
+    };
+    const names = new Set<string>();
+    // An optional peer that is not installed is listed as an empty node: not counted.
+    const walk = (deps: Record<string, unknown> | undefined): void => {
+      for (const [name, node] of Object.entries(deps ?? {})) {
+        const { version, dependencies } = node as {
+          version?: string;
+          dependencies?: Record<string, unknown>;
+        };
+        if (version !== undefined) {
+          names.add(name);
+        }
+        walk(dependencies);
+      }
+    };
+    walk(tree.dependencies);
+    assert.ok(names.has("@perps/token-client") && names.has("@noble/ed25519"), [...names].join());
+    for (const name of [
+      "ioredis",
+      "pino",
+      "prom-client",
+      "tsx",
+      "sodium-native",
+      "@connectrpc/connect-node",
+      "@bufbuild/protovalidate",
+      "typescript",
+    ]) {
+      assert.equal(names.has(name), false, `${name} is installed`);
+      assert.equal(existsSync(join(consumer, "node_modules", name)), false, `${name} is on disk`);
+    }
+    assert.deepEqual([...names].sort(), [
+      "@bufbuild/protobuf",
+      "@connectrpc/connect",
+      "@connectrpc/connect-web",
+      "@noble/ed25519",
+      "@perps/token-client",
+    ]);
+  });
+
+  it('transport "grpc" without its optional peer @connectrpc/connect-node: a rejection that says what to install', async () => {
+    writeFileSync(
+      join(consumer, "no-grpc.mjs"),
+      `import { createTokenClient } from "@perps/token-client";
+const client = createTokenClient({ baseUrl: process.env.BASE_URL, transport: "grpc" });
+await client.listTokens("pt_x").then(() => console.log("resolved"), (err) => console.log(err.message));
+client.close();
+`,
+    );
+    const { stdout } = await run(process.execPath, ["no-grpc.mjs"], {
+      cwd: consumer,
+      env: { ...npmEnvironment(), BASE_URL: service.publicUrl },
+    });
+    assert.match(
+      stdout,
+      /transport "grpc" needs the package @connectrpc\/connect-node \(an optional peer dependency\): npm install @connectrpc\/connect-node@2/,
+    );
+    // The Node consumers below use gRPC too: install the peer, as such a user would.
+    addLockedDependency(consumer, "@connectrpc/connect-node");
   });
 
   /** Runs a consumer script with node in the consumer project and parses what it printed. */
@@ -279,7 +343,7 @@ describe("the SDK package, packed and installed by another project", () => {
     });
     const inputs = Object.keys(result.metafile.inputs);
     assert.ok(
-      inputs.includes("node_modules/perps-token-service/dist/sdk/index.js"),
+      inputs.includes("node_modules/@perps/token-client/dist/sdk/index.js"),
       "bundled from the installed package's ESM build",
     );
     assert.deepEqual(
@@ -367,7 +431,7 @@ describe("the SDK package, packed and installed by another project", () => {
       "dist/cjs/sdk/index.d.ts",
       "dist/cjs/sdk/node.d.ts",
     ]) {
-      assert.ok(stdout.includes(`node_modules/perps-token-service/${file}`), `${file} not used`);
+      assert.ok(stdout.includes(`node_modules/@perps/token-client/${file}`), `${file} not used`);
     }
   });
 });

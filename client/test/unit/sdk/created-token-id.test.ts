@@ -6,13 +6,13 @@ import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { newUser, type TestUser } from "../../../../test/support/signing.js";
 import { ErrorInfoSchema } from "../../../src/gen/google/rpc/error_details_pb.js";
 import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { ERROR_INFO_TYPE_URL } from "../../../src/protocol/error-reason.js";
 import { fromConnectError } from "../../../src/sdk/connect-error-mapping.js";
-import { ERROR_INFO_TYPE_URL } from "../../../src/sdk/created-token-detail.js";
 import { TokenApiError } from "../../../src/sdk/token-api-error.js";
 import { createTokenClient, type TokenTransport } from "../../../src/sdk/token-client.js";
-import { newUser, type TestUser } from "../../support/signing.js";
 
 // The answer the service gives to a replay of a create it accepted (issue #12, finding 1).
 const TOKEN_ID = "-AbCdEfGhIjKlMnO";

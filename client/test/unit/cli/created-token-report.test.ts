@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { newUser } from "../../../../test/support/signing.js";
 import { runCli } from "../../../src/cli/run-cli.js";
 import { ErrorInfoSchema } from "../../../src/gen/google/rpc/error_details_pb.js";
 import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
-import { newUser } from "../../support/signing.js";
 
 // The answer the service gives to a replay of a create it accepted (issue #12, finding 1).
 const TOKEN_ID = "-AbCdEfGhIjKlMnO";

@@ -1,19 +1,11 @@
 // Without protobuf: the "rest" transport reads these details as JSON, and a
 // browser bundle of it need not carry protobuf's runtime (see
 // created-token-connect-detail.ts for the Connect and gRPC side).
-
-/**
- * The `google.rpc.ErrorInfo` with which the service answers a replay of a
- * create it already accepted (ALREADY_EXISTS): its `metadata.tokenId` names
- * the token that request created, so a client whose first answer was lost can
- * delete it and free the name.
- */
-export const CREATED_TOKEN_REASON = "TOKEN_ALREADY_CREATED";
-/** The `domain` of that ErrorInfo. */
-export const CREATED_TOKEN_DOMAIN = "perps-tokens";
-
-/** The `@type` of a google.rpc.ErrorInfo in a JSON error body. */
-export const ERROR_INFO_TYPE_URL = "type.googleapis.com/google.rpc.ErrorInfo";
+import {
+  ERROR_DOMAIN,
+  ERROR_INFO_TYPE_URL,
+  TOKEN_ALREADY_CREATED,
+} from "../protocol/error-reason.js";
 
 // Token ids are base64url; anything else is not used (the CLI prints the id
 // inside a command line to paste).
@@ -28,7 +20,7 @@ export interface ErrorInfoFields {
 
 /** The created token's id an ErrorInfo names, if it is the service's TOKEN_ALREADY_CREATED. */
 export function tokenIdOf(info: ErrorInfoFields): string | undefined {
-  if (info.reason !== CREATED_TOKEN_REASON || info.domain !== CREATED_TOKEN_DOMAIN) {
+  if (info.reason !== TOKEN_ALREADY_CREATED || info.domain !== ERROR_DOMAIN) {
     return undefined;
   }
   const metadata = info.metadata;

@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// Builds the client package's dist/, what `npm pack` ships and the service loads
+// (`@perps/token-client/protocol`):
+//   dist/**.js, .d.ts  every module of src/ as ESM (tsc -p tsconfig.build.json);
+//   dist/cjs/          the entries' modules as CommonJS, one file per module (so
+//                      "." and "./node" share TokenApiError & co.), with the
+//                      ESM-only @noble/ed25519 inlined for Node < 20.19.
+// Plain JavaScript so that it runs before anything is compiled.
+//
+//   node scripts/build.mjs             clean build (`npm pack`, `npm run build`)
+//   node scripts/build.mjs --if-stale  build only when src/ changed since the
+//                                      last build (`prepare`, the service's build)
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative } from "node:path";
+
+const ROOT = join(import.meta.dirname, "..");
+const DIST = join(ROOT, "dist");
+/** Written last: its mtime is when dist/ was complete. */
+const STAMP = join(DIST, ".built");
+/** What dist/ is made from: a change to any of these makes it stale. */
+const INPUTS = [
+  "src",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "../tsconfig.json",
+  "scripts/build.mjs",
+];
+/** The package's entries; their import graph is what dist/cjs/ holds. */
+const ENTRIES = ["src/sdk/index.ts", "src/sdk/node.ts", "src/protocol/index.ts"];
+/** Dependencies that cannot be require()d before Node 20.19 (ESM only): inlined into dist/cjs. */
+const INLINED_IN_CJS = ["@noble/ed25519"];
+
+const require = createRequire(import.meta.url);
+
+function log(message) {
+  process.stderr.write(`build (client): ${message}\n`);
+}
+
+/** Newest mtime under `path`; folders count too, so a deleted or renamed file shows. */
+function newestMtime(path) {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) {
+    return 0;
+  }
+  let newest = stat.mtimeMs;
+  if (stat.isDirectory()) {
+    for (const entry of readdirSync(path)) {
+      newest = Math.max(newest, newestMtime(join(path, entry)));
+    }
+  }
+  return newest;
+}
+
+function isStale() {
+  const built = statSync(STAMP, { throwIfNoEntry: false });
+  return (
+    built === undefined || INPUTS.some((input) => newestMtime(join(ROOT, input)) > built.mtimeMs)
+  );
+}
+
+function resolveTool(specifier) {
+  try {
+    return require.resolve(specifier);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The entries' modules as CommonJS, each its own file requiring its
+ * neighbours by their relative paths, plus the declarations they need. A
+ * package.json of "type": "commonjs" makes Node and TypeScript read dist/cjs/
+ * as CommonJS.
+ */
+async function buildCommonJs(esbuild, out) {
+  const graph = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: ENTRIES,
+    bundle: true,
+    write: false,
+    outdir: "graph",
+    metafile: true,
+    packages: "external",
+    platform: "neutral",
+    logLevel: "silent",
+  });
+  const modules = Object.keys(graph.metafile.inputs).filter((path) => path.startsWith("src/"));
+  const keepModulesApart = {
+    name: "keep-modules-apart",
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, (args) => {
+        if (args.kind === "entry-point") {
+          return undefined;
+        }
+        if (args.path.startsWith(".")) {
+          return { path: args.path, external: true };
+        }
+        const inlined = INLINED_IN_CJS.some(
+          (name) => args.path === name || args.path.startsWith(`${name}/`),
+        );
+        return inlined ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: modules,
+    outbase: "src",
+    outdir: join(out, "cjs"),
+    bundle: true,
+    format: "cjs",
+    platform: "neutral",
+    target: "es2022",
+    // import() of a computed name (the lazy gRPC transport) becomes require():
+    // the CommonJS build must load connect-node's CommonJS build, or its
+    // ConnectError would not be the one our code checks for.
+    supported: { "dynamic-import": false },
+    plugins: [keepModulesApart],
+    logLevel: "warning",
+  });
+  writeFileSync(join(out, "cjs/package.json"), '{ "type": "commonjs" }\n');
+  copyDeclarations(out, join(out, "cjs"));
+}
+
+/** Copies the .d.ts files reachable from the entries' declarations into `to`. */
+function copyDeclarations(from, to) {
+  const queue = ENTRIES.map((entry) => entry.replace(/^src\//, "").replace(/\.ts$/, ".d.ts"));
+  const seen = new Set();
+  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+    if (seen.has(file)) {
+      continue;
+    }
+    seen.add(file);
+    const text = readFileSync(join(from, file), "utf8");
+    mkdirSync(dirname(join(to, file)), { recursive: true });
+    writeFileSync(join(to, file), text);
+    for (const match of text.matchAll(/(?:from\s*|import\s*\(\s*)["'](\.\.?\/[^"']+)\.js["']/g)) {
+      queue.push(relative(from, join(from, dirname(file), `${match[1]}.d.ts`)));
+    }
+  }
+}
+
+async function build() {
+  const started = performance.now();
+  const tsc = resolveTool("typescript/bin/tsc");
+  if (tsc === undefined) {
+    // `npm ci --omit=dev`: no compiler. A dist/ copied from a build stage still runs.
+    if (existsSync(join(DIST, "protocol", "index.js"))) {
+      log("TypeScript is not installed (--omit=dev?): keeping the existing dist/");
+      return;
+    }
+    log("TypeScript is not installed (--omit=dev?), so dist/ cannot be built:");
+    log("install the dev dependencies (npm ci) or copy dist/ from a build stage");
+    process.exitCode = process.argv.includes("--if-stale") ? 1 : 0;
+    return;
+  }
+  const esbuild = await import("esbuild");
+  // Built beside dist/ and swapped in whole: nothing reading dist/ meanwhile
+  // sees half a build, and files of deleted sources do not linger.
+  const out = join(ROOT, `.dist-${process.pid}`);
+  rmSync(out, { recursive: true, force: true });
+  try {
+    try {
+      execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
+        cwd: ROOT,
+        stdio: "inherit",
+      });
+    } catch {
+      // tsc printed the errors; its stack trace would only bury them.
+      log("tsc failed: dist/ left as it was");
+      process.exitCode = 1;
+      return;
+    }
+    // The package's bin: npm marks it executable on install, but not when a
+    // linked checkout is rebuilt later.
+    chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
+    await buildCommonJs(esbuild, out);
+    rmSync(DIST, { recursive: true, force: true });
+    renameSync(out, DIST);
+    writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  log(`dist/ built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (!process.argv.includes("--if-stale") || isStale()) {
+  await build();
+}

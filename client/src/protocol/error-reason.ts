@@ -1,0 +1,15 @@
+// The `google.rpc.ErrorInfo` the service attaches where a client must act on
+// more than the code: the service writes it, the SDK and the CLI read it.
+
+/** `ErrorInfo.domain` of the service's error details. */
+export const ERROR_DOMAIN = "perps-tokens";
+
+/**
+ * `ErrorInfo.reason` of a replayed create whose token is still live
+ * (ALREADY_EXISTS); its `metadata.tokenId` names the token that request
+ * created, so a client whose first answer was lost can delete it.
+ */
+export const TOKEN_ALREADY_CREATED = "TOKEN_ALREADY_CREATED";
+
+/** The `@type` of a google.rpc.ErrorInfo in a JSON error body. */
+export const ERROR_INFO_TYPE_URL = "type.googleapis.com/google.rpc.ErrorInfo";

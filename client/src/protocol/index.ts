@@ -1,0 +1,24 @@
+// What the service and its clients must agree on byte for byte: the signed
+// messages, the token format and checksum, the error reasons. The service
+// imports this entry (`@perps/token-client/protocol`) and nothing else of the
+// client package; the SDK and the CLI import the same modules.
+export { ERROR_DOMAIN, ERROR_INFO_TYPE_URL, TOKEN_ALREADY_CREATED } from "./error-reason.js";
+export { randomInto, randomText } from "./random-text.js";
+export {
+  type CreateTokenMessageFields,
+  createTokenMessage,
+  type DeleteTokenMessageFields,
+  deleteTokenMessage,
+} from "./signed-message.js";
+export {
+  generateToken,
+  isWellFormedToken,
+  type ParsedToken,
+  parseToken,
+  TOKEN_DIGEST_BYTES,
+  TOKEN_LENGTH,
+  TOKEN_PREFIX,
+  tokenDigest,
+  tokenIdOf,
+} from "./token-secret.js";
+export { uuidBytes } from "./uuid-bytes.js";
