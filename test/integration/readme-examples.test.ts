@@ -15,7 +15,7 @@ import { ShellSession } from "../support/shell-session.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
-// Every example of README.md and docs/*.md, run as printed against a real
+// Every example of README.md, docs/*.md and client/README.md, run as printed against a real
 // service (one Redis, one service, shared by all files), as connect-es runs
 // its README's snippets. Each file is one reader's terminal: its ```sh blocks
 // run in order in one bash, so variables and the working directory carry over.
@@ -121,9 +121,9 @@ function runProcess(
 
 /**
  * A reader's own project in `dir`, as after `npm init -y` and
- * `npm install <this repository> tsx`, as the doc says: package.json without
- * "type" (so no top-level await), node_modules/perps-token-service pointing
- * at this repository and node_modules/tsx at the tsx this repository uses
+ * `npm install <this repository>/client tsx`, as the doc says: package.json without
+ * "type" (so no top-level await), node_modules/@perps/token-client pointing
+ * at the client package and node_modules/tsx at the tsx this repository uses
  * (a test must not need the registry).
  */
 function readerProject(dir: string): void {
@@ -133,10 +133,11 @@ function readerProject(dir: string): void {
       `${JSON.stringify({ name: "sdk-demo", version: "1.0.0" }, null, 2)}\n`,
     );
   }
-  const link = join(dir, "node_modules", "perps-token-service");
+  const link = join(dir, "node_modules", "@perps", "token-client");
   if (!existsSync(link)) {
     mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
-    symlinkSync(REPO_ROOT, link, "dir");
+    mkdirSync(join(dir, "node_modules", "@perps"), { recursive: true });
+    symlinkSync(join(REPO_ROOT, "client"), link, "dir");
     symlinkSync(join(REPO_ROOT, "node_modules", "tsx"), join(dir, "node_modules", "tsx"), "dir");
     symlinkSync("../tsx/dist/cli.mjs", join(dir, "node_modules", ".bin", "tsx"));
   }

@@ -19,13 +19,13 @@ export interface MarkdownBlock {
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 
-/** The markdown files whose examples are tested: README.md and docs/*.md. */
+/** The markdown files whose examples are tested: README.md, docs/*.md and the client package's README.md. */
 export function documentedFiles(): string[] {
   const docs = readdirSync(join(REPO_ROOT, "docs"))
     .filter((name) => name.endsWith(".md"))
     .sort()
     .map((name) => join("docs", name));
-  return ["README.md", ...docs];
+  return ["README.md", ...docs, join("client", "README.md")];
 }
 
 const FENCE = /^( {0,3})(`{3,})\s*([^`]*)$/;

@@ -5,7 +5,12 @@ import { dirname, join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as ed from "@noble/ed25519";
 import ts from "typescript";
-import { openGrpcTransport } from "../../client/src/sdk/grpc-transport.js";
+import { createGrpcClient } from "../../test/support/grpc-client.js";
+import { newUser, signBytes, type TestUser } from "../../test/support/signing.js";
+import { startTestRedis, type TestRedis } from "../../test/support/test-redis.js";
+import { startTestService, type TestService } from "../../test/support/test-service.js";
+import { UserKeyService } from "../src/gen/perps/token/v1/user_key_pb.js";
+import { openGrpcTransport } from "../src/sdk/grpc-transport.js";
 import {
   Code,
   createIntrospectionClient,
@@ -15,12 +20,7 @@ import {
   TokenApiError,
   type TokenClientOptions,
   type TokenTransport,
-} from "../../client/src/sdk/node.js";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { createGrpcClient } from "../support/grpc-client.js";
-import { newUser, signBytes, type TestUser } from "../support/signing.js";
-import { startTestRedis, type TestRedis } from "../support/test-redis.js";
-import { startTestService, type TestService } from "../support/test-service.js";
+} from "../src/sdk/node.js";
 
 const TRANSPORTS: readonly TokenTransport[] = ["rest", "connect", "grpc"];
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -709,7 +709,7 @@ describe("SDK browser path", () => {
       }
       graph.files.add(file);
       const { specifiers, globals } = importsOf(file);
-      if (file.startsWith(join(ROOT, "src"))) {
+      if (file.startsWith(join(ROOT, "client/src"))) {
         graph.globals.push(...globals);
       }
       for (const specifier of specifiers) {
@@ -731,7 +731,7 @@ describe("SDK browser path", () => {
     // The walk did reach what the SDK is made of, node_modules included...
     for (const expected of [
       "client/src/protocol/signed-message.ts",
-      "src/gen/perps/token/v1/token_pb.ts",
+      "client/src/gen/perps/token/v1/token_pb.ts",
       "node_modules/@connectrpc/connect-web/dist/esm/index.js",
       "node_modules/@noble/ed25519/index.js",
     ]) {
@@ -767,14 +767,14 @@ describe("SDK browser path", () => {
 
   it("the package exports the browser entry as '.' and the Node one as './node'", () => {
     type Target = { types: string; default: string };
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "client/package.json"), "utf8")) as {
       exports: Record<string, { import: Target; require: Target }>;
     };
     for (const [subpath, module] of [
       [".", "index"],
       ["./node", "node"],
     ] as const) {
-      // What test/integration/sdk-package.test.ts installs and runs: the build of these sources.
+      // What client/test/package.test.ts installs and runs: the build of these sources.
       assert.deepEqual(pkg.exports[subpath], {
         import: { types: `./dist/sdk/${module}.d.ts`, default: `./dist/sdk/${module}.js` },
         require: {

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isWellFormedToken } from "@perps/token-client/protocol";
-import { buildIfStale } from "../support/build.js";
-import { startTestRedis, type TestRedis } from "../support/test-redis.js";
-import { startTestService, type TestService } from "../support/test-service.js";
+import { buildIfStale } from "../../test/support/build.js";
+import { startTestRedis, type TestRedis } from "../../test/support/test-redis.js";
+import { startTestService, type TestService } from "../../test/support/test-service.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const COMMANDS = [
@@ -25,12 +25,12 @@ const COMMANDS = [
 
 /** The bin exactly as package.json declares it, so the test runs what `npm ci` installs. */
 function binPath(): string {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "client/package.json"), "utf8")) as {
     bin?: Record<string, string>;
   };
   const bin = pkg.bin?.["perps-tokens"];
   assert.equal(typeof bin, "string", 'package.json has no bin "perps-tokens"');
-  return join(ROOT, bin ?? "");
+  return join(ROOT, "client", bin ?? "");
 }
 
 interface Run {
@@ -125,7 +125,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
   });
 
   it("the compiled bin is executable, as npm links it (a rebuild keeps it so)", () => {
-    const mode = statSync(join(ROOT, "dist", "cli", "perps-tokens.js")).mode;
+    const mode = statSync(join(ROOT, "client", "dist", "cli", "perps-tokens.js")).mode;
     assert.equal(mode & 0o111, 0o111);
   });
 
