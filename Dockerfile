@@ -8,24 +8,32 @@
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
+# Two packages (npm workspaces): the service, and the client package whose
+# `@perps/token-client/protocol` the service imports.
 COPY package.json package-lock.json ./
+COPY client/package.json ./client/
 # No scripts: `prepare` would build before the sources are here.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY client/tsconfig.json client/tsconfig.build.json ./client/
+COPY client/scripts ./client/scripts
+COPY client/src ./client/src
 RUN npm run build
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY client/package.json ./client/
 COPY scripts/patch-connect.mjs ./scripts/
 # --ignore-scripts: `prepare` builds, and TypeScript is a devDependency. The one
 # script production needs is the patch of @connectrpc/connect (docs/design-choices.md).
 # npm's cache is a build cache mount: it never lands in the image, and needs no clean-up.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts && node scripts/patch-connect.mjs
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/client/dist ./client/dist
 COPY openapi.json ./
 # The public listener must be reachable from outside the container; the internal
 # one (keys, introspection, /auth, /metrics) stays on 127.0.0.1 unless
