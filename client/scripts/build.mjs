@@ -4,7 +4,11 @@
 //   dist/**.js, .d.ts  every module of src/ as ESM (tsc -p tsconfig.build.json);
 //   dist/cjs/          the entries' modules as CommonJS, one file per module (so
 //                      "." and "./node" share TokenApiError & co.), with the
-//                      ESM-only @noble/ed25519 inlined for Node < 20.19.
+//                      ESM-only @noble/ed25519 inlined for Node < 20.19;
+//   dist/browser/      the root entry bundled for pages without a bundler, its
+//                      dependencies included: index.js (ESM, `<script
+//                      type="module">`) and index.global.js (a classic script
+//                      defining the global `PerpsTokenClient`).
 // Plain JavaScript so that it runs before anything is compiled.
 //
 //   node scripts/build.mjs             clean build (`npm pack`, `npm run build`)
@@ -134,6 +138,31 @@ async function buildCommonJs(esbuild, out) {
   copyDeclarations(out, join(out, "cjs"));
 }
 
+/**
+ * The root entry for pages without a bundler: one file each, dependencies
+ * included, minified. The lazy "connect" and "grpc" transports are inlined
+ * (no chunks to host beside it); "grpc" still refuses to run outside Node.
+ */
+async function buildBrowser(esbuild, out) {
+  const common = {
+    absWorkingDir: ROOT,
+    entryPoints: ["src/sdk/index.ts"],
+    bundle: true,
+    platform: "browser",
+    target: ["chrome120", "firefox130", "safari17"],
+    minify: true,
+    legalComments: "eof",
+    logLevel: "warning",
+  };
+  await esbuild.build({ ...common, format: "esm", outfile: join(out, "browser/index.js") });
+  await esbuild.build({
+    ...common,
+    format: "iife",
+    globalName: "PerpsTokenClient",
+    outfile: join(out, "browser/index.global.js"),
+  });
+}
+
 /** Copies the .d.ts files reachable from the entries' declarations into `to`. */
 function copyDeclarations(from, to) {
   const queue = ENTRIES.map((entry) => entry.replace(/^src\//, "").replace(/\.ts$/, ".d.ts"));
@@ -187,6 +216,7 @@ async function build() {
     // linked checkout is rebuilt later.
     chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
     await buildCommonJs(esbuild, out);
+    await buildBrowser(esbuild, out);
     rmSync(DIST, { recursive: true, force: true });
     renameSync(out, DIST);
     writeFileSync(STAMP, `${new Date().toISOString()}\n`);

@@ -1,10 +1,19 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { createPublicKey } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import vm from "node:vm";
 import * as esbuild from "esbuild";
@@ -85,22 +94,60 @@ main().catch((err) => {
 `;
 
 // Run in a page: what it returns is JSON text, as objects of the page's realm
-// would not compare equal to this one's.
-const BROWSER_CONSUMER = `import { createTokenClient, signerFromPem } from "@perps/token-client";
-globalThis.runConsumer = async ({ baseUrl, userId, pem }) => {
+// would not compare equal to this one's. `createTokenClient` and
+// `signerFromPem` come from the SDK however the page loaded it.
+const BROWSER_BODY = `async ({ baseUrl, userId, pem, prefix }) => {
   const signer = signerFromPem(pem);
   const out = { globals: [typeof process, typeof Buffer] };
   for (const transport of ["rest", "connect"]) {
     const client = createTokenClient({ baseUrl, transport, signer });
-    const created = await client.createToken({ userId, name: "browser-" + transport, expiresIn: 3600 });
+    const created = await client.createToken({ userId, name: prefix + transport, expiresIn: 3600 });
     out[transport] = { id: created.id, listed: await client.listTokens(created.token) };
     client.close();
   }
   const grpc = createTokenClient({ baseUrl, transport: "grpc", signer });
-  out.grpc = await grpc.createToken({ userId, name: "browser-grpc" }).then(() => "created", (err) => err.message);
+  out.grpc = await grpc.createToken({ userId, name: prefix + "grpc" }).then(() => "created", (err) => err.message);
   return JSON.stringify(out);
-};
+}`;
+
+/** A page's script bundled by the page's own bundler from the installed package. */
+const BROWSER_CONSUMER = `import { createTokenClient, signerFromPem } from "@perps/token-client";
+globalThis.runConsumer = ${BROWSER_BODY};
 `;
+
+/** A page with the shipped classic-script build: the SDK is the global PerpsTokenClient. */
+const GLOBAL_CONSUMER = `const { createTokenClient, signerFromPem } = PerpsTokenClient;
+globalThis.runConsumer = ${BROWSER_BODY};
+`;
+
+/** What a page offers a script: no process, no Buffer, no require. */
+function pageGlobals(): Record<string, unknown> {
+  return {
+    fetch,
+    Headers,
+    Request,
+    Response,
+    AbortController,
+    AbortSignal,
+    DOMException,
+    TextEncoder,
+    TextDecoder,
+    URL,
+    URLSearchParams,
+    crypto: globalThis.crypto,
+    atob,
+    btoa,
+    setTimeout,
+    clearTimeout,
+    queueMicrotask,
+    console,
+  };
+}
+
+type BrowserOutcome = {
+  globals: string[];
+  grpc: string;
+} & Record<"rest" | "connect", { id: string; listed: { id: string; name: string }[] }>;
 
 const TYPED_ESM = `import {
   Code,
@@ -192,6 +239,8 @@ describe("the client package, packed and installed by another project", () => {
       "dist/cjs/package.json",
       "dist/protocol/index.js",
       "dist/cli/perps-tokens.js",
+      "dist/browser/index.js",
+      "dist/browser/index.global.js",
       "README.md",
     ]) {
       assert.ok(existsSync(join(installed, file)), `${file} is missing`);
@@ -355,49 +404,50 @@ client.close();
     const bundle = readFileSync(join(consumer, "page.bundle.js"), "utf8");
     // esbuild's stand-in for a require() it could not bundle: none was left.
     assert.doesNotMatch(bundle, /__require/);
-    const page = {
-      fetch,
-      Headers,
-      Request,
-      Response,
-      AbortController,
-      AbortSignal,
-      DOMException,
-      TextEncoder,
-      TextDecoder,
-      URL,
-      URLSearchParams,
-      crypto: globalThis.crypto,
-      atob,
-      btoa,
-      setTimeout,
-      clearTimeout,
-      queueMicrotask,
-      console,
+    await assertBrowserOutcome([bundle], "browser-");
+  });
+
+  it("browser build: the shipped classic script runs with page globals only, the shipped ES module needs no node_modules", async () => {
+    const installed = join(consumer, "node_modules/@perps/token-client");
+    const global = readFileSync(join(installed, "dist/browser/index.global.js"), "utf8");
+    await assertBrowserOutcome([global, GLOBAL_CONSUMER], "global-");
+    // The ES module alone in a folder (as on a static host): it imports nothing.
+    const alone = join(dir, "static");
+    mkdirSync(alone);
+    copyFileSync(join(installed, "dist/browser/index.js"), join(alone, "sdk.js"));
+    const sdk = (await import(pathToFileURL(join(alone, "sdk.js")).href)) as {
+      createTokenClient: typeof createTokenClient;
     };
-    const context = vm.createContext({ ...page });
-    vm.runInContext(bundle, context);
+    const client = sdk.createTokenClient({ baseUrl: service.publicUrl });
+    await assert.rejects(client.listTokens("pt_x"), { code: Code.Unauthenticated });
+    client.close();
+  });
+
+  /** Runs `scripts` in one context with page globals, then its runConsumer, and checks what it made. */
+  async function assertBrowserOutcome(scripts: string[], prefix: string): Promise<void> {
+    const context = vm.createContext(pageGlobals());
+    for (const script of scripts) {
+      vm.runInContext(script, context);
+    }
     const runConsumer = context.runConsumer as (input: object) => Promise<string>;
     const outcome = JSON.parse(
       await runConsumer({
         baseUrl: service.publicUrl,
         userId,
         pem: readFileSync(keyFile(), "utf8"),
+        prefix,
       }),
-    ) as {
-      globals: string[];
-      grpc: string;
-    } & Record<"rest" | "connect", { id: string; listed: { id: string; name: string }[] }>;
+    ) as BrowserOutcome;
     assert.deepEqual(outcome.globals, ["undefined", "undefined"]);
     for (const transport of ["rest", "connect"] as const) {
       assert.deepEqual(
         outcome[transport].listed.filter((t) => t.id === outcome[transport].id).map((t) => t.name),
-        [`browser-${transport}`],
+        [`${prefix}${transport}`],
       );
     }
     assert.match(outcome.grpc, /transport "grpc" needs HTTP\/2 and works in Node\.js only/);
     await assertStored([outcome.rest.id, outcome.connect.id]);
-  });
+  }
 
   it("TypeScript: the shipped declarations type-check an ESM and a CommonJS consumer", async () => {
     writeFileSync(join(consumer, "typed.mts"), TYPED_ESM);
