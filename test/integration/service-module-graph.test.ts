@@ -1,25 +1,14 @@
 import assert from "node:assert/strict";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { build } from "esbuild";
 import { buildIfStale } from "../support/build.js";
 import { REPO_ROOT } from "../support/markdown-blocks.js";
+import { openApiGeneratorModules } from "../support/openapi-modules.js";
 
 // The OpenAPI generator runs at build time only (`npm run openapi`): the
 // service serves the committed openapi.json with its limits set at the
 // locations of openapi-limits.json. Nothing the service runs may reach the
 // generator, or a production install would load (and need) it again.
-
-/** The modules of src/openapi/ the service runs; every other one is the generator's. */
-const SERVED = [
-  "committed-document.js",
-  "configured-document.js",
-  "limit-locations.js",
-  "openapi-document.js",
-  "openapi-endpoint.js",
-  "service-limits.js",
-];
 
 describe("the service's module graph (dist/main.js, what npm start and every worker run)", () => {
   let reached: string[];
@@ -50,9 +39,7 @@ describe("the service's module graph (dist/main.js, what npm start and every wor
   });
 
   it("reaches no module of the OpenAPI generator", () => {
-    const generator = readdirSync(join(REPO_ROOT, "dist/openapi"))
-      .filter((file) => file.endsWith(".js") && !SERVED.includes(file))
-      .map((file) => `dist/openapi/${file}`);
+    const generator = openApiGeneratorModules(REPO_ROOT);
     // The generator is built (the scripts use it); it is only never loaded.
     for (const module of ["create-openapi-document", "token-api-document", "json-schema"]) {
       assert.ok(generator.includes(`dist/openapi/${module}.js`), module);
