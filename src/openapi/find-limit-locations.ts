@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { configuredOpenApiDocument } from "./configured-document.js";
-import { fillLimits, type LimitLocation, type LimitName } from "./limit-locations.js";
+import { fillLimits, LIMIT_NAMES, type LimitLocation } from "./limit-locations.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "./service-limits.js";
 
@@ -14,8 +14,6 @@ const PROBES: readonly [ServiceLimits, ServiceLimits] = [
   { maxLifetimeSeconds: 2_718_281, rateLimitPerMinute: 7_919, maxActivePerUser: 104_729 },
   { maxLifetimeSeconds: 3_141_592, rateLimitPerMinute: 6_577, maxActivePerUser: 99_989 },
 ];
-
-const NAMES = Object.keys(DEFAULT_SERVICE_LIMITS) as LimitName[];
 
 const escapeKey = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
 
@@ -62,14 +60,14 @@ function valueAt(document: unknown, pointer: string): unknown {
 function locationOf(pointer: string, first: unknown, second: unknown): LimitLocation {
   const [a, b] = PROBES;
   if (typeof first === "number") {
-    const name = NAMES.find((n) => a[n] === first && b[n] === second);
+    const name = LIMIT_NAMES.find((n) => a[n] === first && b[n] === second);
     if (name === undefined) {
       throw new Error(`${pointer} is a number computed from the limits, not one of them`);
     }
     return { pointer, number: name };
   }
   let text = String(first);
-  for (const name of NAMES) {
+  for (const name of LIMIT_NAMES) {
     text = text.replace(new RegExp(`(?<![0-9])${a[name]}(?![0-9])`, "g"), `{${name}}`);
   }
   if (fillLimits(text, b) !== second) {

@@ -4,11 +4,15 @@ import type { ServiceLimits } from "./service-limits.js";
 /** The name of one configurable limit the document states. */
 export type LimitName = keyof ServiceLimits;
 
-const LIMIT_NAMES: readonly LimitName[] = [
-  "maxLifetimeSeconds",
-  "rateLimitPerMinute",
-  "maxActivePerUser",
-];
+// A record, so that a limit added to ServiceLimits fails to compile until it is named here.
+const EVERY_LIMIT: { readonly [name in LimitName]: true } = {
+  maxLifetimeSeconds: true,
+  rateLimitPerMinute: true,
+  maxActivePerUser: true,
+};
+
+/** Every configurable limit the document states. */
+export const LIMIT_NAMES = Object.keys(EVERY_LIMIT) as readonly LimitName[];
 
 /**
  * One value of openapi.json that depends on the configured limits, at a JSON
@@ -32,7 +36,7 @@ export interface LimitLocationsFile {
  */
 export const LIMIT_LOCATIONS_FILE = new URL("../../openapi-limits.json", import.meta.url);
 
-export function isLimitName(value: unknown): value is LimitName {
+function isLimitName(value: unknown): value is LimitName {
   return LIMIT_NAMES.some((name) => name === value);
 }
 
