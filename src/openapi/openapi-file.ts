@@ -10,9 +10,6 @@ import { createTokenApiOpenApiDocument } from "./token-api-document.js";
 
 const repositoryRoot = new URL("../../", import.meta.url);
 
-/** The committed files `npm run openapi` writes, by where they are. */
-const FILES = [OPENAPI_FILE, LIMIT_LOCATIONS_FILE] as const;
-
 /** `value` as biome formats it (as `npm run lint` checks every JSON file), ending in a newline. */
 function formatJson(value: unknown, file: URL): string {
   const biome = fileURLToPath(new URL("node_modules/.bin/biome", repositoryRoot));
@@ -30,37 +27,43 @@ function formatJson(value: unknown, file: URL): string {
  * the service sets for the configuration in force), by file. Needs the
  * devDependencies buf and biome.
  */
-export function generateOpenApiFiles(): Map<URL, string> {
+export function generateOpenApiFiles(): { file: URL; text: string }[] {
   const comments = commentsFromRegistry(readBufImage());
   const limitLocations: LimitLocationsFile = {
     $comment:
       "Written by `npm run openapi`, beside openapi.json: where each configurable limit appears in it (JSON Pointers; {name} in a text stands for that limit). The service sets the configured limits there (src/openapi/configured-document.ts), so it never runs the generator.",
     locations: findLimitLocations((limits) => createTokenApiOpenApiDocument({ comments, limits })),
   };
-  return new Map([
-    [OPENAPI_FILE, formatJson(createTokenApiOpenApiDocument({ comments }), OPENAPI_FILE)],
-    [LIMIT_LOCATIONS_FILE, formatJson(limitLocations, LIMIT_LOCATIONS_FILE)],
-  ]);
+  return [
+    {
+      file: OPENAPI_FILE,
+      text: formatJson(createTokenApiOpenApiDocument({ comments }), OPENAPI_FILE),
+    },
+    { file: LIMIT_LOCATIONS_FILE, text: formatJson(limitLocations, LIMIT_LOCATIONS_FILE) },
+  ];
 }
 
 /** `npm run openapi`: writes openapi.json and openapi-limits.json. */
 export function writeOpenApiFiles(): void {
-  for (const [file, text] of generateOpenApiFiles()) {
+  for (const { file, text } of generateOpenApiFiles()) {
     writeFileSync(file, text);
   }
 }
 
 /** The repository-relative names of the committed files that differ from what the descriptors generate now. */
 export function staleOpenApiFiles(): string[] {
-  const generated = generateOpenApiFiles();
-  return FILES.filter((file) => {
-    try {
-      return readFileSync(file, "utf8") !== generated.get(file);
-    } catch {
-      return true;
-    }
-  }).map((file) => file.href.slice(repositoryRoot.href.length));
+  return generateOpenApiFiles()
+    .filter(({ file, text }) => {
+      try {
+        return readFileSync(file, "utf8") !== text;
+      } catch {
+        return true;
+      }
+    })
+    .map(({ file }) => nameOf(file));
 }
 
+const nameOf = (file: URL) => file.href.slice(repositoryRoot.href.length);
+
 /** The repository-relative names of the files `npm run openapi` writes. */
-export const OPENAPI_FILE_NAMES = FILES.map((file) => file.href.slice(repositoryRoot.href.length));
+export const OPENAPI_FILE_NAMES = [OPENAPI_FILE, LIMIT_LOCATIONS_FILE].map(nameOf);
