@@ -34,7 +34,7 @@ COPY scripts/patch-connect.mjs ./scripts/
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts && node scripts/patch-connect.mjs
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/client/dist ./client/dist
-COPY openapi.json ./
+COPY openapi.json openapi-limits.json ./
 # The public listener must be reachable from outside the container; the internal
 # one (keys, introspection, /auth, /metrics) stays on 127.0.0.1 unless
 # INTERNAL_HOST says otherwise (compose.yaml opens it to the compose network only).

@@ -1,14 +1,20 @@
-// npm run openapi: writes openapi.json from the proto descriptors.
-// npm run check:openapi (--check): fails when openapi.json is not what they generate.
-import { isOpenApiFileCurrent, writeOpenApiFile } from "../src/openapi/openapi-file.js";
+// npm run openapi: writes openapi.json from the proto descriptors, and
+// openapi-limits.json, where the configurable limits appear in it.
+// npm run check:openapi (--check): fails when either is not what they generate.
+import {
+  OPENAPI_FILE_NAMES,
+  staleOpenApiFiles,
+  writeOpenApiFiles,
+} from "../src/openapi/openapi-file.js";
 
 if (process.argv.includes("--check")) {
-  if (!isOpenApiFileCurrent()) {
-    console.error("openapi.json is out of date: run `npm run openapi` and commit the result");
+  const stale = staleOpenApiFiles();
+  if (stale.length > 0) {
+    console.error(`${stale.join(", ")} out of date: run \`npm run openapi\` and commit the result`);
     process.exit(1);
   }
-  console.log("openapi.json is up to date");
+  console.log(`${OPENAPI_FILE_NAMES.join(", ")} up to date`);
 } else {
-  writeOpenApiFile();
-  console.log("wrote openapi.json");
+  writeOpenApiFiles();
+  console.log(`wrote ${OPENAPI_FILE_NAMES.join(", ")}`);
 }

@@ -1,58 +1,47 @@
+import { fillLimits, type LimitLocation } from "./limit-locations.js";
 import type { OpenApiDocument } from "./openapi-document.js";
-import { DEFAULT_SERVICE_LIMITS, type ServiceLimits, sameLimits } from "./service-limits.js";
-import { createTokenApiOpenApiDocument } from "./token-api-document.js";
+import type { ServiceLimits } from "./service-limits.js";
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-function isObject(value: Json | undefined): value is { [key: string]: Json } {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+/** The keys of an RFC 6901 JSON Pointer ("" is the whole document). */
+function keysOf(pointer: string): string[] {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((key) => key.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
-/**
- * `document` with every value that differs between `from` and `to` taken
- * from `to`: where the two generated documents agree, the committed one
- * stays as it is (with its proto comments, which only a build can read).
- */
-function overlay(document: Json | undefined, from: Json | undefined, to: Json | undefined): Json {
-  if (to === undefined) {
-    throw new Error("overlay: a value the configuration removes");
+/** Sets the value at `pointer`, which must already exist in `root` (the committed document's shape). */
+function setAt(root: object, pointer: string, value: number | string): void {
+  const keys = keysOf(pointer);
+  const last = keys.pop();
+  let parent: unknown = root;
+  for (const key of keys) {
+    parent = typeof parent === "object" && parent !== null ? Reflect.get(parent, key) : undefined;
   }
-  if (JSON.stringify(from) === JSON.stringify(to)) {
-    return document ?? to;
+  if (typeof parent !== "object" || parent === null || last === undefined || !(last in parent)) {
+    throw new Error(`openapi.json has no value at ${pointer}: regenerate with npm run openapi`);
   }
-  if (Array.isArray(document) && Array.isArray(from) && Array.isArray(to)) {
-    if (from.length === to.length && document.length === to.length) {
-      return to.map((value, i) => overlay(document[i], from[i], value));
-    }
-    return to;
-  }
-  if (isObject(document) && isObject(from) && isObject(to)) {
-    const result: { [key: string]: Json } = { ...document };
-    for (const [key, value] of Object.entries(to)) {
-      result[key] = overlay(document[key], from[key], value);
-    }
-    return result;
-  }
-  return to;
+  Reflect.set(parent, last, value);
 }
-
-const asJson = (document: OpenApiDocument): Json => JSON.parse(JSON.stringify(document)) as Json;
 
 /**
  * The document a service serves: the committed one (the default
  * configuration's) with the limits of the configuration in force (largest
- * `expiresIn`, rate limit, live-token cap), so that a client generating
- * requests from the schema sends only what this service accepts. With the
- * default limits it is the committed document itself.
+ * `expiresIn`, rate limit, live-token cap) set at the locations `npm run
+ * openapi` found for them, so that a client generating requests from the
+ * schema sends only what this service accepts. The generator itself is
+ * build-time code: the service never loads it.
  */
 export function configuredOpenApiDocument(
   committed: OpenApiDocument,
   limits: ServiceLimits,
+  locations: readonly LimitLocation[],
 ): OpenApiDocument {
-  if (sameLimits(limits, DEFAULT_SERVICE_LIMITS)) {
-    return committed;
+  const document = structuredClone(committed);
+  for (const location of locations) {
+    const value =
+      "number" in location ? limits[location.number] : fillLimits(location.text, limits);
+    setAt(document, location.pointer, value);
   }
-  const from = asJson(createTokenApiOpenApiDocument());
-  const to = asJson(createTokenApiOpenApiDocument({ limits }));
-  return overlay(asJson(committed), from, to) as unknown as OpenApiDocument;
+  return document;
 }

@@ -58,11 +58,11 @@ const userId: JsonSchema = {
   examples: ["0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab"],
 };
 
-/** "31536000 (365 days)": a lifetime in seconds, and in days when it is whole days. */
+/** "31536000, 365 days": a lifetime in seconds, and in days when it is whole days. */
 function lifetimeText(seconds: number): string {
   const days = seconds / 86_400;
   return Number.isInteger(days)
-    ? `${seconds} (${days} day${days === 1 ? "" : "s"})`
+    ? `${seconds}, ${days} day${days === 1 ? "" : "s"}`
     : String(seconds);
 }
 
@@ -75,7 +75,6 @@ function lifetimeText(seconds: number): string {
 export function tokenApiConstraintsFor(
   limits: ServiceLimits,
 ): Readonly<Record<string, JsonSchema>> {
-  const defaultMax = DEFAULT_SERVICE_LIMITS.maxLifetimeSeconds;
   return {
     [`${CreateTokenRequestSchema.typeName}.signature`]: signature,
     [`${CreateTokenRequestSchema.typeName}.timestamp`]: timestamp,
@@ -83,7 +82,9 @@ export function tokenApiConstraintsFor(
     [`${CreateTokenRequestSchema.typeName}.expires_in`]: {
       maximum: limits.maxLifetimeSeconds,
       default: DEFAULT_EXPIRES_IN_SECONDS,
-      description: `Lifetime of the token in seconds: at least 1, at most ${lifetimeText(limits.maxLifetimeSeconds)}, this service's TOKEN_MAX_LIFETIME_SECONDS${limits.maxLifetimeSeconds === defaultMax ? " (the default)" : ` (default ${lifetimeText(defaultMax)})`}. Omitted: ${DEFAULT_EXPIRES_IN_SECONDS} (7 days), and the signed message keeps its slot empty. Above ${DEFAULT_EXPIRES_IN_SECONDS}, \`name\` is required.`,
+      // The configured maximum as a plain number: the service sets it here
+      // by substitution (openapi-limits.json), without this code.
+      description: `Lifetime of the token in seconds: at least 1, at most ${limits.maxLifetimeSeconds} (this service's TOKEN_MAX_LIFETIME_SECONDS; default ${lifetimeText(DEFAULT_SERVICE_LIMITS.maxLifetimeSeconds)}). Omitted: ${DEFAULT_EXPIRES_IN_SECONDS} (7 days), and the signed message keeps its slot empty. Above ${DEFAULT_EXPIRES_IN_SECONDS}, \`name\` is required.`,
       examples: [3600],
     },
     [`${CreateTokenRequestSchema.typeName}.name`]: {

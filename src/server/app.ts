@@ -26,6 +26,7 @@ import {
 } from "../metrics/service-metrics.js";
 import { loadOpenApiDocument } from "../openapi/committed-document.js";
 import { configuredOpenApiDocument } from "../openapi/configured-document.js";
+import { loadLimitLocations } from "../openapi/limit-locations.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
 import { DEFAULT_SERVICE_LIMITS } from "../openapi/service-limits.js";
 import type { RedisClient } from "../redis/redis-client.js";
@@ -202,13 +203,19 @@ export function createApp(opts: AppOptions): App {
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer });
-  // The committed document (checked in and tested), with the limits of this configuration.
+  // The committed document (checked in and tested), with the limits of this
+  // configuration set where the build found them.
   const openApi = createOpenApiEndpoint(
-    configuredOpenApiDocument(loadOpenApiDocument(), {
-      maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
-      rateLimitPerMinute: opts.tokenRateLimitPerMinute ?? DEFAULT_SERVICE_LIMITS.rateLimitPerMinute,
-      maxActivePerUser: opts.tokenMaxActivePerUser ?? DEFAULT_SERVICE_LIMITS.maxActivePerUser,
-    }),
+    configuredOpenApiDocument(
+      loadOpenApiDocument(),
+      {
+        maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
+        rateLimitPerMinute:
+          opts.tokenRateLimitPerMinute ?? DEFAULT_SERVICE_LIMITS.rateLimitPerMinute,
+        maxActivePerUser: opts.tokenMaxActivePerUser ?? DEFAULT_SERVICE_LIMITS.maxActivePerUser,
+      },
+      loadLimitLocations(),
+    ),
   );
   // Off unless origins are listed: then it answers preflights on the REST paths.
   const cors =

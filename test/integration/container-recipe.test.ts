@@ -12,9 +12,9 @@ import {
   type ReplayedStage,
   replayStage,
 } from "../support/dockerfile.js";
+import { createFirstToken, sendMalformedProtobuf } from "../support/first-token.js";
 import { killMainProcesses, type MainProcess } from "../support/main-process.js";
 import { REPO_ROOT } from "../support/markdown-blocks.js";
-import { newUser, signedCreate } from "../support/signing.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 // No container engine runs here: the Dockerfile's stages are replayed in temp
@@ -141,32 +141,16 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
       }
       const publicUrl = `http://127.0.0.1:${httpPort}`;
       const internalUrl = `http://127.0.0.1:${grpcPort}`;
-      const user = await newUser();
-      const put = await fetch(`${internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
-      });
-      assert.equal(put.status, 200, await put.text());
-      const signed = await signedCreate(user, { name: "container" });
-      const created = await fetch(`${publicUrl}/user/tokens`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ...signed, timestamp: Number(signed.timestamp) }),
-      });
-      const body = (await created.json()) as { token?: string; id?: string };
-      assert.equal(created.status, 201, JSON.stringify(body));
+      const first = await createFirstToken({ publicUrl, internalUrl }, "container");
+      assert.equal(first.putStatus, 200);
+      assert.equal(first.createStatus, 201, JSON.stringify(first.body));
       const auth = await fetch(`${internalUrl}/auth`, {
-        headers: { authorization: `Bearer ${body.token}` },
+        headers: { authorization: `Bearer ${first.body.token}` },
       });
       assert.equal(auth.status, 200);
-      assert.equal(auth.headers.get("x-token-id"), body.id);
+      assert.equal(auth.headers.get("x-token-id"), first.body.id);
       // Malformed protobuf is INVALID_ARGUMENT (the patch), not INTERNAL.
-      const malformed = await fetch(`${publicUrl}/perps.token.v1.TokenService/CreateToken`, {
-        method: "POST",
-        headers: { "content-type": "application/proto" },
-        body: new Uint8Array([0xff, 0xff, 0xff]),
-      });
+      const malformed = await sendMalformedProtobuf(publicUrl);
       assert.equal(malformed.status, 400, await malformed.text());
 
       const healthcheck = final.recorded.HEALTHCHECK;

@@ -83,18 +83,18 @@ export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainP
 }
 
 /**
- * Runs the real `npm start` in the repository, as a process manager or a
- * terminal would: npm leads its own process group, so a test can signal
- * npm's pid alone or the whole group (what Ctrl-C does). Give `env` ports 0
- * and EMBEDDED_REDIS_DIR (or REDIS_URL) so that the repository's .data/ is
- * never used.
+ * Runs the real `npm start` in the repository (or in `cwd`, a copy of it),
+ * as a process manager or a terminal would: npm leads its own process group,
+ * so a test can signal npm's pid alone or the whole group (what Ctrl-C does).
+ * Give `env` ports 0 and EMBEDDED_REDIS_DIR (or REDIS_URL) so that the
+ * repository's .data/ is never used.
  */
-export function startNpmStart(env: Record<string, string>): MainProcess {
+export function startNpmStart(env: Record<string, string>, cwd = ROOT): MainProcess {
   // Its prestart would build too, but inside the time the test waits for it.
   buildIfStale();
   return track(
     spawn("npm", ["start", "--silent"], {
-      cwd: ROOT,
+      cwd,
       env: environment(env),
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,

@@ -28,7 +28,9 @@ const SERVICE: Package = {
     ["main.ts", "process"],
     // Listeners, protocols, interceptors, plain endpoints; wires everything.
     ["server"],
-    // The OpenAPI document, built from the gateway's routes and the services' rules.
+    // The OpenAPI document, built from the gateway's routes and the services' rules at
+    // build time (`npm run openapi`); the service loads only the modules that serve
+    // it (test/integration/service-module-graph.test.ts).
     ["openapi"],
     // REST to RPC transcoding, HTTP statuses of RPC codes.
     ["gateway"],

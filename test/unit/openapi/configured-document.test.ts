@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
 import { readBufImage } from "../../../src/openapi/buf-image.js";
 import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
 import { configuredOpenApiDocument } from "../../../src/openapi/configured-document.js";
+import { findLimitLocations } from "../../../src/openapi/find-limit-locations.js";
+import { loadLimitLocations } from "../../../src/openapi/limit-locations.js";
 import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
 import { commentsFromRegistry } from "../../../src/openapi/proto-comments.js";
 import { DEFAULT_SERVICE_LIMITS } from "../../../src/openapi/service-limits.js";
@@ -11,13 +16,29 @@ import { assertValidOpenApi31 } from "./openapi-test-support.js";
 
 describe("the served document follows the configuration", () => {
   const committed = loadOpenApiDocument();
+  const locations = loadLimitLocations();
   const limits = { maxLifetimeSeconds: 3600, rateLimitPerMinute: 5, maxActivePerUser: 7 };
-  const configured = configuredOpenApiDocument(committed, limits);
+  const configured = configuredOpenApiDocument(committed, limits, locations);
   const createRequest = (doc: typeof committed) =>
     doc.components?.schemas?.["perps.token.v1.CreateTokenRequest"] as JsonSchema;
 
+  it("the committed locations are what the generator shows (else run `npm run openapi`)", () => {
+    const comments = commentsFromRegistry(readBufImage());
+    const found = findLimitLocations((l) => createTokenApiOpenApiDocument({ comments, limits: l }));
+    assert.deepEqual(locations, found);
+    // Each limit is set somewhere: the expiresIn maximum, the 400 and 429 texts.
+    const text = JSON.stringify(locations);
+    for (const name of Object.keys(DEFAULT_SERVICE_LIMITS)) {
+      assert.match(text, new RegExp(`\\{${name}\\}`), name);
+    }
+    assert.ok(locations.some((l) => "number" in l && l.number === "maxLifetimeSeconds"));
+  });
+
   it("with the default limits it is the committed document", () => {
-    assert.equal(configuredOpenApiDocument(committed, { ...DEFAULT_SERVICE_LIMITS }), committed);
+    assert.deepEqual(
+      configuredOpenApiDocument(committed, { ...DEFAULT_SERVICE_LIMITS }, locations),
+      committed,
+    );
   });
 
   it("with others, what a build would generate for them, proto comments included", () => {
@@ -34,12 +55,58 @@ describe("the served document follows the configuration", () => {
     assert.equal(expiresIn?.maximum, 3600);
     assert.match(
       expiresIn?.description ?? "",
-      /at most 3600, this service's TOKEN_MAX_LIFETIME_SECONDS \(default 31536000 \(365 days\)\)/,
+      /at most 3600 \(this service's TOKEN_MAX_LIFETIME_SECONDS; default 31536000, 365 days\)/,
     );
     const text = JSON.stringify(configured.paths);
     assert.match(text, /this service allows 5 per minute/);
     assert.match(text, /this service allows 7: TOKEN_MAX_ACTIVE_PER_USER/);
+    assert.match(text, /`expiresIn` is above 3600 \(TOKEN_MAX_LIFETIME_SECONDS\)/);
     // The committed document is left as it is.
     assert.equal(createRequest(committed).properties?.expiresIn?.maximum, 31_536_000);
+  });
+
+  it("a location the document does not have stops the service from starting", () => {
+    assert.throws(
+      () =>
+        configuredOpenApiDocument(committed, limits, [
+          {
+            pointer: "/components/schemas/perps.token.v1.Gone/maximum",
+            number: "maxActivePerUser",
+          },
+        ]),
+      /openapi\.json has no value at \/components\/schemas\/perps\.token\.v1\.Gone\/maximum/,
+    );
+  });
+
+  describe("loading openapi-limits.json", () => {
+    const dir = mkdtempSync(join(tmpdir(), "limit-locations-"));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = (name: string, value: unknown) => {
+      const path = join(dir, name);
+      writeFileSync(path, JSON.stringify(value));
+      return path;
+    };
+
+    it("refuses a file that is not a list of locations", () => {
+      for (const [name, value] of [
+        ["no-list.json", { $comment: "x" }],
+        ["unknown-limit.json", { locations: [{ pointer: "/a", number: "maxWorkers" }] }],
+        ["no-pointer.json", { locations: [{ text: "{maxActivePerUser}" }] }],
+        ["relative-pointer.json", { locations: [{ pointer: "a", text: "x" }] }],
+      ] as const) {
+        assert.throws(
+          () => loadLimitLocations(file(name, value)),
+          /is not a list of limit locations/,
+        );
+      }
+    });
+
+    it("reads one that is", () => {
+      const locations = [
+        { pointer: "/a~1b", number: "rateLimitPerMinute" },
+        { pointer: "/c/0", text: "{maxLifetimeSeconds} s" },
+      ];
+      assert.deepEqual(loadLimitLocations(file("good.json", { locations })), locations);
+    });
   });
 });

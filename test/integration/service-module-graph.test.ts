@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { before, describe, it } from "node:test";
+import { build } from "esbuild";
+import { buildIfStale } from "../support/build.js";
+import { REPO_ROOT } from "../support/markdown-blocks.js";
+import { openApiGeneratorModules } from "../support/openapi-modules.js";
+
+// The OpenAPI generator runs at build time only (`npm run openapi`): the
+// service serves the committed openapi.json with its limits set at the
+// locations of openapi-limits.json. Nothing the service runs may reach the
+// generator, or a production install would load (and need) it again.
+
+describe("the service's module graph (dist/main.js, what npm start and every worker run)", () => {
+  let reached: string[];
+  before(async () => {
+    buildIfStale();
+    // Every module dist/main.js imports, statically or by import("…"), transitively.
+    const result = await build({
+      absWorkingDir: REPO_ROOT,
+      entryPoints: ["dist/main.js"],
+      bundle: true,
+      write: false,
+      metafile: true,
+      packages: "external",
+      platform: "node",
+      format: "esm",
+      logLevel: "silent",
+    });
+    reached = Object.keys(result.metafile.inputs);
+  });
+
+  it("is found: the server, the store and the served OpenAPI modules are in it", () => {
+    for (const module of ["dist/server/app.js", "dist/store/token-store.js"]) {
+      assert.ok(reached.includes(module), `${module} in ${reached.length} modules`);
+    }
+    for (const module of ["configured-document.js", "limit-locations.js", "openapi-endpoint.js"]) {
+      assert.ok(reached.includes(`dist/openapi/${module}`), module);
+    }
+  });
+
+  it("reaches no module of the OpenAPI generator", () => {
+    const generator = openApiGeneratorModules(REPO_ROOT);
+    // The generator is built (the scripts use it); it is only never loaded.
+    for (const module of ["create-openapi-document", "token-api-document", "json-schema"]) {
+      assert.ok(generator.includes(`dist/openapi/${module}.js`), module);
+    }
+    for (const module of ["buf-image", "proto-comments", "find-limit-locations"]) {
+      assert.ok(generator.includes(`dist/openapi/${module}.js`), module);
+    }
+    assert.deepEqual(
+      reached.filter((module) => generator.includes(module)),
+      [],
+    );
+  });
+});
