@@ -27,11 +27,10 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY client/package.json ./client/
-COPY scripts/patch-connect.mjs ./scripts/
-# --ignore-scripts: `prepare` builds, and TypeScript is a devDependency. The one
-# script production needs is the patch of @connectrpc/connect (docs/design-choices.md).
+# --ignore-scripts: `prepare` builds, and TypeScript is a devDependency; production
+# runs no install script (nothing in node_modules is edited).
 # npm's cache is a build cache mount: it never lands in the image, and needs no clean-up.
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts && node scripts/patch-connect.mjs
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/client/dist ./client/dist
 COPY openapi.json openapi-limits.json ./

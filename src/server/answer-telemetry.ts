@@ -1,6 +1,5 @@
 import { STATUS_CODES } from "node:http";
 import { Code, type ContextValues, createContextValues } from "@connectrpc/connect";
-import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { codeFromHttpStatus } from "../gateway/http-status.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
@@ -8,6 +7,7 @@ import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { SERVER_SIDE } from "./call-telemetry-interceptor.js";
+import { codeName } from "./code-name.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
 import type { TransportAnswer } from "./transport-answer.js";
@@ -70,7 +70,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     const protocol = protocolOf(exchange, res.req.headers["content-type"]);
     const series = seriesOf(exchange.method, protocol);
     series.duration.observe(seconds);
-    series.calls(code === undefined ? "ok" : codeToString(code)).inc();
+    series.calls(code === undefined ? "ok" : codeName(code)).inc();
     const line = {
       method: exchange.method,
       protocol,
@@ -135,7 +135,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     },
     transportAnswer(answer) {
       // No handler saw the request: no method, and no arrival time to time it from.
-      seriesOf("http", "http").calls(codeToString(answer.code)).inc();
+      seriesOf("http", "http").calls(codeName(answer.code)).inc();
       logger.info(
         {
           method: "http",

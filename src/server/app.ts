@@ -42,7 +42,6 @@ import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { createAuditLog } from "./audit-line.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
-import { createConnectHandler } from "./connect-handler.js";
 import type { ConsoleAssets } from "./console-assets.js";
 import { createConsoleEndpoint } from "./console-endpoint.js";
 import { createCorsEndpoint } from "./cors-endpoint.js";
@@ -61,6 +60,7 @@ import { createHostGuard } from "./host-guard.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
+import { createConnectHandler } from "./wire/connect-handler.js";
 
 export interface AppOptions {
   redis: RedisClient;

@@ -31,7 +31,7 @@ export function callTelemetryInterceptor(opts: CallTelemetryOptions): Intercepto
   return (next) => async (req) => {
     const exchange = req.contextValues.get(exchangeKey);
     const method = `${req.service.typeName}/${req.method.name}`;
-    exchange?.calls(method, callProtocol(req));
+    exchange?.names(method, callProtocol(req));
     try {
       const res = await next(req);
       if (method === CREATE) {

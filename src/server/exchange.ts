@@ -18,8 +18,6 @@ export class Exchange {
   code: Code | undefined = undefined;
   /** What the answer says is wrong, for the log. */
   message = "";
-  /** Set when the request reached the interceptors as a call (so its code is known without reading the answer back). */
-  called = false;
 
   constructor(
     /** The request id, echoed in `x-request-id`. */
@@ -34,12 +32,6 @@ export class Exchange {
     if (protocol !== undefined) {
       this.protocol = protocol;
     }
-  }
-
-  /** A call reached the interceptors: what it called, and on which protocol. */
-  calls(method: string, protocol: string): void {
-    this.names(method, protocol);
-    this.called = true;
   }
 
   /** Notes the answer's code and, for the log, what it says is wrong (or our failure's cause). */

@@ -1,10 +1,10 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
-import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
-import { requestPath } from "../http/request-path.js";
-import { rpcProtocol } from "./call-protocol.js";
-import { exchangeOf } from "./exchange.js";
+import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import { requestPath } from "../../http/request-path.js";
+import { rpcProtocol } from "../call-protocol.js";
+import { exchangeOf } from "../exchange.js";
 
 /** True for a request in the gRPC or gRPC-Web protocol (`application/grpc…`). */
 export function isGrpcRequest(req: NodeServerRequest): boolean {

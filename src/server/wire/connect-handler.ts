@@ -1,0 +1,190 @@
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type ContextValues,
+  createConnectRouter,
+  createServiceImplSpec,
+  type Interceptor,
+} from "@connectrpc/connect";
+import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
+import type {
+  NodeHandler,
+  NodeServerRequest,
+  NodeServerResponse,
+} from "../../http/node-handler.js";
+import { requestPath } from "../../http/request-path.js";
+import { rpcProtocol } from "../call-protocol.js";
+import { type Exchange, exchangeOf } from "../exchange.js";
+import { serveConnectUnary } from "./connect-unary.js";
+import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
+import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
+import { streamInputInterceptor } from "./input-error.js";
+import { createUnaryServing, type UnaryService } from "./unary-method.js";
+
+export interface ConnectHandlerOptions {
+  /** Registers the services served. */
+  routes: (router: ConnectRouter) => void;
+  /** Interceptors, outermost first. */
+  interceptors: Interceptor[];
+  /** Largest request message accepted, in bytes. */
+  readMaxBytes: number;
+  /** Answers requests whose path is not an RPC of the services. */
+  fallback: NodeHandler;
+  /** Context values of each call. */
+  contextValues: (req: NodeServerRequest) => ContextValues;
+}
+
+interface Served {
+  readonly handler: UniversalHandler;
+  readonly rpc: UniversalHandler["method"];
+  /** "package.Service/Method", the metric label. */
+  readonly method: string;
+}
+
+const acceptCompression = [compressionGzip, compressionBrotli];
+
+/**
+ * What connect-node's `connectNodeAdapter` does (Connect, gRPC and gRPC-Web
+ * on one node handler), answering as it does, with two differences: a
+ * request message that is not valid protobuf is INVALID_ARGUMENT (Connect
+ * says INTERNAL), and the request's exchange is told the RPC, the protocol
+ * and the code of every answer given before a call reaches the interceptors.
+ * Unary calls, on every protocol, are served by the wire paths of this folder
+ * (connect-unary.ts, grpc-unary.ts), which decide those answers themselves;
+ * Connect's own handler serves the streaming methods (health `Watch`,
+ * reflection) and refuses what no wire path takes (405, 415), whose HTTP
+ * status says all.
+ */
+export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
+  const router = createConnectRouter({
+    interceptors: [...opts.interceptors, streamInputInterceptor],
+    readMaxBytes: opts.readMaxBytes,
+    acceptCompression,
+  });
+  const unary: UnaryService[] = [];
+  // Records the services registered, for the wire paths: one with options
+  // other than its own read limit is left to Connect.
+  const recording: ConnectRouter = {
+    handlers: router.handlers,
+    service(service, implementation, options) {
+      router.service(service, implementation, options);
+      const { readMaxBytes, ...others } = options ?? {};
+      if (Object.keys(others).length === 0) {
+        unary.push({
+          spec: createServiceImplSpec(service, implementation),
+          readMaxBytes: readMaxBytes ?? opts.readMaxBytes,
+        });
+      }
+      return recording;
+    },
+    rpc(method, impl, options) {
+      router.rpc(method, impl, options);
+      return recording;
+    },
+  };
+  opts.routes(recording);
+  const serving = createUnaryServing({
+    services: unary,
+    interceptors: opts.interceptors,
+    contextValues: opts.contextValues,
+    acceptCompression,
+  });
+  const paths = new Map<string, Served>();
+  const services = new Set(router.handlers.map((handler) => handler.service.typeName));
+  for (const handler of router.handlers) {
+    paths.set(handler.requestPath, {
+      handler,
+      rpc: handler.method,
+      method: `${handler.service.typeName}/${handler.method.name}`,
+    });
+  }
+
+  function viaConnect(
+    served: Served,
+    req: NodeServerRequest,
+    res: NodeServerResponse,
+    exchange: Exchange | undefined,
+  ): void {
+    let uReq: UniversalServerRequest;
+    try {
+      uReq = universalRequestFromNodeRequest(req, res, undefined, opts.contextValues(req));
+    } catch {
+      refuse(res, exchange, NO_HOST);
+      return;
+    }
+    served
+      .handler(uReq)
+      .then((uRes) => universalResponseToNodeResponse(uRes, res))
+      .catch((reason: unknown) => {
+        // Aborted: the client went away while the answer was written.
+        if (ConnectError.from(reason).code !== Code.Aborted) {
+          fail(res, exchange, reason);
+        }
+      });
+  }
+
+  return (req, res) => {
+    const served = paths.get(requestPath(req));
+    if (served === undefined) {
+      // A gRPC client calling a method we do not serve expects UNIMPLEMENTED, not a 404.
+      if (isGrpcRequest(req)) {
+        answerGrpcUnimplemented(req, res, services);
+      } else {
+        opts.fallback(req, res);
+      }
+      return;
+    }
+    const contentType = req.headers["content-type"];
+    const exchange = exchangeOf(req);
+    exchange?.names(served.method, rpcProtocol(contentType));
+    if (!hasAuthority(req)) {
+      refuse(res, exchange, NO_HOST);
+      return;
+    }
+    const framing = grpcFraming(contentType);
+    const method = serving.method(served.rpc);
+    const taken =
+      method === undefined
+        ? framing !== undefined && refuseGrpcStream(framing, serving, req, res)
+        : framing === undefined
+          ? serveConnectUnary(method, serving, req, res)
+          : serveGrpcUnary(framing, method, serving, req, res);
+    if (!taken) {
+      viaConnect(served, req, res, exchange);
+    }
+  };
+}
+
+const NO_HOST = "the request has no Host header";
+
+/** An HTTP/1.0 request may come without a Host header: it names no URL to give a call. */
+function hasAuthority(req: NodeServerRequest): boolean {
+  return "authority" in req ? req.authority !== undefined : req.headers.host !== undefined;
+}
+
+function refuse(res: NodeServerResponse, exchange: Exchange | undefined, message: string): void {
+  exchange?.answers(Code.InvalidArgument, message);
+  res.writeHead(400, { "content-type": "text/plain" });
+  res.end(`${message}\n`);
+}
+
+/**
+ * A failure of Connect itself, not of a call (a call's failure is an answer):
+ * an empty 500, or the end of the connection if the answer has begun.
+ */
+function fail(res: NodeServerResponse, exchange: Exchange | undefined, reason: unknown): void {
+  exchange?.answers(Code.Internal, String(reason));
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(500);
+  res.end();
+}

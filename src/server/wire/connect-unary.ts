@@ -1,0 +1,168 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type Compression, compressionNegotiate } from "@connectrpc/connect/protocol";
+import * as connect from "@connectrpc/connect/protocol-connect";
+import { isCallOver } from "../../gateway/call-signal.js";
+import type { UnaryResult } from "../../gateway/unary-invoker.js";
+import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import { exchangeOf } from "../exchange.js";
+import { inputError } from "./input-error.js";
+import { joined, readRequestBody } from "./request-body.js";
+import {
+  callError,
+  deadlineAfter,
+  nodeHeaders,
+  stringOrNull,
+  type UnaryMethod,
+  type UnaryServing,
+} from "./unary-method.js";
+
+/** What a Connect unary answer is written with. */
+interface Answer {
+  /** The content type of a successful answer (an error is always JSON). */
+  readonly contentType: string;
+  /** The negotiated compression of the answer (`Accept-Encoding`). */
+  readonly compression: Compression | null;
+  readonly compressMinBytes: number;
+}
+
+/**
+ * Serves a unary call in the Connect protocol (POST, `application/proto` or
+ * `application/json`): the answers of Connect's own unary handler (same
+ * status, headers, `trailer-` headers, compression and error JSON;
+ * test/unit/server/wire/wire-parity.test.ts), without its async iterables,
+ * and with a malformed message INVALID_ARGUMENT. False, before anything is
+ * read, for a request Connect refuses by its method or content type (405,
+ * 415) or serves as a GET.
+ */
+export function serveConnectUnary(
+  served: UnaryMethod,
+  serving: UnaryServing,
+  req: NodeServerRequest,
+  res: NodeServerResponse,
+): boolean {
+  const type =
+    req.method === "POST"
+      ? connect.parseContentType(req.headers["content-type"] ?? null)
+      : undefined;
+  if (type === undefined || type.stream) {
+    return false;
+  }
+  const header = req.headers;
+  const timeout = connect.parseTimeout(
+    stringOrNull(header[connect.headerTimeout.toLowerCase()]),
+    Number.MAX_SAFE_INTEGER,
+  );
+  const deadline = deadlineAfter(timeout.timeoutMs);
+  const compression = compressionNegotiate(
+    serving.acceptCompression,
+    stringOrNull(header["content-encoding"]),
+    stringOrNull(header["accept-encoding"]),
+    connect.headerUnaryAcceptEncoding,
+  );
+  const answer: Answer = {
+    contentType: type.binary ? connect.contentTypeUnaryProto : connect.contentTypeUnaryJson,
+    compression: compression.response,
+    compressMinBytes: served.compressMinBytes,
+  };
+  const refused = (error: ConnectError) => {
+    exchangeOf(req)?.answers(error.code, error.rawMessage);
+    return answerError(res, answer, error);
+  };
+  const refusal = compression.error ?? timeout.error;
+  if (refusal !== undefined) {
+    void refused(refusal);
+    return true;
+  }
+  readInput(served, req, compression.request)
+    .then((bytes) => served.serialization.getI(type.binary).parse(bytes))
+    .then(
+      (input) =>
+        serving.invoke("connect", served.method, input, req, res, deadline).then(
+          (result) => answerResult(res, answer, served, type.binary, result),
+          (reason: unknown) => answerError(res, answer, callError(reason)),
+        ),
+      (reason: unknown) => refused(inputError(reason)),
+    )
+    .catch(() => {
+      // The client went away: nothing to answer.
+    });
+  return true;
+}
+
+/** The request message's bytes, within the limit and decompressed, refused in Connect's words. */
+async function readInput(
+  served: UnaryMethod,
+  req: NodeServerRequest,
+  compression: Compression | null,
+): Promise<Uint8Array> {
+  const limit = served.readMaxBytes;
+  const declared = Number.parseInt(req.headers["content-length"] ?? "", 10);
+  if (Number.isSafeInteger(declared) && declared > limit) {
+    throw new ConnectError(
+      `message size ${declared} is larger than configured readMaxBytes ${limit}`,
+      Code.ResourceExhausted,
+    );
+  }
+  const body = await readRequestBody(req, limit);
+  if (!body.ended) {
+    throw new ConnectError(
+      `message size is larger than configured readMaxBytes ${limit}`,
+      Code.ResourceExhausted,
+    );
+  }
+  const bytes = joined(body);
+  return compression === null ? bytes : compression.decompress(bytes, limit);
+}
+
+async function answerResult(
+  res: NodeServerResponse,
+  answer: Answer,
+  served: UnaryMethod,
+  binary: boolean,
+  result: UnaryResult,
+): Promise<void> {
+  let body: Uint8Array;
+  try {
+    body = served.serialization.getO(binary).serialize(result.message);
+  } catch (reason) {
+    return answerError(res, answer, callError(reason));
+  }
+  const header = new Headers(result.header);
+  header.set("content-type", answer.contentType);
+  return send(res, 200, answer, connect.trailerMux(header, result.trailer), body);
+}
+
+/** As Connect: the code's HTTP status, the error's metadata as headers, and the error as JSON. */
+function answerError(res: NodeServerResponse, answer: Answer, error: ConnectError): Promise<void> {
+  const header = new Headers({ "content-type": connect.contentTypeUnaryJson });
+  error.metadata.forEach((value, name) => {
+    header.set(name, value);
+  });
+  return send(
+    res,
+    connect.codeToHttpStatus(error.code),
+    answer,
+    header,
+    connect.errorToJsonBytes(error, undefined),
+  );
+}
+
+async function send(
+  res: NodeServerResponse,
+  status: number,
+  answer: Answer,
+  header: Headers,
+  body: Uint8Array,
+): Promise<void> {
+  let bytes = body;
+  if (answer.compression !== null && bytes.byteLength >= answer.compressMinBytes) {
+    bytes = await answer.compression.compress(bytes);
+    header.set(connect.headerUnaryEncoding, answer.compression.name);
+  }
+  header.set(connect.headerUnaryContentLength, String(bytes.byteLength));
+  if (isCallOver(res)) {
+    return;
+  }
+  res.writeHead(status, nodeHeaders(header));
+  res.end(bytes);
+}

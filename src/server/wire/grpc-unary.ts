@@ -1,0 +1,277 @@
+import type { Message } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
+import {
+  type Compression,
+  compressionNegotiate,
+  encodeEnvelope,
+  encodeEnvelopes,
+  envelopeCompress,
+  validateReadWriteMaxBytes,
+} from "@connectrpc/connect/protocol";
+import * as grpc from "@connectrpc/connect/protocol-grpc";
+import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
+import { isCallOver } from "../../gateway/call-signal.js";
+import type { UnaryResult } from "../../gateway/unary-invoker.js";
+import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import { exchangeOf } from "../exchange.js";
+import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
+import { readRequestBody } from "./request-body.js";
+import {
+  callError,
+  deadlineAfter,
+  nodeHeaders,
+  stringOrNull,
+  type UnaryMethod,
+  type UnaryServing,
+} from "./unary-method.js";
+
+/** Where gRPC and gRPC-Web differ for a unary call. */
+interface Framing {
+  readonly protocol: "grpc" | "grpc-web";
+  /** The request's codec by its content type; undefined for one Connect refuses (415). */
+  readonly codec: (contentType: string | undefined) => { binary: boolean } | undefined;
+  readonly contentTypeProto: string;
+  readonly contentTypeJson: string;
+  /** The flag of a request envelope that is not a message. */
+  readonly endFlag: number | undefined;
+}
+
+const GRPC: Framing = {
+  protocol: "grpc",
+  codec: (contentType) => grpc.parseContentType(contentType ?? null),
+  contentTypeProto: grpc.contentTypeProto,
+  contentTypeJson: grpc.contentTypeJson,
+  endFlag: undefined,
+};
+
+const GRPC_WEB: Framing = {
+  protocol: "grpc-web",
+  // Connect serves no gRPC-Web-Text: it answers 415, and so it is left to it.
+  codec: (contentType) => {
+    const type = grpcWeb.parseContentType(contentType ?? null);
+    return type === undefined || type.text ? undefined : type;
+  },
+  contentTypeProto: grpcWeb.contentTypeProto,
+  contentTypeJson: grpcWeb.contentTypeJson,
+  endFlag: grpcWeb.trailerFlag,
+};
+
+/** The framing of a gRPC (`application/grpc…`) or gRPC-Web request; undefined for other protocols. */
+export function grpcFraming(contentType: string | undefined): Framing | undefined {
+  if (contentType?.startsWith("application/grpc-web") === true) {
+    return GRPC_WEB;
+  }
+  return contentType?.startsWith("application/grpc") === true ? GRPC : undefined;
+}
+
+/**
+ * Serves a unary call in gRPC or gRPC-Web: the answers of Connect's gRPC and
+ * gRPC-Web handlers (same headers, trailers, envelopes, compression and
+ * words; test/unit/server/wire/wire-parity.test.ts), without their async
+ * iterable pipeline, and with a malformed message INVALID_ARGUMENT. False,
+ * before anything is read, for a request whose content type Connect refuses.
+ */
+export function serveGrpcUnary(
+  framing: Framing,
+  served: UnaryMethod,
+  serving: UnaryServing,
+  req: NodeServerRequest,
+  res: NodeServerResponse,
+): boolean {
+  const call = callOf(framing, serving, served.compressMinBytes, req);
+  if (call === undefined) {
+    return false;
+  }
+  const { type, answer, compression, deadline } = call;
+  if (call.refusal !== undefined) {
+    refuse(req, res, answer, call.refusal);
+    return true;
+  }
+  readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES)
+    .then((body) =>
+      readEnvelopedInput(body, req, {
+        parse: served.serialization.getI(type.binary),
+        readMaxBytes: served.readMaxBytes,
+        compression: compression.request,
+        endFlag: framing.endFlag,
+      }).then(
+        (input: Message) =>
+          serving.invoke(framing.protocol, served.method, input, req, res, deadline).then(
+            (result) => answerResult(res, answer, served, type.binary, result),
+            (reason: unknown) => answerError(res, answer, callError(reason)),
+          ),
+        (error: ConnectError) => refuse(req, res, answer, error),
+      ),
+    )
+    .catch(() => {
+      // The stream is gone (the client reset it): nothing to answer.
+    });
+  return true;
+}
+
+/**
+ * For a streaming method, which Connect's own handler serves: answers
+ * (true) a request Connect would refuse before the call for its
+ * `grpc-timeout` or `grpc-encoding`, as Connect would but telling the
+ * exchange; false for every other request, left to Connect.
+ */
+export function refuseGrpcStream(
+  framing: Framing,
+  serving: UnaryServing,
+  req: NodeServerRequest,
+  res: NodeServerResponse,
+): boolean {
+  const call = callOf(framing, serving, DEFAULT_COMPRESS_MIN_BYTES, req);
+  if (call?.refusal === undefined) {
+    return false;
+  }
+  refuse(req, res, call.answer, call.refusal);
+  return true;
+}
+
+// Connect's default `compressMinBytes`; the streaming methods are registered without options.
+const DEFAULT_COMPRESS_MIN_BYTES = validateReadWriteMaxBytes(
+  undefined,
+  undefined,
+  undefined,
+).compressMinBytes;
+
+/** What Connect's gRPC and gRPC-Web handlers read from a request's headers before its body. */
+interface CallHeaders {
+  readonly type: { binary: boolean };
+  readonly answer: Answer;
+  readonly compression: { request: Compression | null };
+  readonly deadline: number | null;
+  /** The refusal of a bad `grpc-encoding` or `grpc-timeout`, as Connect words it. */
+  readonly refusal: ConnectError | undefined;
+}
+
+/** The call's headers; undefined for a request Connect refuses by its method or content type (405, 415). */
+function callOf(
+  framing: Framing,
+  serving: UnaryServing,
+  compressMinBytes: number,
+  req: NodeServerRequest,
+): CallHeaders | undefined {
+  const type = req.method === "POST" ? framing.codec(req.headers["content-type"]) : undefined;
+  if (type === undefined) {
+    return undefined;
+  }
+  const header = req.headers;
+  const timeout = grpc.parseTimeout(stringOrNull(header["grpc-timeout"]), Number.MAX_SAFE_INTEGER);
+  const compression = compressionNegotiate(
+    serving.acceptCompression,
+    stringOrNull(header["grpc-encoding"]),
+    stringOrNull(header["grpc-accept-encoding"]),
+    grpc.headerAcceptEncoding,
+  );
+  return {
+    type,
+    answer: {
+      framing,
+      contentType: type.binary ? framing.contentTypeProto : framing.contentTypeJson,
+      compression: compression.response,
+      compressMinBytes,
+    },
+    compression,
+    deadline: deadlineAfter(timeout.timeoutMs),
+    refusal: compression.error ?? timeout.error,
+  };
+}
+
+/** Answers an error given before the call, telling the exchange. */
+function refuse(
+  req: NodeServerRequest,
+  res: NodeServerResponse,
+  answer: Answer,
+  error: ConnectError,
+): Promise<void> {
+  exchangeOf(req)?.answers(error.code, error.rawMessage);
+  return answerError(res, answer, error);
+}
+
+interface Answer {
+  readonly framing: Framing;
+  readonly contentType: string;
+  /** The negotiated compression of the answer's envelopes. */
+  readonly compression: Compression | null;
+  readonly compressMinBytes: number;
+}
+
+function answerHeaders(answer: Answer, header?: Headers): Record<string, string> {
+  return nodeHeaders(header, {
+    "content-type": answer.contentType,
+    ...(answer.compression === null ? {} : { "grpc-encoding": answer.compression.name }),
+  });
+}
+
+async function answerResult(
+  res: NodeServerResponse,
+  answer: Answer,
+  served: UnaryMethod,
+  binary: boolean,
+  result: UnaryResult,
+): Promise<void> {
+  if (isCallOver(res)) {
+    return;
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = served.serialization.getO(binary).serialize(result.message);
+  } catch (reason) {
+    return answerError(res, answer, callError(reason));
+  }
+  const message = await envelopeCompress(
+    { flags: 0, data: bytes },
+    answer.compression,
+    answer.compressMinBytes,
+  );
+  const trailer = grpc.setTrailerStatus(new Headers(result.trailer), undefined);
+  const headers = answerHeaders(answer, result.header);
+  if (isCallOver(res)) {
+    return;
+  }
+  if (answer.framing.protocol === "grpc") {
+    res.writeHead(200, headers);
+    res.addTrailers(nodeHeaders(trailer));
+    res.end(encodeEnvelope(message.flags, message.data));
+    return;
+  }
+  const trailerEnvelope = await webTrailer(answer, trailer);
+  if (!isCallOver(res)) {
+    res.writeHead(200, headers);
+    res.end(encodeEnvelopes(message, trailerEnvelope));
+  }
+}
+
+/** As Connect: status 200, the headers, no message, and the error where the protocol puts trailers. */
+async function answerError(
+  res: NodeServerResponse,
+  answer: Answer,
+  error: ConnectError,
+): Promise<void> {
+  if (isCallOver(res)) {
+    return;
+  }
+  const trailer = grpc.setTrailerStatus(new Headers({ "grpc-status": "0" }), error);
+  if (answer.framing.protocol === "grpc") {
+    res.writeHead(200, answerHeaders(answer));
+    res.addTrailers(nodeHeaders(trailer));
+    res.end();
+    return;
+  }
+  const trailerEnvelope = await webTrailer(answer, trailer);
+  if (!isCallOver(res)) {
+    res.writeHead(200, answerHeaders(answer));
+    res.end(encodeEnvelope(trailerEnvelope.flags, trailerEnvelope.data));
+  }
+}
+
+/** gRPC-Web's trailers: the last envelope of the body, compressed like the messages. */
+function webTrailer(answer: Answer, trailer: Headers) {
+  return envelopeCompress(
+    { flags: grpcWeb.trailerFlag, data: grpcWeb.trailerSerialize(trailer) },
+    answer.compression,
+    answer.compressMinBytes,
+  );
+}

@@ -1,0 +1,160 @@
+import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  type Interceptor,
+  type ServiceImplSpec,
+} from "@connectrpc/connect";
+import {
+  type Compression,
+  createMethodSerializationLookup,
+  type MethodSerializationLookup,
+  validateReadWriteMaxBytes,
+} from "@connectrpc/connect/protocol";
+import { lazyCallSignal } from "../../gateway/call-signal.js";
+import {
+  createUnaryInvoker,
+  type UnaryInvoker,
+  type UnaryResult,
+} from "../../gateway/unary-invoker.js";
+import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+
+/** A unary method served by the wire paths, with what Connect's handler would use for it. */
+export interface UnaryMethod {
+  readonly method: DescMethod;
+  /** Connect's own serialization of its messages, with the size limits below. */
+  readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
+  /** Largest request message accepted, in bytes. */
+  readonly readMaxBytes: number;
+  /** Smallest answer compressed when the client accepts compression (Connect's default, 1 KiB). */
+  readonly compressMinBytes: number;
+}
+
+/** A service whose unary methods the wire paths serve. */
+export interface UnaryService {
+  readonly spec: ServiceImplSpec;
+  /** Largest request message accepted, in bytes. */
+  readonly readMaxBytes: number;
+}
+
+export interface UnaryServingOptions {
+  services: readonly UnaryService[];
+  /** Interceptors, outermost first, as given to Connect's router. */
+  interceptors: readonly Interceptor[];
+  /** Context values of each call. */
+  contextValues: (req: NodeServerRequest) => ContextValues;
+  /** The compressions accepted and offered, as given to Connect's router. */
+  acceptCompression: readonly Compression[];
+}
+
+/** What the protocol paths share: the methods, and the call through the interceptors. */
+export interface UnaryServing {
+  /** The unary method at a path of the services, if any. */
+  method(method: DescMethod): UnaryMethod | undefined;
+  readonly acceptCompression: Compression[];
+  /**
+   * Runs the call through the interceptors and the implementation, as
+   * Connect's handlers do, with `protocol` as the handler's protocol name
+   * and `deadline` (Unix ms, null for none) as the call's deadline.
+   */
+  invoke(
+    protocol: "connect" | "grpc" | "grpc-web",
+    method: DescMethod,
+    input: Message,
+    req: NodeServerRequest,
+    res: NodeServerResponse,
+    deadline: number | null,
+  ): Promise<UnaryResult>;
+}
+
+export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
+  const specs = opts.services.map((s) => s.spec);
+  const invokers = new Map<string, UnaryInvoker>(
+    (["connect", "grpc", "grpc-web"] as const).map((protocolName) => [
+      protocolName,
+      createUnaryInvoker({ services: specs, interceptors: opts.interceptors, protocolName }),
+    ]),
+  );
+  const methods = new Map<DescMethod, UnaryMethod>();
+  for (const service of opts.services) {
+    const limits = validateReadWriteMaxBytes(service.readMaxBytes, undefined, undefined);
+    for (const spec of Object.values(service.spec.methods)) {
+      if (spec.kind === "unary") {
+        methods.set(spec.method, {
+          method: spec.method,
+          serialization: createMethodSerializationLookup(spec.method, undefined, undefined, limits),
+          readMaxBytes: limits.readMaxBytes,
+          compressMinBytes: limits.compressMinBytes,
+        });
+      }
+    }
+  }
+  return {
+    method: (method) => methods.get(method),
+    acceptCompression: [...opts.acceptCompression],
+    invoke(protocol, method, input, req, res, deadline) {
+      const invoker = invokers.get(protocol);
+      if (invoker === undefined) {
+        return Promise.reject(new ConnectError(`no protocol ${protocol}`, Code.Internal));
+      }
+      const authority = "authority" in req ? req.authority : req.headers.host;
+      const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
+      return invoker.invoke(method, input, {
+        requestMethod: req.method ?? "POST",
+        url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
+        header: webHeaders(req.headers),
+        contextValues: opts.contextValues(req),
+        signal: lazyCallSignal(res, deadline),
+        ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
+      });
+    },
+  };
+}
+
+/** The deadline of a call whose timeout is `timeoutMs` from now; null for none. */
+export function deadlineAfter(timeoutMs: number | undefined): number | null {
+  return timeoutMs === undefined ? null : Date.now() + timeoutMs;
+}
+
+/** What a call's failure is answered as: a ConnectError as it is, anything else INTERNAL, as Connect does. */
+export function callError(reason: unknown): ConnectError {
+  return reason instanceof ConnectError
+    ? reason
+    : new ConnectError("internal error", Code.Internal, undefined, undefined, reason);
+}
+
+/** Request headers as Connect gives them to interceptors: without HTTP/2 pseudo-headers. */
+export function webHeaders(headers: NodeServerRequest["headers"]): Headers {
+  const header = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(":") || value === undefined) {
+      continue;
+    }
+    if (Array.isArray(value)) {
+      for (const v of value) {
+        header.append(name, v);
+      }
+    } else {
+      header.append(name, String(value));
+    }
+  }
+  return header;
+}
+
+/** Headers for node's `writeHead`/`addTrailers`: `base` first, then `header`'s. */
+export function nodeHeaders(
+  header: Headers | undefined,
+  base: Record<string, string> = {},
+): Record<string, string> {
+  const out = { ...base };
+  header?.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+/** A request header's value as Connect reads it (one string, or null). */
+export function stringOrNull(value: string | string[] | undefined): string | null {
+  return typeof value === "string" ? value : null;
+}
