@@ -64,6 +64,18 @@ const THROUGH_THE_STORE = ["openapi", "gateway", "validation", "token", "user-ke
 /** Folders that must not depend on the RPC framework: their failures are their own. */
 const WITHOUT_CONNECT = ["store", "redis"];
 
+/**
+ * Where the service may import Connect's non-public entry points
+ * (`@connectrpc/connect/protocol…`, "internal code, does not follow semantic
+ * versioning"): one folder, whose README says why each import exists.
+ */
+const CONNECT_INTERNALS_ROOM = join("server", "wire");
+
+/** True for `@connectrpc/connect/protocol`, `/protocol-connect`, `/protocol-grpc`, `/protocol-grpc-web`. */
+function isConnectInternal(specifier: string): boolean {
+  return /^@connectrpc\/connect\/protocol(?:-[a-z-]+)?$/.test(specifier);
+}
+
 /** The client package's name, and the one entry of it the service's own code may import. */
 const CLIENT_NAME = "@perps/token-client";
 const SHARED_ENTRY = `${CLIENT_NAME}/protocol`;
@@ -250,6 +262,20 @@ describe("architecture", () => {
       })
       .map(({ file, specifier }) => `${rel(file)} imports ${specifier}`);
     assert.deepEqual(wrong, []);
+  });
+
+  it(`every import of a non-public Connect entry point sits in src/${CONNECT_INTERNALS_ROOM}/`, () => {
+    const internal = service.filter(({ specifier }) => isConnectInternal(specifier));
+    assert.ok(internal.length > 5, "finds the room's imports");
+    const wrong = internal
+      .filter(
+        ({ file }) => !relative(srcOf(SERVICE), file).startsWith(`${CONNECT_INTERNALS_ROOM}${sep}`),
+      )
+      .map(({ file, specifier }) => `${rel(file)} imports ${specifier}`);
+    assert.deepEqual(wrong, []);
+    assert.equal(isConnectInternal("@connectrpc/connect/protocol-grpc"), true);
+    assert.equal(isConnectInternal("@connectrpc/connect"), false);
+    assert.equal(isConnectInternal("@connectrpc/connect-node"), false);
   });
 
   it("the layer rules say what they mean", () => {
