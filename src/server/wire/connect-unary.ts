@@ -10,6 +10,7 @@ import { joined, readRequestBody } from "./request-body.js";
 import {
   callError,
   deadlineAfter,
+  detach,
   nodeHeaders,
   stringOrNull,
   type UnaryMethod,
@@ -70,7 +71,7 @@ export function serveConnectUnary(
   };
   const refusal = compression.error ?? timeout.error;
   if (refusal !== undefined) {
-    void refused(refusal);
+    detach(refused(refusal));
     return true;
   }
   readInput(served, req, compression.request)

@@ -29,20 +29,33 @@ export interface EnvelopedInput {
 /**
  * The one message of a unary gRPC or gRPC-Web request. The common case, one
  * uncompressed envelope within the limit, is decoded straight from the bytes
- * read; anything else (compressed, several envelopes, cut short, over the
- * limit) goes through Connect's own envelope transforms, so it is refused in
- * Connect's words. Rejects with the error to answer (see `inputError`).
+ * read, at once; anything else (compressed, several envelopes, cut short,
+ * over the limit) goes through Connect's own envelope transforms, so it is
+ * refused in Connect's words. Throws, or rejects, with the error to answer
+ * (see `inputError`).
  */
-export async function readEnvelopedInput(
+export function readEnvelopedInput(
+  body: RequestBody,
+  req: NodeServerRequest,
+  input: EnvelopedInput,
+): Message | Promise<Message> {
+  const bytes = body.ended ? singleMessage(body, input.readMaxBytes) : undefined;
+  if (bytes === undefined) {
+    return viaTransforms(body, req, input);
+  }
+  try {
+    return input.parse.parse(bytes);
+  } catch (reason) {
+    throw inputError(reason);
+  }
+}
+
+async function viaTransforms(
   body: RequestBody,
   req: NodeServerRequest,
   input: EnvelopedInput,
 ): Promise<Message> {
-  const bytes = body.ended ? singleMessage(body, input.readMaxBytes) : undefined;
   try {
-    if (bytes !== undefined) {
-      return input.parse.parse(bytes);
-    }
     return await onlyMessage(
       pipe(
         replay(body, req),

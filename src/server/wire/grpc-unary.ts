@@ -1,8 +1,9 @@
 import type { Message } from "@bufbuild/protobuf";
-import type { ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import {
   type Compression,
   compressionNegotiate,
+  type EnvelopedMessage,
   encodeEnvelope,
   encodeEnvelopes,
   envelopeCompress,
@@ -19,6 +20,7 @@ import { readRequestBody } from "./request-body.js";
 import {
   callError,
   deadlineAfter,
+  detach,
   nodeHeaders,
   stringOrNull,
   type UnaryMethod,
@@ -78,31 +80,37 @@ export function serveGrpcUnary(
   req: NodeServerRequest,
   res: NodeServerResponse,
 ): boolean {
-  const call = callOf(framing, serving, served.compressMinBytes, req);
-  if (call === undefined) {
+  const headers = callOf(framing, serving, served.compressMinBytes, req);
+  if (headers === undefined) {
     return false;
   }
-  const { type, answer, compression, deadline } = call;
-  if (call.refusal !== undefined) {
-    refuse(req, res, answer, call.refusal);
+  const { type, answer, compression, deadline } = headers;
+  if (headers.refusal !== undefined) {
+    detach(refuse(req, res, answer, headers.refusal));
     return true;
   }
+  const call = (input: Message) =>
+    serving.invoke(framing.protocol, served.method, input, req, res, deadline).then(
+      (result) => answerResult(res, answer, served, type.binary, result),
+      (reason: unknown) => answerError(res, answer, callError(reason)),
+    );
   readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES)
-    .then((body) =>
-      readEnvelopedInput(body, req, {
-        parse: served.serialization.getI(type.binary),
-        readMaxBytes: served.readMaxBytes,
-        compression: compression.request,
-        endFlag: framing.endFlag,
-      }).then(
-        (input: Message) =>
-          serving.invoke(framing.protocol, served.method, input, req, res, deadline).then(
-            (result) => answerResult(res, answer, served, type.binary, result),
-            (reason: unknown) => answerError(res, answer, callError(reason)),
-          ),
-        (error: ConnectError) => refuse(req, res, answer, error),
-      ),
-    )
+    .then((body) => {
+      let input: Message | Promise<Message>;
+      try {
+        input = readEnvelopedInput(body, req, {
+          parse: served.serialization.getI(type.binary),
+          readMaxBytes: served.readMaxBytes,
+          compression: compression.request,
+          endFlag: framing.endFlag,
+        });
+      } catch (reason) {
+        return refuse(req, res, answer, ConnectError.from(reason));
+      }
+      return input instanceof Promise
+        ? input.then(call, (reason: unknown) => refuse(req, res, answer, ConnectError.from(reason)))
+        : call(input);
+    })
     .catch(() => {
       // The stream is gone (the client reset it): nothing to answer.
     });
@@ -125,7 +133,7 @@ export function refuseGrpcStream(
   if (call?.refusal === undefined) {
     return false;
   }
-  refuse(req, res, call.answer, call.refusal);
+  detach(refuse(req, res, call.answer, call.refusal));
   return true;
 }
 
@@ -185,7 +193,7 @@ function refuse(
   res: NodeServerResponse,
   answer: Answer,
   error: ConnectError,
-): Promise<void> {
+): void | Promise<void> {
   exchangeOf(req)?.answers(error.code, error.rawMessage);
   return answerError(res, answer, error);
 }
@@ -205,13 +213,13 @@ function answerHeaders(answer: Answer, header?: Headers): Record<string, string>
   });
 }
 
-async function answerResult(
+function answerResult(
   res: NodeServerResponse,
   answer: Answer,
   served: UnaryMethod,
   binary: boolean,
   result: UnaryResult,
-): Promise<void> {
+): void | Promise<void> {
   if (isCallOver(res)) {
     return;
   }
@@ -221,35 +229,28 @@ async function answerResult(
   } catch (reason) {
     return answerError(res, answer, callError(reason));
   }
-  const message = await envelopeCompress(
-    { flags: 0, data: bytes },
-    answer.compression,
-    answer.compressMinBytes,
-  );
   const trailer = grpc.setTrailerStatus(new Headers(result.trailer), undefined);
-  const headers = answerHeaders(answer, result.header);
-  if (isCallOver(res)) {
-    return;
-  }
-  if (answer.framing.protocol === "grpc") {
-    res.writeHead(200, headers);
-    res.addTrailers(nodeHeaders(trailer));
-    res.end(encodeEnvelope(message.flags, message.data));
-    return;
-  }
-  const trailerEnvelope = await webTrailer(answer, trailer);
-  if (!isCallOver(res)) {
-    res.writeHead(200, headers);
-    res.end(encodeEnvelopes(message, trailerEnvelope));
-  }
+  return whenCompressed(res, answer, { flags: 0, data: bytes }, (message) => {
+    const headers = answerHeaders(answer, result.header);
+    if (answer.framing.protocol === "grpc") {
+      res.writeHead(200, headers);
+      res.addTrailers(nodeHeaders(trailer));
+      res.end(encodeEnvelope(message.flags, message.data));
+      return;
+    }
+    return whenCompressed(res, answer, webTrailer(trailer), (trailerEnvelope) => {
+      res.writeHead(200, headers);
+      res.end(encodeEnvelopes(message, trailerEnvelope));
+    });
+  });
 }
 
 /** As Connect: status 200, the headers, no message, and the error where the protocol puts trailers. */
-async function answerError(
+function answerError(
   res: NodeServerResponse,
   answer: Answer,
   error: ConnectError,
-): Promise<void> {
+): void | Promise<void> {
   if (isCallOver(res)) {
     return;
   }
@@ -260,18 +261,33 @@ async function answerError(
     res.end();
     return;
   }
-  const trailerEnvelope = await webTrailer(answer, trailer);
-  if (!isCallOver(res)) {
+  return whenCompressed(res, answer, webTrailer(trailer), (trailerEnvelope) => {
     res.writeHead(200, answerHeaders(answer));
     res.end(encodeEnvelope(trailerEnvelope.flags, trailerEnvelope.data));
-  }
+  });
 }
 
-/** gRPC-Web's trailers: the last envelope of the body, compressed like the messages. */
-function webTrailer(answer: Answer, trailer: Headers) {
-  return envelopeCompress(
-    { flags: grpcWeb.trailerFlag, data: grpcWeb.trailerSerialize(trailer) },
-    answer.compression,
-    answer.compressMinBytes,
+/**
+ * Runs `then` with the envelope as the answer sends it: compressed as
+ * Connect does (`envelopeCompress`) when the client accepts compression and
+ * the envelope is large enough, else as it is, at once (most answers: no
+ * promise on the hot path). `then` is not run once the client is gone.
+ */
+function whenCompressed(
+  res: NodeServerResponse,
+  answer: Answer,
+  envelope: EnvelopedMessage,
+  then: (envelope: EnvelopedMessage) => void | Promise<void>,
+): void | Promise<void> {
+  if (answer.compression === null || envelope.data.byteLength < answer.compressMinBytes) {
+    return then(envelope);
+  }
+  return envelopeCompress(envelope, answer.compression, answer.compressMinBytes).then(
+    (compressed) => (isCallOver(res) ? undefined : then(compressed)),
   );
+}
+
+/** gRPC-Web's trailers: the last envelope of the body. */
+function webTrailer(trailer: Headers): EnvelopedMessage {
+  return { flags: grpcWeb.trailerFlag, data: grpcWeb.trailerSerialize(trailer) };
 }

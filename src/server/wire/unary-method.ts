@@ -158,3 +158,10 @@ export function nodeHeaders(
 export function stringOrNull(value: string | string[] | undefined): string | null {
   return typeof value === "string" ? value : null;
 }
+
+/** Lets an answer being written finish on its own: if it fails, the client is gone and nothing is left to answer. */
+export function detach(answering: void | Promise<void>): void {
+  if (answering instanceof Promise) {
+    answering.catch(() => {});
+  }
+}

@@ -1,0 +1,226 @@
+import assert from "node:assert/strict";
+import { request as http1Request } from "node:http";
+import { connect, constants } from "node:http2";
+import { after, before, describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createContextValues,
+  type ServiceImpl,
+} from "@connectrpc/connect";
+import {
+  Health,
+  HealthCheckRequestSchema,
+  HealthCheckResponse_ServingStatus,
+} from "../../../../src/gen/health/v1/health_pb.js";
+import {
+  createDualProtocolServer,
+  type DualProtocolServer,
+} from "../../../../src/server/dual-protocol-server.js";
+import { attachExchange, Exchange } from "../../../../src/server/exchange.js";
+import { createConnectHandler } from "../../../../src/server/wire/connect-handler.js";
+
+// What the wire paths give a call besides its answer (wire-parity.test.ts holds the answers to
+// Connect's): the protocol name and deadline the handler sees, the call's signal when the client
+// goes, and what the exchange is told of a refusal made before the call.
+const seen: { protocol: string; timeoutMs: number | undefined }[] = [];
+let slowStarted: () => void = () => {};
+let slowAborted: (reason: unknown) => void = () => {};
+const impl: Partial<ServiceImpl<typeof Health>> = {
+  check(req, ctx) {
+    seen.push({ protocol: ctx.protocolName, timeoutMs: ctx.timeoutMs() });
+    if (req.service === "slow") {
+      const signal = ctx.signal;
+      slowStarted();
+      return new Promise((_resolve, reject) => {
+        signal.addEventListener("abort", () => {
+          slowAborted(signal.reason);
+          reject(signal.reason);
+        });
+      });
+    }
+    return { status: HealthCheckResponse_ServingStatus.SERVING };
+  },
+};
+const routes = (router: ConnectRouter) => router.service(Health, impl);
+const CHECK = `/${Health.typeName}/Check`;
+
+function checkRequest(service: string): Uint8Array {
+  return toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, { service }));
+}
+
+function envelope(payload: Uint8Array, flags = 0): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flags;
+  head.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([head, payload]);
+}
+
+/** A gRPC call over HTTP/2; resolves with its grpc-status. */
+async function grpcCall(port: number, body: Buffer, extra: Record<string, string> = {}) {
+  const session = connect(`http://127.0.0.1:${port}`);
+  try {
+    return await new Promise<string | undefined>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": CHECK,
+        "content-type": "application/grpc",
+        ...extra,
+      });
+      let status: string | undefined;
+      stream.on("trailers", (t) => {
+        status = String(t["grpc-status"]);
+      });
+      stream.on("data", () => {});
+      stream.on("end", () => resolve(status));
+      stream.on("error", reject);
+      stream.end(body);
+    });
+  } finally {
+    session.close();
+  }
+}
+
+/** A Connect call over HTTP/1.1; resolves with its status. */
+function connectCall(port: number, body: Uint8Array, extra: Record<string, string> = {}) {
+  return new Promise<number>((resolve, reject) => {
+    const req = http1Request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: CHECK,
+        headers: { "content-type": "application/proto", ...extra },
+        agent: false,
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("a unary call on the wire paths", () => {
+  let server: DualProtocolServer;
+  const exchanges: Exchange[] = [];
+  before(async () => {
+    const handler = createConnectHandler({
+      routes,
+      interceptors: [],
+      readMaxBytes: 64,
+      fallback: (_req, res) => {
+        res.writeHead(404);
+        res.end();
+      },
+      contextValues: () => createContextValues(),
+    });
+    server = createDualProtocolServer({
+      host: "127.0.0.1",
+      port: 0,
+      handler: (req, res) => {
+        const exchange = new Exchange("id", performance.now());
+        exchanges.push(exchange);
+        attachExchange(req, exchange);
+        handler(req, res);
+      },
+    });
+    await server.listen();
+  });
+  after(() => server.close(100));
+
+  it("is served with its protocol's name, and the deadline it was given", async () => {
+    seen.length = 0;
+    assert.equal(
+      await grpcCall(server.port, envelope(checkRequest("")), { "grpc-timeout": "5S" }),
+      "0",
+    );
+    assert.equal(
+      await connectCall(server.port, checkRequest(""), { "connect-timeout-ms": "5000" }),
+      200,
+    );
+    const gRPCWeb = await new Promise<number>((resolve) => {
+      const req = http1Request(
+        {
+          host: "127.0.0.1",
+          port: server.port,
+          method: "POST",
+          path: CHECK,
+          headers: { "content-type": "application/grpc-web+proto" },
+          agent: false,
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.end(envelope(checkRequest("")));
+    });
+    assert.equal(gRPCWeb, 200);
+    assert.deepEqual(
+      seen.map((s) => s.protocol),
+      ["grpc", "connect", "grpc-web"],
+    );
+    for (const { timeoutMs } of seen.slice(0, 2)) {
+      assert.ok(timeoutMs !== undefined && timeoutMs > 4000 && timeoutMs <= 5000, `${timeoutMs}`);
+    }
+    assert.equal(seen[2]?.timeoutMs, undefined, "no deadline, none seen");
+  });
+
+  it("tells the exchange the RPC, protocol, code and words of a refusal made before the call", async () => {
+    exchanges.length = 0;
+    assert.equal(await grpcCall(server.port, envelope(Uint8Array.of(0xff, 0xff))), "3");
+    assert.equal(await grpcCall(server.port, envelope(Buffer.alloc(100, 1))), "8");
+    assert.equal(
+      await grpcCall(server.port, envelope(checkRequest("")), { "grpc-timeout": "x" }),
+      "3",
+    );
+    assert.equal(await connectCall(server.port, Uint8Array.of(0xff)), 400);
+    assert.equal(
+      await connectCall(server.port, checkRequest(""), { "content-encoding": "zstd" }),
+      501,
+    );
+    assert.deepEqual(
+      exchanges.map((e) => [e.method, e.protocol, e.code]),
+      [
+        [`${Health.typeName}/Check`, "grpc", Code.InvalidArgument],
+        [`${Health.typeName}/Check`, "grpc", Code.ResourceExhausted],
+        [`${Health.typeName}/Check`, "grpc", Code.InvalidArgument],
+        [`${Health.typeName}/Check`, "connect", Code.InvalidArgument],
+        [`${Health.typeName}/Check`, "connect", Code.Unimplemented],
+      ],
+    );
+    assert.match(exchanges[0]?.message ?? "", /^parse binary: /);
+    assert.match(exchanges[2]?.message ?? "", /invalid grpc timeout value: x/);
+  });
+
+  it("survives a client that resets the stream during the call, and aborts the call's signal", async () => {
+    const started = new Promise<void>((resolve) => {
+      slowStarted = resolve;
+    });
+    const aborted = new Promise<unknown>((resolve) => {
+      slowAborted = resolve;
+    });
+    const session = connect(`http://127.0.0.1:${server.port}`);
+    try {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": CHECK,
+        "content-type": "application/grpc",
+      });
+      stream.on("error", () => {});
+      stream.end(envelope(checkRequest("slow")));
+      await started;
+      stream.close(constants.NGHTTP2_CANCEL);
+      const reason = await aborted;
+      assert.equal(ConnectError.from(reason).code, Code.Canceled);
+    } finally {
+      session.close();
+    }
+    assert.equal(await grpcCall(server.port, envelope(checkRequest(""))), "0");
+  });
+});
