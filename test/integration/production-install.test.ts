@@ -1,26 +1,19 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import {
-  copyFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  realpathSync,
-  rmSync,
-  utimesSync,
-} from "node:fs";
+import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePorts } from "../../src/process/free-port.js";
 import { buildIfStale } from "../support/build.js";
-import { createFirstToken, sendMalformedProtobuf } from "../support/first-token.js";
+import {
+  createFirstToken,
+  malformedProtobufGrpcStatus,
+  sendMalformedProtobuf,
+} from "../support/first-token.js";
 import { killMainProcesses, type MainProcess, startNpmStart } from "../support/main-process.js";
-import { REPO_ROOT } from "../support/markdown-blocks.js";
 import { openApiGeneratorModules } from "../support/openapi-modules.js";
 import { runNpm } from "../support/packed-package.js";
+import { copyInto, distFolders, REPO_ROOT, repositoryFiles } from "../support/repository-copy.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 // docs/operations.md, "A production install": a checkout whose dist/ a build
@@ -28,37 +21,6 @@ import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 // the checkout is a temp copy of the repository's files and built dist/
 // folders, and npm installs from this machine's cache (`--offline`: the
 // repository's `npm ci` filled it, so no registry is needed).
-
-/** The repository's files as git knows them (tracked, and new ones not ignored), that exist. */
-function repositoryFiles(): string[] {
-  const listed = execFileSync(
-    "git",
-    ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-    { cwd: REPO_ROOT, encoding: "utf8" },
-  );
-  return listed.split("\0").filter((file) => file !== "" && existsSync(join(REPO_ROOT, file)));
-}
-
-/** The built `dist/` folders (git ignores them): the root's, and any package's below it. */
-function distFolders(dir = "", depth = 0): string[] {
-  return readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (!entry.isDirectory() || entry.name === "node_modules" || entry.name.startsWith(".")) {
-      return [];
-    }
-    if (entry.name === "dist") {
-      return [path];
-    }
-    return depth < 2 ? distFolders(path, depth + 1) : [];
-  });
-}
-
-function copyInto(target: string, files: readonly string[]): void {
-  for (const file of files) {
-    mkdirSync(dirname(join(target, file)), { recursive: true });
-    copyFileSync(join(REPO_ROOT, file), join(target, file));
-  }
-}
 
 describe("a production install: npm ci --omit=dev, then npm start", () => {
   let dir: string;
@@ -136,11 +98,13 @@ describe("a production install: npm ci --omit=dev, then npm start", () => {
     assert.match(await openApi.text(), /"maximum":31536000/);
   });
 
-  it("answers a malformed protobuf body 400 invalid_argument, with no install script run", async () => {
+  it("answers a malformed protobuf body INVALID_ARGUMENT on Connect (400), gRPC and gRPC-Web, with no install script run", async () => {
     const malformed = await sendMalformedProtobuf(publicUrl);
     const body = (await malformed.json()) as { code?: string };
     assert.equal(malformed.status, 400, JSON.stringify(body));
     assert.equal(body.code, "invalid_argument");
+    // gRPC and gRPC-Web alike, with node_modules exactly as npm installed it.
+    assert.deepEqual(await malformedProtobufGrpcStatus(publicUrl), { grpc: "3", grpcWeb: "3" });
   });
 
   it("stops cleanly on SIGTERM: npm and the service exit 0", async () => {

@@ -1,3 +1,4 @@
+import { grpcStatusOf } from "./grpc-status-call.js";
 import { newUser, signedCreate } from "./signing.js";
 
 export interface ServiceUrls {
@@ -45,4 +46,32 @@ export function sendMalformedProtobuf(publicUrl: string): Promise<Response> {
     headers: { "content-type": "application/proto" },
     body: new Uint8Array([0xff, 0xff, 0xff]),
   });
+}
+
+/** The malformed body's message framed as one gRPC envelope. */
+const MALFORMED_ENVELOPE = Uint8Array.of(0, 0, 0, 0, 3, 0xff, 0xff, 0xff);
+
+/**
+ * The `grpc-status` of a gRPC (HTTP/2) and a gRPC-Web (HTTP/1.1) call to
+ * CreateToken whose message does not parse: "3" (INVALID_ARGUMENT) on both.
+ */
+export async function malformedProtobufGrpcStatus(
+  publicUrl: string,
+): Promise<{ grpc: string; grpcWeb: string }> {
+  const web = await fetch(`${publicUrl}/perps.token.v1.TokenService/CreateToken`, {
+    method: "POST",
+    headers: { "content-type": "application/grpc-web+proto" },
+    body: MALFORMED_ENVELOPE,
+  });
+  // The answer's only envelope is its trailers: "grpc-status: 3\r\ngrpc-message: …".
+  const trailer = Buffer.from(await web.arrayBuffer())
+    .subarray(5)
+    .toString();
+  const grpcWeb = /^grpc-status: *(\d+)/im.exec(trailer)?.[1] ?? `none in ${trailer}`;
+  const grpc = await grpcStatusOf(
+    publicUrl,
+    "/perps.token.v1.TokenService/CreateToken",
+    MALFORMED_ENVELOPE,
+  );
+  return { grpc, grpcWeb };
 }

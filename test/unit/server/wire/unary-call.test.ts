@@ -21,6 +21,7 @@ import {
 } from "../../../../src/server/dual-protocol-server.js";
 import { attachExchange, Exchange } from "../../../../src/server/exchange.js";
 import { createConnectHandler } from "../../../../src/server/wire/connect-handler.js";
+import { grpcStatusOf } from "../../../support/grpc-status-call.js";
 
 // What the wire paths give a call besides its answer (wire-parity.test.ts holds the answers to
 // Connect's): the protocol name and deadline the handler sees, the call's signal when the client
@@ -58,29 +59,9 @@ function envelope(payload: Uint8Array, flags = 0): Buffer {
   return Buffer.concat([head, payload]);
 }
 
-/** A gRPC call over HTTP/2; resolves with its grpc-status. */
-async function grpcCall(port: number, body: Buffer, extra: Record<string, string> = {}) {
-  const session = connect(`http://127.0.0.1:${port}`);
-  try {
-    return await new Promise<string | undefined>((resolve, reject) => {
-      const stream = session.request({
-        ":method": "POST",
-        ":path": CHECK,
-        "content-type": "application/grpc",
-        ...extra,
-      });
-      let status: string | undefined;
-      stream.on("trailers", (t) => {
-        status = String(t["grpc-status"]);
-      });
-      stream.on("data", () => {});
-      stream.on("end", () => resolve(status));
-      stream.on("error", reject);
-      stream.end(body);
-    });
-  } finally {
-    session.close();
-  }
+/** A gRPC call of Check over HTTP/2; resolves with its grpc-status. */
+function grpcCall(port: number, body: Buffer, extra: Record<string, string> = {}) {
+  return grpcStatusOf(`http://127.0.0.1:${port}`, CHECK, body, extra);
 }
 
 /** A Connect call over HTTP/1.1; resolves with its status. */
