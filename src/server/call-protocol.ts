@@ -11,10 +11,11 @@ export function callProtocol(req: UnaryRequest | StreamRequest): string {
 
 /** The protocol of a request to a Connect path, by its content type: connect, grpc or grpc-web. */
 export function rpcProtocol(contentType: string | null | undefined): string {
-  if (contentType?.startsWith("application/grpc-web")) {
+  const type = contentType?.toLowerCase();
+  if (type?.startsWith("application/grpc-web")) {
     return "grpc-web";
   }
-  if (contentType?.startsWith("application/grpc")) {
+  if (type?.startsWith("application/grpc")) {
     return "grpc";
   }
   return "connect";

@@ -26,7 +26,7 @@ import { serveConnectUnary } from "./connect-unary.js";
 import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
 import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 import { streamInputInterceptor } from "./input-error.js";
-import { createUnaryServing, type UnaryService } from "./unary-method.js";
+import { createUnaryServing, failAnswer, type UnaryService } from "./unary-method.js";
 
 export interface ConnectHandlerOptions {
   /** Registers the services served. */
@@ -52,10 +52,11 @@ const acceptCompression = [compressionGzip, compressionBrotli];
 
 /**
  * What connect-node's `connectNodeAdapter` does (Connect, gRPC and gRPC-Web
- * on one node handler), answering as it does, with two differences: a
- * request message that is not valid protobuf is INVALID_ARGUMENT (Connect
- * says INTERNAL), and the request's exchange is told the RPC, the protocol
- * and the code of every answer given before a call reaches the interceptors.
+ * on one node handler), answering as it does but for the differences listed
+ * in README.md (above all: a request message that is not valid protobuf is
+ * INVALID_ARGUMENT, where Connect says INTERNAL), and telling the request's
+ * exchange the RPC, the protocol and the code of every answer given before a
+ * call reaches the interceptors.
  * Unary calls, on every protocol, are served by the wire paths of this folder
  * (connect-unary.ts, grpc-unary.ts), which decide those answers themselves;
  * Connect's own handler serves the streaming methods (health `Watch`,
@@ -125,7 +126,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
       .catch((reason: unknown) => {
         // Aborted: the client went away while the answer was written.
         if (ConnectError.from(reason).code !== Code.Aborted) {
-          fail(res, exchange, reason);
+          failAnswer(req, res, reason);
         }
       });
   }
@@ -141,7 +142,8 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
       }
       return;
     }
-    const contentType = req.headers["content-type"];
+    // Media types are case-insensitive (Connect matches them so).
+    const contentType = req.headers["content-type"]?.toLowerCase();
     const exchange = exchangeOf(req);
     exchange?.names(served.method, rpcProtocol(contentType));
     if (!hasAuthority(req)) {
@@ -152,7 +154,10 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     const method = serving.method(served.rpc);
     const taken =
       method === undefined
-        ? framing !== undefined && refuseGrpcStream(framing, serving, req, res)
+        ? framing !== undefined &&
+          // Connect refuses a bidi stream over HTTP/1.1 first (505), whatever its headers.
+          !(served.rpc.methodKind === "bidi_streaming" && req.httpVersionMajor === 1) &&
+          refuseGrpcStream(framing, serving, req, res)
         : framing === undefined
           ? serveConnectUnary(method, serving, req, res)
           : serveGrpcUnary(framing, method, serving, req, res);
@@ -173,18 +178,4 @@ function refuse(res: NodeServerResponse, exchange: Exchange | undefined, message
   exchange?.answers(Code.InvalidArgument, message);
   res.writeHead(400, { "content-type": "text/plain" });
   res.end(`${message}\n`);
-}
-
-/**
- * A failure of Connect itself, not of a call (a call's failure is an answer):
- * an empty 500, or the end of the connection if the answer has begun.
- */
-function fail(res: NodeServerResponse, exchange: Exchange | undefined, reason: unknown): void {
-  exchange?.answers(Code.Internal, String(reason));
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(500);
-  res.end();
 }

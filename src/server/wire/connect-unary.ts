@@ -11,6 +11,7 @@ import {
   callError,
   deadlineAfter,
   detach,
+  failAnswer,
   nodeHeaders,
   stringOrNull,
   type UnaryMethod,
@@ -79,14 +80,12 @@ export function serveConnectUnary(
     .then(
       (input) =>
         serving.invoke("connect", served.method, input, req, res, deadline).then(
-          (result) => answerResult(res, answer, served, type.binary, result),
+          (result) => answerResult(req, res, answer, served, type.binary, result),
           (reason: unknown) => answerError(res, answer, callError(reason)),
         ),
       (reason: unknown) => refused(inputError(reason)),
     )
-    .catch(() => {
-      // The client went away: nothing to answer.
-    });
+    .catch((reason: unknown) => failAnswer(req, res, reason));
   return true;
 }
 
@@ -116,6 +115,7 @@ async function readInput(
 }
 
 async function answerResult(
+  req: NodeServerRequest,
   res: NodeServerResponse,
   answer: Answer,
   served: UnaryMethod,
@@ -126,7 +126,9 @@ async function answerResult(
   try {
     body = served.serialization.getO(binary).serialize(result.message);
   } catch (reason) {
-    return answerError(res, answer, callError(reason));
+    const error = callError(reason);
+    exchangeOf(req)?.answers(error.code, error.rawMessage);
+    return answerError(res, answer, error);
   }
   const header = new Headers(result.header);
   header.set("content-type", answer.contentType);

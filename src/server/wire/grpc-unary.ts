@@ -21,6 +21,7 @@ import {
   callError,
   deadlineAfter,
   detach,
+  failAnswer,
   nodeHeaders,
   stringOrNull,
   type UnaryMethod,
@@ -60,6 +61,7 @@ const GRPC_WEB: Framing = {
 
 /** The framing of a gRPC (`application/grpc…`) or gRPC-Web request; undefined for other protocols. */
 export function grpcFraming(contentType: string | undefined): Framing | undefined {
+  // `contentType` lower-cased by the caller: media types are case-insensitive.
   if (contentType?.startsWith("application/grpc-web") === true) {
     return GRPC_WEB;
   }
@@ -91,7 +93,7 @@ export function serveGrpcUnary(
   }
   const call = (input: Message) =>
     serving.invoke(framing.protocol, served.method, input, req, res, deadline).then(
-      (result) => answerResult(res, answer, served, type.binary, result),
+      (result) => answerResult(req, res, answer, served, type.binary, result),
       (reason: unknown) => answerError(res, answer, callError(reason)),
     );
   readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES)
@@ -111,9 +113,7 @@ export function serveGrpcUnary(
         ? input.then(call, (reason: unknown) => refuse(req, res, answer, ConnectError.from(reason)))
         : call(input);
     })
-    .catch(() => {
-      // The stream is gone (the client reset it): nothing to answer.
-    });
+    .catch((reason: unknown) => failAnswer(req, res, reason));
   return true;
 }
 
@@ -214,6 +214,7 @@ function answerHeaders(answer: Answer, header?: Headers): Record<string, string>
 }
 
 function answerResult(
+  req: NodeServerRequest,
   res: NodeServerResponse,
   answer: Answer,
   served: UnaryMethod,
@@ -227,7 +228,7 @@ function answerResult(
   try {
     bytes = served.serialization.getO(binary).serialize(result.message);
   } catch (reason) {
-    return answerError(res, answer, callError(reason));
+    return refuse(req, res, answer, callError(reason));
   }
   const trailer = grpc.setTrailerStatus(new Headers(result.trailer), undefined);
   return whenCompressed(res, answer, { flags: 0, data: bytes }, (message) => {

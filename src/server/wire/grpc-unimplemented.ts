@@ -8,7 +8,7 @@ import { exchangeOf } from "../exchange.js";
 
 /** True for a request in the gRPC or gRPC-Web protocol (`application/grpc…`). */
 export function isGrpcRequest(req: NodeServerRequest): boolean {
-  return req.headers["content-type"]?.startsWith("application/grpc") === true;
+  return req.headers["content-type"]?.toLowerCase().startsWith("application/grpc") === true;
 }
 
 // A method path as protobuf names it: `/package.Service/Method`. Segments are
@@ -48,7 +48,7 @@ export function answerGrpcUnimplemented(
   res: NodeServerResponse,
   services: ReadonlySet<string>,
 ): void {
-  const contentType = req.headers["content-type"] ?? "";
+  const contentType = req.headers["content-type"]?.toLowerCase() ?? "";
   const protocol = rpcProtocol(contentType);
   const message = unimplementedMessage(requestPath(req), services);
   const exchange = exchangeOf(req);

@@ -12,8 +12,9 @@ export interface RequestBody {
 /**
  * Reads the body until it ends, or until it holds more than `maxBytes`: then
  * it stops reading (the request is paused) and resolves with what was read.
- * Never rejects: a reset stream leaves it pending, and the response's close
- * tells the listener.
+ * Never rejects: a body cut short (the connection or stream reset, the
+ * transport's request timeout) leaves it pending, so that no call is made
+ * of part of a message; the response's close tells the listener.
  */
 export function readRequestBody(req: NodeServerRequest, maxBytes: number): Promise<RequestBody> {
   return new Promise((resolve) => {
@@ -30,7 +31,9 @@ export function readRequestBody(req: NodeServerRequest, maxBytes: number): Promi
     };
     const onEnd = () => {
       stop();
-      resolve({ chunks, total, ended: true });
+      if (!cutShort(req)) {
+        resolve({ chunks, total, ended: true });
+      }
     };
     const onError = () => stop();
     function stop(): void {
@@ -42,6 +45,15 @@ export function readRequestBody(req: NodeServerRequest, maxBytes: number): Promi
     req.on("end", onEnd);
     req.on("error", onError);
   });
+}
+
+/**
+ * HTTP/2 ends a request's body when its stream closes, reset or not (node's
+ * compatibility layer pushes the end either way); HTTP/1.1 never ends a body
+ * its connection lost. A stream closed before the answer is a body cut short.
+ */
+function cutShort(req: NodeServerRequest): boolean {
+  return "stream" in req && (req.stream.aborted || req.stream.destroyed);
 }
 
 /** The body as one buffer (no copy when it came in one chunk). */

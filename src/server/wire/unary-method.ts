@@ -12,13 +12,14 @@ import {
   type MethodSerializationLookup,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
-import { lazyCallSignal } from "../../gateway/call-signal.js";
+import { isCallOver, lazyCallSignal } from "../../gateway/call-signal.js";
 import {
   createUnaryInvoker,
   type UnaryInvoker,
   type UnaryResult,
 } from "../../gateway/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import { exchangeOf } from "../exchange.js";
 
 /** A unary method served by the wire paths, with what Connect's handler would use for it. */
 export interface UnaryMethod {
@@ -164,4 +165,23 @@ export function detach(answering: void | Promise<void>): void {
   if (answering instanceof Promise) {
     answering.catch(() => {});
   }
+}
+
+/**
+ * A failure of the service itself while answering, not of a call (a call's
+ * failure is an answer): told to the exchange (its cause is logged), then an
+ * empty 500, or the end of the stream if the answer has begun. Nothing to do
+ * once the client is gone.
+ */
+export function failAnswer(req: NodeServerRequest, res: NodeServerResponse, reason: unknown): void {
+  if (isCallOver(res)) {
+    return;
+  }
+  exchangeOf(req)?.answers(Code.Internal, String(reason));
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(500);
+  res.end();
 }

@@ -165,6 +165,8 @@ describe("a unary call on the wire paths", () => {
       await connectCall(server.port, checkRequest(""), { "content-encoding": "zstd" }),
       501,
     );
+    const shouted = { "content-type": "Application/GRPC" };
+    assert.equal(await grpcCall(server.port, envelope(Uint8Array.of(0xff)), shouted), "3");
     assert.deepEqual(
       exchanges.map((e) => [e.method, e.protocol, e.code]),
       [
@@ -173,10 +175,39 @@ describe("a unary call on the wire paths", () => {
         [`${Health.typeName}/Check`, "grpc", Code.InvalidArgument],
         [`${Health.typeName}/Check`, "connect", Code.InvalidArgument],
         [`${Health.typeName}/Check`, "connect", Code.Unimplemented],
+        [`${Health.typeName}/Check`, "grpc", Code.InvalidArgument],
       ],
     );
     assert.match(exchanges[0]?.message ?? "", /^parse binary: /);
     assert.match(exchanges[2]?.message ?? "", /invalid grpc timeout value: x/);
+  });
+
+  it("makes no call of a body cut short by a reset (HTTP/2 ends the body of a reset stream too)", async () => {
+    seen.length = 0;
+    for (const contentType of ["application/proto", "application/json", "application/grpc"]) {
+      const session = connect(`http://127.0.0.1:${server.port}`);
+      try {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": CHECK,
+          "content-type": contentType,
+          "content-length": "40",
+        });
+        const closed = new Promise<void>((resolve) => stream.on("close", resolve));
+        stream.on("error", () => {});
+        stream.resume();
+        // Nothing, or the start of a message, then the client gives up.
+        stream.write(contentType === "application/json" ? "{}" : Buffer.alloc(0));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        stream.close(constants.NGHTTP2_CANCEL);
+        await closed;
+      } finally {
+        session.close();
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(seen, [], "no call was made of an incomplete body");
+    assert.equal(await grpcCall(server.port, envelope(checkRequest(""))), "0");
   });
 
   it("survives a client that resets the stream during the call, and aborts the call's signal", async () => {

@@ -415,6 +415,30 @@ describe("the wire paths answer as Connect's own handler", () => {
     });
   }
 
+  describe("content types in any case (media types are case-insensitive)", () => {
+    for (const [contentType, http2] of [
+      ["Application/GRPC", true],
+      ["APPLICATION/GRPC-WEB+PROTO", false],
+      ["Application/Proto", false],
+    ] as const) {
+      const grpc = contentType.toLowerCase().startsWith("application/grpc");
+      const frame = (bytes: Uint8Array) => (grpc ? envelope(bytes) : bytes);
+      const request = (bytes: Uint8Array): Sent => ({
+        http2,
+        headers: { "content-type": contentType },
+        body: frame(bytes),
+      });
+
+      it(`${contentType}: a valid call, and a malformed message INVALID_ARGUMENT`, async () => {
+        const valid = await same(request(createRequest("ok")));
+        assert.equal(valid.status, 200);
+        const [mine, connects] = await both(request(Uint8Array.of(0xff, 0xff)));
+        assert.equal(codeOf(connects), grpc ? "13" : "internal");
+        assert.equal(codeOf(mine), grpc ? "3" : "invalid_argument");
+      });
+    }
+  });
+
   describe("a streaming method (health Watch), served by Connect's own handler", () => {
     const watch = (body: Uint8Array, headers: Record<string, string> = {}): Sent => ({
       http2: true,
