@@ -7,7 +7,7 @@ import {
   createServiceImplSpec,
   type Interceptor,
 } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -107,21 +107,10 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     });
   }
 
-  function viaConnect(
-    served: Served,
-    req: NodeServerRequest,
-    res: NodeServerResponse,
-    exchange: Exchange | undefined,
-  ): void {
-    let uReq: UniversalServerRequest;
-    try {
-      uReq = universalRequestFromNodeRequest(req, res, undefined, opts.contextValues(req));
-    } catch {
-      refuse(res, exchange, NO_HOST);
-      return;
-    }
+  // Only for a request with an authority (checked first): connect-node's adapter throws without one.
+  function viaConnect(served: Served, req: NodeServerRequest, res: NodeServerResponse): void {
     served
-      .handler(uReq)
+      .handler(universalRequestFromNodeRequest(req, res, undefined, opts.contextValues(req)))
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {
         // Aborted: the client went away while the answer was written.
@@ -162,7 +151,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
           ? serveConnectUnary(method, serving, req, res)
           : serveGrpcUnary(framing, method, serving, req, res);
     if (!taken) {
-      viaConnect(served, req, res, exchange);
+      viaConnect(served, req, res);
     }
   };
 }

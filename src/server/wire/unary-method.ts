@@ -49,6 +49,9 @@ export interface UnaryServingOptions {
   acceptCompression: readonly Compression[];
 }
 
+/** The protocols of the wire paths, as handlers see them (`HandlerContext.protocolName`). */
+type WireProtocol = "connect" | "grpc" | "grpc-web";
+
 /** What the protocol paths share: the methods, and the call through the interceptors. */
 export interface UnaryServing {
   /** The unary method at a path of the services, if any. */
@@ -60,7 +63,7 @@ export interface UnaryServing {
    * and `deadline` (Unix ms, null for none) as the call's deadline.
    */
   invoke(
-    protocol: "connect" | "grpc" | "grpc-web",
+    protocol: WireProtocol,
     method: DescMethod,
     input: Message,
     req: NodeServerRequest,
@@ -71,12 +74,13 @@ export interface UnaryServing {
 
 export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
   const specs = opts.services.map((s) => s.spec);
-  const invokers = new Map<string, UnaryInvoker>(
-    (["connect", "grpc", "grpc-web"] as const).map((protocolName) => [
-      protocolName,
-      createUnaryInvoker({ services: specs, interceptors: opts.interceptors, protocolName }),
-    ]),
-  );
+  const invokerFor = (protocolName: string) =>
+    createUnaryInvoker({ services: specs, interceptors: opts.interceptors, protocolName });
+  const invokers: Record<WireProtocol, UnaryInvoker> = {
+    connect: invokerFor("connect"),
+    grpc: invokerFor("grpc"),
+    "grpc-web": invokerFor("grpc-web"),
+  };
   const methods = new Map<DescMethod, UnaryMethod>();
   for (const service of opts.services) {
     const limits = validateReadWriteMaxBytes(service.readMaxBytes, undefined, undefined);
@@ -95,13 +99,9 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
     method: (method) => methods.get(method),
     acceptCompression: [...opts.acceptCompression],
     invoke(protocol, method, input, req, res, deadline) {
-      const invoker = invokers.get(protocol);
-      if (invoker === undefined) {
-        return Promise.reject(new ConnectError(`no protocol ${protocol}`, Code.Internal));
-      }
       const authority = "authority" in req ? req.authority : req.headers.host;
       const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
-      return invoker.invoke(method, input, {
+      return invokers[protocol].invoke(method, input, {
         requestMethod: req.method ?? "POST",
         url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
         header: webHeaders(req.headers),
