@@ -27,7 +27,17 @@ export interface Workers {
 export function startWorkers(opts: WorkersOptions): Workers {
   let stopping = false;
   let line = "";
-  const fork = (): Worker => cluster.fork(opts.env);
+  const fork = (): Worker => {
+    const worker = cluster.fork(opts.env);
+    // A message to a worker that has just exited fails (EPIPE): cluster's own
+    // reply to a worker that listened and then gave up, a metrics scrape. The
+    // exit handler deals with the worker; unhandled, the error would end the
+    // primary.
+    worker.on("error", (err: Error) => {
+      opts.logger.debug({ pid: worker.process.pid, err }, "message to a worker not delivered");
+    });
+    return worker;
+  };
   cluster.on("message", (_worker, message: unknown) => {
     const giveUp = (message as { giveUp?: unknown } | null)?.giveUp;
     if (typeof giveUp === "string" && line === "") {
