@@ -307,7 +307,8 @@ describe("token console", () => {
       await page.keyboard.press("Enter");
       await signedIn(page);
       // Signed in, the focus is on Name.
-      await page.waitForFunction('document.activeElement?.id === "name"');
+      // A locator, not waitForFunction: its predicate is an eval, which the page's CSP refuses.
+      await page.locator("#name:focus").waitFor();
       await page.keyboard.type("kb-bot");
       await page.keyboard.press("Tab");
       await page.keyboard.press("ControlOrMeta+a");
@@ -315,7 +316,7 @@ describe("token console", () => {
       await page.keyboard.press("Enter");
       await page.getByRole("row", { name: /kb-bot/ }).waitFor();
       // The new token has the focus, ready to copy.
-      await page.waitForFunction('document.activeElement?.id === "new-token"');
+      await page.locator("#new-token:focus").waitFor();
       let reached = false;
       for (let i = 0; i < 20 && !reached; i++) {
         await page.keyboard.press("Tab");
