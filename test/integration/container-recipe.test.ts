@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
 import { freePorts } from "../../src/process/free-port.js";
 import {
   envOf,
@@ -14,7 +15,7 @@ import {
 } from "../support/dockerfile.js";
 import { createFirstToken, sendMalformedProtobuf } from "../support/first-token.js";
 import { killMainProcesses, type MainProcess } from "../support/main-process.js";
-import { REPO_ROOT } from "../support/markdown-blocks.js";
+import { copyInto, REPO_ROOT, repositoryFiles } from "../support/repository-copy.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 // No container engine runs here: the Dockerfile's stages are replayed in temp
@@ -24,6 +25,23 @@ import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 // runs the new ones.
 
 const DOCKERFILE = join(REPO_ROOT, "Dockerfile");
+
+const execFileAsync = promisify(execFile);
+
+/** The tests of malformed protobuf, run in the build stage's install (issue 21). */
+const MALFORMED_TESTS = [
+  "test/unit/server/wire/wire-parity.test.ts",
+  "test/integration/refusal-telemetry.test.ts",
+];
+
+/**
+ * This process's environment without the test runner's mark: with it, a
+ * nested `node --test` would report to this runner instead of printing.
+ */
+function standaloneEnv(): NodeJS.ProcessEnv {
+  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+  return env;
+}
 
 /** The exec form of CMD or HEALTHCHECK's CMD, as argv. */
 function argvOf(instruction: Instruction | undefined, what: string): string[] {
@@ -46,6 +64,7 @@ function exitCodeOf(argv: string[], cwd: string, env: Record<string, string>): P
 describe("the container recipe (Dockerfile replayed without a container engine)", () => {
   let root: string;
   let redis: TestRedis;
+  let build: ReplayedStage | undefined;
   let final: ReplayedStage;
   const stages: Record<string, ReplayedStage> = {};
   let run: MainProcess | undefined;
@@ -86,6 +105,7 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
         env,
       });
     }
+    build = stages[parsed[0]?.name ?? ""];
     final = stages[parsed.at(-1)?.name ?? ""] as ReplayedStage;
     // A production install: compiled JavaScript, no compiler, no TypeScript runner.
     assert.ok(existsSync(join(final.dir, "dist/main.js")), "dist/ from the build stage");
@@ -107,6 +127,49 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
       "utf8",
     );
     assert.match(serialization, /parse binary: \$\{m\}`, Code\.Internal\)/);
+  });
+
+  it("the build stage's install ran no script, and the malformed-protobuf tests of every protocol pass in it", async () => {
+    // Issue 21: nothing in node_modules is edited, so an install that runs no
+    // script at all (the build stage's `npm ci --ignore-scripts`), then the
+    // build, answers malformed messages as `npm ci` does. The stage holds the
+    // sources it builds from; the rest of the checkout (the tests, the files
+    // they read) is added beside them, and nothing it built is touched.
+    assert.ok(build !== undefined, "the stages were replayed");
+    assert.match(
+      readFileSync(
+        join(build.dir, "node_modules/@connectrpc/connect/dist/esm/protocol/serialization.js"),
+        "utf8",
+      ),
+      /parse binary: \$\{m\}`, Code\.Internal\)/,
+      "@connectrpc/connect as published",
+    );
+    const dir = build.dir;
+    copyInto(
+      dir,
+      repositoryFiles().filter((file) => !existsSync(join(dir, file))),
+    );
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--import",
+        "./test/support/warnings-fail.ts",
+        "--test",
+        "--test-reporter=spec",
+        "--test-concurrency=1",
+        ...MALFORMED_TESTS,
+      ],
+      { cwd: build.dir, env: standaloneEnv(), maxBuffer: 16 * 1024 * 1024 },
+    ).catch((err: { stdout?: string }) =>
+      assert.fail(`the tests failed:\n${err.stdout ?? String(err)}`),
+    );
+    assert.match(stdout, /^ℹ fail 0$/m);
+    const passed = Number(/^ℹ pass (\d+)$/m.exec(stdout)?.[1]);
+    assert.ok(passed > 100, `${passed} tests passed`);
+    assert.match(stdout, /a malformed message: INVALID_ARGUMENT, where Connect says INTERNAL/);
+    assert.match(stdout, /gRPC: a malformed message is INVALID_ARGUMENT/);
   });
 
   it("the final stage's CMD serves against a Redis, creates a token, and its HEALTHCHECK passes", async () => {

@@ -7,7 +7,7 @@ export { REPO_ROOT };
 
 // A checkout as a newcomer or a build stage has it, made in a temp folder
 // from this repository's files: for tests of installs (production-install,
-// ignore-scripts-install).
+// container-recipe).
 
 /** The repository's files as git knows them (tracked, and new ones not ignored), that exist. */
 export function repositoryFiles(): string[] {
