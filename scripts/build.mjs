@@ -24,11 +24,10 @@ import {
   readdirSync,
   renameSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { isStale, resolveTool } from "../client/scripts/build-freshness.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
@@ -46,40 +45,8 @@ const INPUTS = [
 /** The client package's build, run first. */
 const CLIENT_BUILD = join(ROOT, "client/scripts/build.mjs");
 
-const require = createRequire(import.meta.url);
-
 function log(message) {
   process.stderr.write(`build: ${message}\n`);
-}
-
-/** Newest mtime under `path`; folders count too, so a deleted or renamed file shows. */
-function newestMtime(path) {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (stat === undefined) {
-    return 0;
-  }
-  let newest = stat.mtimeMs;
-  if (stat.isDirectory()) {
-    for (const entry of readdirSync(path)) {
-      newest = Math.max(newest, newestMtime(join(path, entry)));
-    }
-  }
-  return newest;
-}
-
-function isStale() {
-  const built = statSync(STAMP, { throwIfNoEntry: false });
-  return (
-    built === undefined || INPUTS.some((input) => newestMtime(join(ROOT, input)) > built.mtimeMs)
-  );
-}
-
-function resolveTool(specifier) {
-  try {
-    return require.resolve(specifier);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Every file under `dir` whose name ends with `suffix`, relative to `dir`. */
@@ -199,6 +166,6 @@ function buildClient() {
   }
 }
 
-if (buildClient() && (!process.argv.includes("--if-stale") || isStale())) {
+if (buildClient() && (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS))) {
   await build();
 }

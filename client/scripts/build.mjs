@@ -19,15 +19,13 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
+import { isStale, resolveTool } from "./build-freshness.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
@@ -40,46 +38,15 @@ const INPUTS = [
   "tsconfig.build.json",
   "../tsconfig.json",
   "scripts/build.mjs",
+  "scripts/build-freshness.mjs",
 ];
 /** The package's entries; their import graph is what dist/cjs/ holds. */
 const ENTRIES = ["src/sdk/index.ts", "src/sdk/node.ts", "src/protocol/index.ts"];
 /** Dependencies that cannot be require()d before Node 20.19 (ESM only): inlined into dist/cjs. */
 const INLINED_IN_CJS = ["@noble/ed25519"];
 
-const require = createRequire(import.meta.url);
-
 function log(message) {
   process.stderr.write(`build (client): ${message}\n`);
-}
-
-/** Newest mtime under `path`; folders count too, so a deleted or renamed file shows. */
-function newestMtime(path) {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (stat === undefined) {
-    return 0;
-  }
-  let newest = stat.mtimeMs;
-  if (stat.isDirectory()) {
-    for (const entry of readdirSync(path)) {
-      newest = Math.max(newest, newestMtime(join(path, entry)));
-    }
-  }
-  return newest;
-}
-
-function isStale() {
-  const built = statSync(STAMP, { throwIfNoEntry: false });
-  return (
-    built === undefined || INPUTS.some((input) => newestMtime(join(ROOT, input)) > built.mtimeMs)
-  );
-}
-
-function resolveTool(specifier) {
-  try {
-    return require.resolve(specifier);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -226,6 +193,6 @@ async function build() {
   log(`dist/ built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-if (!process.argv.includes("--if-stale") || isStale()) {
+if (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS)) {
   await build();
 }
