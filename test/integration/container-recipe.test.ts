@@ -15,6 +15,7 @@ import {
 } from "../support/dockerfile.js";
 import { createFirstToken, sendMalformedProtobuf } from "../support/first-token.js";
 import { killMainProcesses, type MainProcess } from "../support/main-process.js";
+import { npmEnvironment } from "../support/packed-package.js";
 import { copyInto, REPO_ROOT, repositoryFiles } from "../support/repository-copy.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
@@ -33,15 +34,6 @@ const MALFORMED_TESTS = [
   "test/unit/server/wire/wire-parity.test.ts",
   "test/integration/refusal-telemetry.test.ts",
 ];
-
-/**
- * This process's environment without the test runner's mark: with it, a
- * nested `node --test` would report to this runner instead of printing.
- */
-function standaloneEnv(): NodeJS.ProcessEnv {
-  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  return env;
-}
 
 /** The exec form of CMD or HEALTHCHECK's CMD, as argv. */
 function argvOf(instruction: Instruction | undefined, what: string): string[] {
@@ -161,7 +153,8 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
         "--test-concurrency=1",
         ...MALFORMED_TESTS,
       ],
-      { cwd: build.dir, env: standaloneEnv(), maxBuffer: 16 * 1024 * 1024 },
+      // Without the test runner's mark, or the nested `node --test` would report to this runner.
+      { cwd: dir, env: npmEnvironment(), maxBuffer: 16 * 1024 * 1024 },
     ).catch((err: { stdout?: string }) =>
       assert.fail(`the tests failed:\n${err.stdout ?? String(err)}`),
     );

@@ -27,6 +27,10 @@ function track(child: ChildProcess, group = false): MainProcess {
   };
   child.stdout?.on("data", collect);
   child.stderr?.on("data", collect);
+  // A child that could not start: said in its output (exitedWithin then fails, naming it).
+  child.on("error", (err) => {
+    output += `${String(err)}\n`;
+  });
   const exited = new Promise<number | NodeJS.Signals | null>((done) =>
     child.once("exit", (code, signal) => done(code ?? signal)),
   );
@@ -76,6 +80,21 @@ export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainP
   return track(
     spawn(process.execPath, [MAIN], {
       cwd,
+      env: environment(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+  );
+}
+
+/**
+ * Runs one of the repository's TypeScript files (through tsx) as a child
+ * process, with `env` (and PATH, HOME unless given) in its environment: for
+ * programs written for one test, such as a primary with odd workers.
+ */
+export function startScript(script: string, env: Record<string, string>): MainProcess {
+  return track(
+    spawn(process.execPath, ["--import", "tsx", script], {
+      cwd: ROOT,
       env: environment(env),
       stdio: ["ignore", "pipe", "pipe"],
     }),
