@@ -241,9 +241,9 @@ function callHeaders(req: NodeRequest): Headers {
 }
 
 /** Response headers a REST response may carry, from the call's headers or error metadata. */
-function restHeaders(header: Headers): Record<string, string> {
+function restHeaders(header: Headers | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  header.forEach((value, name) => {
+  header?.forEach((value, name) => {
     if (!droppedResponseHeaders.has(name) && !isProtocolHeader(name)) {
       out[name] = value;
     }
@@ -270,8 +270,8 @@ async function callMethod(
   try {
     result = await invoker.invoke(route.method, input, {
       requestMethod: req.method ?? "",
-      url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
-      header: callHeaders(req),
+      url: () => `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
+      header: () => callHeaders(req),
       contextValues: values,
       signal: lazyCallSignal(res),
     });

@@ -2,6 +2,7 @@ import {
   create,
   type DescMethod,
   type DescMethodUnary,
+  type DescService,
   isMessage,
   type Message,
 } from "@bufbuild/protobuf";
@@ -15,6 +16,7 @@ import {
   type MethodImplSpec,
   type ServiceImplSpec,
   type UnaryRequest,
+  type UnaryResponse,
 } from "@connectrpc/connect";
 
 type AnyFn = Parameters<Interceptor>[0];
@@ -24,10 +26,10 @@ type UnaryImpl = Extract<MethodImplSpec, { kind: "unary" }>["impl"];
 export interface UnaryCall {
   /** HTTP method of the request, e.g. "POST". */
   readonly requestMethod: string;
-  /** The URL received. */
-  readonly url: string;
-  /** Request headers, as interceptors and the handler see them. */
-  readonly header: Headers;
+  /** The URL received, made when first asked for (most calls never ask). */
+  readonly url: () => string;
+  /** Request headers, as interceptors and the handler see them, made when first asked for. */
+  readonly header: () => Headers;
   readonly contextValues: ContextValues;
   /**
    * The call's AbortSignal, asked for only by code that uses it: most calls
@@ -39,11 +41,11 @@ export interface UnaryCall {
   readonly timeoutMs?: () => number | undefined;
 }
 
-/** A unary call's answer: the response message, headers and trailers. */
+/** A unary call's answer: the response message, headers and trailers (undefined: none were set). */
 export interface UnaryResult {
   readonly message: Message;
-  readonly header: Headers;
-  readonly trailer: Headers;
+  readonly header: Headers | undefined;
+  readonly trailer: Headers | undefined;
 }
 
 export interface UnaryInvokerOptions {
@@ -110,26 +112,120 @@ export function createUnaryInvoker(opts: UnaryInvokerOptions): UnaryInvoker {
       if (call.timeoutMs !== undefined) {
         call.contextValues.set(timeoutKey, call.timeoutMs);
       }
-      const request: UnaryRequest = {
-        stream: false,
-        message: input,
-        method: served.unary,
-        service: method.parent,
-        requestMethod: call.requestMethod,
-        url: call.url,
-        header: call.header,
-        contextValues: call.contextValues,
-        get signal() {
-          return call.signal();
-        },
-      };
+      const request = new InvokedRequest(served.unary, input, call);
       const response = await served.chain(request);
       if (response.stream) {
         throw new ConnectError("an interceptor answered a unary call with a stream", Code.Internal);
       }
-      return { message: response.message, header: response.header, trailer: response.trailer };
+      return response instanceof ImplResponse
+        ? {
+            message: response.message,
+            header: response.written.header,
+            trailer: response.written.trailer,
+          }
+        : { message: response.message, header: response.header, trailer: response.trailer };
     },
   };
+}
+
+/**
+ * A call's request as interceptors see it. A class, not an object literal
+ * with getters: V8 gives each such literal accessors of its own, which cost
+ * more than the rest of the call's set-up. The URL, the headers and the
+ * signal are made only for code that reads them.
+ */
+class InvokedRequest implements UnaryRequest {
+  readonly stream = false;
+  readonly service: DescService;
+  readonly requestMethod: string;
+  readonly contextValues: ContextValues;
+  #url: string | undefined = undefined;
+  #header: Headers | undefined = undefined;
+  constructor(
+    readonly method: DescMethodUnary,
+    readonly message: Message,
+    private readonly call: UnaryCall,
+  ) {
+    this.service = method.parent;
+    this.requestMethod = call.requestMethod;
+    this.contextValues = call.contextValues;
+  }
+  get url(): string {
+    this.#url ??= this.call.url();
+    return this.#url;
+  }
+  get header(): Headers {
+    this.#header ??= this.call.header();
+    return this.#header;
+  }
+  get signal(): AbortSignal {
+    return this.call.signal();
+  }
+}
+
+/** The handler context of a call (a class for the reason `InvokedRequest` is one). */
+class ImplContext implements HandlerContext {
+  readonly method: DescMethodUnary;
+  readonly service: DescService;
+  readonly requestMethod: string;
+  readonly timeoutMs: () => number | undefined;
+  readonly values: ContextValues;
+  constructor(
+    private readonly req: UnaryRequest,
+    readonly protocolName: string,
+    private readonly written: WrittenHeaders,
+  ) {
+    this.method = req.method;
+    this.service = req.service;
+    this.requestMethod = req.requestMethod;
+    this.timeoutMs = req.contextValues.get(timeoutKey);
+    this.values = req.contextValues;
+  }
+  get url(): string {
+    return this.req.url;
+  }
+  get requestHeader(): Headers {
+    return this.req.header;
+  }
+  get responseHeader(): Headers {
+    this.written.header ??= new Headers();
+    return this.written.header;
+  }
+  get responseTrailer(): Headers {
+    this.written.trailer ??= new Headers();
+    return this.written.trailer;
+  }
+  get signal(): AbortSignal {
+    return this.req.signal;
+  }
+}
+
+/** The response headers and trailers an implementation wrote; each made when first used. */
+class WrittenHeaders {
+  header: Headers | undefined = undefined;
+  trailer: Headers | undefined = undefined;
+}
+
+/**
+ * The implementation's response: its headers and trailers are made only if
+ * an interceptor reads them (most answers have none).
+ */
+class ImplResponse implements UnaryResponse {
+  readonly stream = false;
+  constructor(
+    readonly method: DescMethodUnary,
+    readonly service: DescService,
+    readonly message: Message,
+    readonly written: WrittenHeaders,
+  ) {}
+  get header(): Headers {
+    this.written.header ??= new Headers();
+    return this.written.header;
+  }
+  get trailer(): Headers {
+    this.written.trailer ??= new Headers();
+    return this.written.trailer;
+  }
 }
 
 /** The innermost step of the chain: the implementation, with a handler context made from the request. */
@@ -138,32 +234,15 @@ function implCall(impl: UnaryImpl, protocolName: string): AnyFn {
     if (req.stream) {
       throw new ConnectError("a unary method got a stream", Code.Internal);
     }
-    const responseHeader = new Headers();
-    const responseTrailer = new Headers();
-    const context: HandlerContext = {
-      method: req.method,
-      service: req.service,
-      requestMethod: req.requestMethod,
-      url: req.url,
-      protocolName,
-      timeoutMs: req.contextValues.get(timeoutKey),
-      requestHeader: req.header,
-      responseHeader,
-      responseTrailer,
-      values: req.contextValues,
-      get signal() {
-        return req.signal;
-      },
-    };
+    const written = new WrittenHeaders();
+    const context = new ImplContext(req, protocolName, written);
     const output = await impl(req.message, context);
     const schema = req.method.output;
-    return {
-      stream: false,
-      method: req.method,
-      service: req.service,
-      header: responseHeader,
-      trailer: responseTrailer,
-      message: isMessage(output, schema) ? output : create(schema, output),
-    };
+    return new ImplResponse(
+      req.method,
+      req.service,
+      isMessage(output, schema) ? output : create(schema, output),
+      written,
+    );
   };
 }

@@ -132,7 +132,7 @@ async function answerResult(
   }
   const header = new Headers(result.header);
   header.set("content-type", answer.contentType);
-  return send(res, 200, answer, connect.trailerMux(header, result.trailer), body);
+  return send(res, 200, answer, connect.trailerMux(header, result.trailer ?? new Headers()), body);
 }
 
 /** As Connect: the code's HTTP status, the error's metadata as headers, and the error as JSON. */

@@ -15,6 +15,7 @@ import {
 import { isCallOver, lazyCallSignal } from "../../gateway/call-signal.js";
 import {
   createUnaryInvoker,
+  type UnaryCall,
   type UnaryInvoker,
   type UnaryResult,
 } from "../../gateway/unary-invoker.js";
@@ -62,6 +63,13 @@ export interface UnaryServing {
    * Connect's handlers do, with `protocol` as the handler's protocol name
    * and `deadline` (Unix ms, null for none) as the call's deadline.
    */
+  /** Runs the call as `invoke` does, from what the caller made of its request. */
+  call(
+    protocol: WireProtocol,
+    method: DescMethod,
+    input: Message,
+    call: UnaryCall,
+  ): Promise<UnaryResult>;
   invoke(
     protocol: WireProtocol,
     method: DescMethod,
@@ -98,13 +106,16 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
   return {
     method: (method) => methods.get(method),
     acceptCompression: [...opts.acceptCompression],
+    call: (protocol, method, input, call) => invokers[protocol].invoke(method, input, call),
     invoke(protocol, method, input, req, res, deadline) {
-      const authority = "authority" in req ? req.authority : req.headers.host;
-      const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
       return invokers[protocol].invoke(method, input, {
         requestMethod: req.method ?? "POST",
-        url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
-        header: webHeaders(req.headers),
+        url: () => {
+          const authority = "authority" in req ? req.authority : req.headers.host;
+          const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
+          return `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`;
+        },
+        header: () => webHeaders(req.headers),
         contextValues: opts.contextValues(req),
         signal: lazyCallSignal(res, deadline),
         ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
