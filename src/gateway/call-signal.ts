@@ -1,8 +1,9 @@
+import type { ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 
-/** The response of a call, over HTTP/1.1 or HTTP/2, as node hands it to a handler. */
-type CallResponse = Parameters<ReturnType<typeof connectNodeAdapter>>[1];
+/** The response of a call: over HTTP/1.1 or HTTP/2 as node hands it to a handler, or a raw HTTP/2 stream. */
+type CallResponse = Parameters<ReturnType<typeof connectNodeAdapter>>[1] | ServerHttp2Stream;
 
 /** The client reset the stream or the answer is over (an HTTP/2 response has no `closed`). */
 export function isCallOver(res: CallResponse): boolean {

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from "node:http";
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, type ContextValues, createContextValues } from "@connectrpc/connect";
 import { codeFromHttpStatus } from "../gateway/http-status.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
@@ -11,6 +12,9 @@ import { codeName } from "./code-name.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
 import type { TransportAnswer } from "./transport-answer.js";
+
+// Where a raw stream keeps its exchange: one shared 'close' listener, no closure per stream.
+const STREAM_EXCHANGE = Symbol("stream exchange");
 
 export interface AnswerTelemetryOptions {
   logger: Logger;
@@ -30,6 +34,12 @@ export interface AnswerTelemetry {
    * the REST gateway.
    */
   contextValues(req: NodeServerRequest): ContextValues;
+  /**
+   * The exchange of an HTTP/2 stream served without node's request and
+   * response objects: its request id, and its line and count once the stream
+   * closes (the path that serves it notes the answer on it).
+   */
+  streamExchange(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Exchange;
   /**
    * The line and count of an answer the transport gave by itself, before any
    * handler (Node's HTTP/1 refusals, the HTTP/2 request timeout).
@@ -63,11 +73,12 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   const logger = opts.logger.child({}, { redact: [] });
   const seriesOf = createRequestSeries(opts.metrics);
 
-  function tell(exchange: Exchange, res: NodeServerResponse): void {
+  /** The exchange's one log line and count, once it is over. */
+  function tell(exchange: Exchange, contentType: string | undefined): void {
     const seconds = (performance.now() - exchange.started) / 1000;
-    const answered = res.writableEnded;
-    const code = answered ? (exchange.code ?? codeFromHttpStatus(res.statusCode)) : Code.Canceled;
-    const protocol = protocolOf(exchange, res.req.headers["content-type"]);
+    const answered = exchange.complete;
+    const code = answered ? (exchange.code ?? codeFromHttpStatus(exchange.status)) : Code.Canceled;
+    const protocol = protocolOf(exchange, contentType);
     const series = seriesOf(exchange.method, protocol);
     series.duration.observe(seconds);
     series.calls(code === undefined ? "ok" : codeName(code)).inc();
@@ -84,7 +95,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     } else if (code === undefined) {
       logger.info(line, "request");
     } else {
-      const message = exchange.message || (STATUS_CODES[res.statusCode] ?? "");
+      const message = exchange.message || (STATUS_CODES[exchange.status] ?? "");
       // A readiness probe answering 503 is the probe working, not a failure;
       // forward-auth's 503 (method "forward-auth") is one.
       const probe = code === Code.Unavailable && exchange.method === "http" && protocol === "http";
@@ -96,6 +107,22 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     }
   }
 
+  /** A response's exchange as it ended. */
+  function tellResponse(exchange: Exchange, res: NodeServerResponse): void {
+    if (res.writableEnded) {
+      exchange.sent(res.statusCode);
+    }
+    tell(exchange, res.req.headers["content-type"]);
+  }
+
+  /** A raw HTTP/2 stream's exchange (its path noted `sent`), once the stream closed. */
+  function tellStream(this: ServerHttp2Stream & { [STREAM_EXCHANGE]?: Exchange }): void {
+    const exchange = this[STREAM_EXCHANGE];
+    if (exchange !== undefined) {
+      tell(exchange, undefined);
+    }
+  }
+
   // One listener for all responses: the response is `this`, so no closure per request.
   function onClose(this: NodeServerResponse): void {
     const exchange = exchangeOf(this.req);
@@ -103,11 +130,11 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
       return;
     }
     if (this.writableEnded) {
-      tell(exchange, this);
+      tellResponse(exchange, this);
     } else {
       // Abandoned: the layer serving the request learns it from the request's
       // own events, which may come after this one; let it note what it knows.
-      setImmediate(tell, exchange, this);
+      setImmediate(tellResponse, exchange, this);
     }
   }
 
@@ -132,6 +159,12 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
           res.end();
         }
       };
+    },
+    streamExchange(stream, headers) {
+      const exchange = new Exchange(settleRequestId(headers["x-request-id"]), performance.now());
+      (stream as ServerHttp2Stream & { [STREAM_EXCHANGE]?: Exchange })[STREAM_EXCHANGE] = exchange;
+      stream.once("close", tellStream);
+      return exchange;
     },
     transportAnswer(answer) {
       // No handler saw the request: no method, and no arrival time to time it from.

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import {
   Code,
   type ConnectRouter,
@@ -270,11 +271,15 @@ export function createApp(opts: AppOptions): App {
       contextValues: telemetry.contextValues,
     });
     const hostGuard = createHostGuard();
-    return telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
-      if (!hostGuard(req, res) && !endpoints.some((endpoint) => endpoint(req, res))) {
-        connect(req, res);
-      }
-    });
+    return {
+      handler: telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
+        if (!hostGuard(req, res) && !endpoints.some((endpoint) => endpoint(req, res))) {
+          connect.handle(req, res);
+        }
+      }),
+      streamHandler: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) =>
+        connect.takeStream(stream, headers, () => telemetry.streamExchange(stream, headers)),
+    };
   }
 
   /** What both listeners share: limits, TLS, and where transport events are reported. */
@@ -304,7 +309,7 @@ export function createApp(opts: AppOptions): App {
     ...transport("public"),
     host: opts.host,
     port: opts.httpPort,
-    handler: listener(
+    ...listener(
       (router) => router.service(TokenService, tokenService),
       [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
       [
@@ -320,7 +325,7 @@ export function createApp(opts: AppOptions): App {
     ...transport("internal"),
     host: opts.internalHost ?? "127.0.0.1",
     port: opts.grpcPort,
-    handler: listener(
+    ...listener(
       (router) => {
         router.service(TokenService, tokenService);
         router.service(UserKeyService, userKeyService);

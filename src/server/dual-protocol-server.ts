@@ -9,6 +9,7 @@ import {
   type Http2ServerResponse,
   type Http2Session,
   constants as h2constants,
+  type IncomingHttpHeaders,
   type ServerHttp2Stream,
 } from "node:http2";
 import {
@@ -21,6 +22,7 @@ import {
 import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
 import type { NodeHandler } from "../http/node-handler.js";
+import type { Exchange } from "./exchange.js";
 import { settleRequestId } from "./request-id.js";
 import {
   CONNECT_REFUSED,
@@ -43,8 +45,20 @@ export type ClientErrorSource =
   | "http2-stream"
   | "over-cap";
 
+/**
+ * Serves an HTTP/2 stream itself, before node's compatibility layer makes a
+ * request and a response of it: returns the stream's exchange when it took
+ * the stream, or undefined, having read nothing, to leave it to the handler.
+ */
+export type StreamHandler = (
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+) => Exchange | undefined;
+
 export interface DualProtocolServerOptions {
   handler: NodeHandler;
+  /** Takes the HTTP/2 streams it serves straight off the stream. Default: none (all go to `handler`). */
+  streamHandler?: StreamHandler;
   /** Bind address. */
   host: string;
   /** Port; 0 picks a free one. */
@@ -108,6 +122,34 @@ export interface DualProtocolServer {
   close(graceMs?: number, drainMs?: number): Promise<void>;
 }
 
+/**
+ * Puts `take` before node's compatibility layer: node's own 'stream'
+ * listener, which makes a request and a response of every stream, runs only
+ * for the streams `take` leaves.
+ */
+function takeStreamsFirst(
+  h2: ReturnType<typeof createHttp2Server>,
+  take: StreamHandler,
+  taken: (stream: ServerHttp2Stream, exchange: Exchange) => void,
+): void {
+  const compat = h2.listeners("stream");
+  if (compat.length !== 1) {
+    throw new Error(`expected node's one compatibility 'stream' listener, found ${compat.length}`);
+  }
+  h2.removeAllListeners("stream");
+  h2.on("stream", function (this: unknown, ...args: unknown[]) {
+    const [stream, headers] = args as [ServerHttp2Stream, IncomingHttpHeaders];
+    const exchange = take(stream, headers);
+    if (exchange === undefined) {
+      for (const listener of compat) {
+        Reflect.apply(listener, this, args);
+      }
+    } else {
+      taken(stream, exchange);
+    }
+  });
+}
+
 // An HTTP/2 connection with prior knowledge starts with the preface "PRI * HTTP/2.0";
 // no HTTP/1.1 request starts with "PRI".
 const H2_PREFACE_START = Buffer.from("PRI");
@@ -151,6 +193,12 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     opts.handler,
   );
   h2.setTimeout(opts.http2IdleTimeoutMs ?? 120_000);
+  if (opts.streamHandler !== undefined) {
+    takeStreamsFirst(h2, opts.streamHandler, (stream, exchange) => {
+      trackRequest(stream);
+      limitStreamTime(stream, exchange);
+    });
+  }
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
@@ -167,7 +215,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   let closing = false;
   let onIdle: (() => void) | undefined;
 
-  function trackRequest(res: ServerResponse | Http2ServerResponse): void {
+  function trackRequest(res: ServerResponse | Http2ServerResponse | ServerHttp2Stream): void {
     inFlight++;
     res.once("close", () => {
       inFlight--;
@@ -299,6 +347,29 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       if (given === undefined) {
         tellRefusal(REQUEST_TIMEOUT, requestId, "ERR_HTTP2_REQUEST_TIMEOUT", "http2");
       }
+    }, requestTimeoutMs);
+    stream.once("close", () => clearTimeout(timer));
+  }
+
+  /** `limitRequestTime` for a stream a stream handler took: it tells the stream's exchange. */
+  function limitStreamTime(stream: ServerHttp2Stream, exchange: Exchange): void {
+    const timer = setTimeout(() => {
+      if (stream.destroyed || stream.state.remoteClose === 1) {
+        return;
+      }
+      if (stream.headersSent) {
+        stream.close(h2constants.NGHTTP2_CANCEL);
+        return;
+      }
+      const body = refusalBody(REQUEST_TIMEOUT);
+      stream.respond({
+        ":status": REQUEST_TIMEOUT.status,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        "x-request-id": exchange.requestId,
+      });
+      exchange.sent(REQUEST_TIMEOUT.status);
+      stream.end(body, () => stream.close(h2constants.NGHTTP2_NO_ERROR));
     }, requestTimeoutMs);
     stream.once("close", () => clearTimeout(timer));
   }

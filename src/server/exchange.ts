@@ -18,6 +18,10 @@ export class Exchange {
   code: Code | undefined = undefined;
   /** What the answer says is wrong, for the log. */
   message = "";
+  /** The answer's HTTP status, once it is given. */
+  status = 0;
+  /** Whether the whole answer was handed to the transport; false when the client left first. */
+  complete = false;
 
   constructor(
     /** The request id, echoed in `x-request-id`. */
@@ -32,6 +36,12 @@ export class Exchange {
     if (protocol !== undefined) {
       this.protocol = protocol;
     }
+  }
+
+  /** Notes that the whole answer, with this HTTP status, was handed to the transport. */
+  sent(status: number): void {
+    this.status = status;
+    this.complete = true;
   }
 
   /** Notes the answer's code and, for the log, what it says is wrong (or our failure's cause). */

@@ -261,7 +261,19 @@ describe("transport limits and answers", () => {
     });
   });
 
-  it("cuts an HTTP/2 stream that trickles at REQUEST_TIMEOUT_MS: 408, then reset; the session lives on", async () => {
+  it("cuts an HTTP/2 stream that trickles at REQUEST_TIMEOUT_MS: 408, then reset; the session lives on", () =>
+    trickleOverHttp2("application/json", "{", "connect"));
+
+  it("cuts a gRPC call served off the raw HTTP/2 stream that trickles at REQUEST_TIMEOUT_MS, the same way", () =>
+    // The envelope's head promises 100 bytes that never all come.
+    trickleOverHttp2("application/grpc", Buffer.of(0, 0, 0, 0, 100), "grpc"));
+
+  /**
+   * A stream whose request never ends is answered 408 and reset at the
+   * request timeout, with one log line and count under its id; the session
+   * goes on; the answer is counted under the call's `protocol`.
+   */
+  async function trickleOverHttp2(contentType: string, first: string | Buffer, protocol: string) {
     const countBefore = await transportCount(service, "deadline_exceeded");
     const session = connectH2(service.publicUrl);
     session.on("error", () => {});
@@ -270,10 +282,10 @@ describe("transport limits and answers", () => {
       const stream = session.request({
         ":method": "POST",
         ":path": CREATE_PATH,
-        "content-type": "application/json",
+        "content-type": contentType,
       });
       stream.on("error", () => {});
-      stream.write("{");
+      stream.write(first);
       const ticker = setInterval(() => {
         if (!stream.destroyed) {
           stream.write(" ");
@@ -309,7 +321,12 @@ describe("transport limits and answers", () => {
       assert.equal(lines[0]?.code, "DeadlineExceeded");
       assert.equal(await transportCount(service, "deadline_exceeded"), countBefore);
       const metrics = await (await fetch(`${service.internalUrl}/metrics`)).text();
-      assert.match(metrics, /perps_token_requests_total\{[^}]*code="deadline_exceeded"[^}]*\} 1/);
+      assert.match(
+        metrics,
+        new RegExp(
+          `perps_token_requests_total\\{[^}]*protocol="${protocol}",code="deadline_exceeded"\\} 1`,
+        ),
+      );
       // The session was not harmed: a new stream on it is served.
       const status = await new Promise<unknown>((done, fail) => {
         const next = session.request({ ":path": "/healthz" });
@@ -321,7 +338,7 @@ describe("transport limits and answers", () => {
     } finally {
       session.destroy();
     }
-  });
+  }
 
   /** A keep-alive HTTP/1.1 connection with one request answered on it. */
   async function openConnection(port: number): Promise<Socket> {

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import {
   Code,
   ConnectError,
@@ -23,6 +24,7 @@ import { requestPath } from "../../http/request-path.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { type Exchange, exchangeOf } from "../exchange.js";
 import { serveConnectUnary } from "./connect-unary.js";
+import { type StreamRoute, takeGrpcStream } from "./grpc-stream-unary.js";
 import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
 import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 import { streamInputInterceptor } from "./input-error.js";
@@ -63,7 +65,22 @@ const acceptCompression = [compressionGzip, compressionBrotli];
  * reflection) and refuses what no wire path takes (405, 415), whose HTTP
  * status says all.
  */
-export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
+export interface ConnectHandler {
+  /** Serves a request that node's compatibility layer made (HTTP/1.1, or an HTTP/2 stream not taken). */
+  readonly handle: NodeHandler;
+  /**
+   * Takes an HTTP/2 stream of a common gRPC unary call and serves it off the
+   * stream (grpc-stream-unary.ts), as the exchange `begin` makes; undefined,
+   * having read nothing, for any other stream.
+   */
+  readonly takeStream: (
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    begin: () => Exchange,
+  ) => Exchange | undefined;
+}
+
+export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandler {
   const router = createConnectRouter({
     interceptors: [...opts.interceptors, streamInputInterceptor],
     readMaxBytes: opts.readMaxBytes,
@@ -98,13 +115,15 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     acceptCompression,
   });
   const paths = new Map<string, Served>();
+  const streamRoutes = new Map<string, StreamRoute>();
   const services = new Set(router.handlers.map((handler) => handler.service.typeName));
   for (const handler of router.handlers) {
-    paths.set(handler.requestPath, {
-      handler,
-      rpc: handler.method,
-      method: `${handler.service.typeName}/${handler.method.name}`,
-    });
+    const method = `${handler.service.typeName}/${handler.method.name}`;
+    paths.set(handler.requestPath, { handler, rpc: handler.method, method });
+    const unaryMethod = serving.method(handler.method);
+    if (unaryMethod !== undefined) {
+      streamRoutes.set(handler.requestPath, { name: method, unary: unaryMethod });
+    }
   }
 
   // Only for a request with an authority (checked first): connect-node's adapter throws without one.
@@ -120,7 +139,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
       });
   }
 
-  return (req, res) => {
+  const handle: NodeHandler = (req, res) => {
     const served = paths.get(requestPath(req));
     if (served === undefined) {
       // A gRPC client calling a method we do not serve expects UNIMPLEMENTED, not a 404.
@@ -153,6 +172,11 @@ export function createConnectHandler(opts: ConnectHandlerOptions): NodeHandler {
     if (!taken) {
       viaConnect(served, req, res);
     }
+  };
+  return {
+    handle,
+    takeStream: (stream, headers, begin) =>
+      takeGrpcStream(streamRoutes, serving, stream, headers, begin),
   };
 }
 

@@ -8,9 +8,8 @@ import {
   transformParseEnvelope,
   transformSplitEnvelope,
 } from "@connectrpc/connect/protocol";
-import type { NodeServerRequest } from "../../http/node-handler.js";
 import { inputError } from "./input-error.js";
-import { joined, type RequestBody, replay } from "./request-body.js";
+import { type BodySource, joined, type RequestBody, replay } from "./request-body.js";
 
 /** Bytes of an envelope's head: one byte of flags, four of length. */
 export const ENVELOPE_HEAD_BYTES = 5;
@@ -36,7 +35,7 @@ export interface EnvelopedInput {
  */
 export function readEnvelopedInput(
   body: RequestBody,
-  req: NodeServerRequest,
+  req: BodySource,
   input: EnvelopedInput,
 ): Message | Promise<Message> {
   const bytes = body.ended ? singleMessage(body, input.readMaxBytes) : undefined;
@@ -52,7 +51,7 @@ export function readEnvelopedInput(
 
 async function viaTransforms(
   body: RequestBody,
-  req: NodeServerRequest,
+  req: BodySource,
   input: EnvelopedInput,
 ): Promise<Message> {
   try {

@@ -1,3 +1,4 @@
+import type { ServerHttp2Stream } from "node:http2";
 import type { Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import {
@@ -274,9 +275,9 @@ function answerError(
  * the envelope is large enough, else as it is, at once (most answers: no
  * promise on the hot path). `then` is not run once the client is gone.
  */
-function whenCompressed(
-  res: NodeServerResponse,
-  answer: Answer,
+export function whenCompressed(
+  res: NodeServerResponse | ServerHttp2Stream,
+  answer: Pick<Answer, "compression" | "compressMinBytes">,
   envelope: EnvelopedMessage,
   then: (envelope: EnvelopedMessage) => void | Promise<void>,
 ): void | Promise<void> {

@@ -1,4 +1,8 @@
+import type { ServerHttp2Stream } from "node:http2";
 import type { NodeServerRequest } from "../../http/node-handler.js";
+
+/** What a body is read from: node's request (HTTP/1.1, HTTP/2 compat) or a raw HTTP/2 stream. */
+export type BodySource = NodeServerRequest | ServerHttp2Stream;
 
 /** A request body read in full, or up to the first chunk past a limit. */
 export interface RequestBody {
@@ -16,35 +20,42 @@ export interface RequestBody {
  * transport's request timeout) leaves it pending, so that no call is made
  * of part of a message; the response's close tells the listener.
  */
-export function readRequestBody(req: NodeServerRequest, maxBytes: number): Promise<RequestBody> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      total += chunk.length;
-      if (total > maxBytes) {
-        stop();
-        req.pause();
-        resolve({ chunks, total, ended: false });
-      }
-    };
-    const onEnd = () => {
+export function readRequestBody(req: BodySource, maxBytes: number): Promise<RequestBody> {
+  return new Promise((resolve) => readBody(req, maxBytes, resolve));
+}
+
+/** `readRequestBody` with a callback: the raw HTTP/2 path makes no promise of it. */
+export function readBody(
+  req: BodySource,
+  maxBytes: number,
+  resolve: (body: RequestBody) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    total += chunk.length;
+    if (total > maxBytes) {
       stop();
-      if (!cutShort(req)) {
-        resolve({ chunks, total, ended: true });
-      }
-    };
-    const onError = () => stop();
-    function stop(): void {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
+      req.pause();
+      resolve({ chunks, total, ended: false });
     }
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onError);
-  });
+  };
+  const onEnd = () => {
+    stop();
+    if (!cutShort(req)) {
+      resolve({ chunks, total, ended: true });
+    }
+  };
+  const onError = () => stop();
+  function stop(): void {
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("error", onError);
+  }
+  req.on("data", onData);
+  req.on("end", onEnd);
+  req.on("error", onError);
 }
 
 /**
@@ -52,8 +63,11 @@ export function readRequestBody(req: NodeServerRequest, maxBytes: number): Promi
  * compatibility layer pushes the end either way); HTTP/1.1 never ends a body
  * its connection lost. A stream closed before the answer is a body cut short.
  */
-function cutShort(req: NodeServerRequest): boolean {
-  return "stream" in req && (req.stream.aborted || req.stream.destroyed);
+function cutShort(req: BodySource): boolean {
+  if ("stream" in req) {
+    return req.stream.aborted || req.stream.destroyed;
+  }
+  return "respond" in req && (req.aborted || req.destroyed);
 }
 
 /** The body as one buffer (no copy when it came in one chunk). */
@@ -63,10 +77,7 @@ export function joined(body: RequestBody): Buffer {
 }
 
 /** The bytes already read, then the rest of the request (when reading stopped at a limit). */
-export async function* replay(
-  body: RequestBody,
-  req: NodeServerRequest,
-): AsyncIterable<Uint8Array> {
+export async function* replay(body: RequestBody, req: BodySource): AsyncIterable<Uint8Array> {
   yield* body.chunks;
   if (!body.ended) {
     for await (const chunk of req) {

@@ -107,7 +107,7 @@ describe("a unary call on the wire paths", () => {
         const exchange = new Exchange("id", performance.now());
         exchanges.push(exchange);
         attachExchange(req, exchange);
-        handler(req, res);
+        handler.handle(req, res);
       },
     });
     await server.listen();

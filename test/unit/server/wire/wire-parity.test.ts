@@ -26,6 +26,7 @@ import {
   createDualProtocolServer,
   type DualProtocolServer,
 } from "../../../../src/server/dual-protocol-server.js";
+import { Exchange } from "../../../../src/server/exchange.js";
 import { createConnectHandler } from "../../../../src/server/wire/connect-handler.js";
 
 /**
@@ -269,19 +270,23 @@ describe("the wire paths answer as Connect's own handler", () => {
   let ours: DualProtocolServer;
   let theirs: DualProtocolServer;
   before(async () => {
+    const connect = createConnectHandler({
+      routes,
+      interceptors: [],
+      readMaxBytes: READ_MAX_BYTES,
+      fallback: (_req, res) => {
+        res.writeHead(404);
+        res.end();
+      },
+      contextValues: () => createContextValues(),
+    });
     ours = createDualProtocolServer({
       host: "127.0.0.1",
       port: 0,
-      handler: createConnectHandler({
-        routes,
-        interceptors: [],
-        readMaxBytes: READ_MAX_BYTES,
-        fallback: (_req, res) => {
-          res.writeHead(404);
-          res.end();
-        },
-        contextValues: () => createContextValues(),
-      }),
+      handler: connect.handle,
+      // The common gRPC unary call is served off the raw HTTP/2 stream: compared here too.
+      streamHandler: (stream, headers) =>
+        connect.takeStream(stream, headers, () => new Exchange("", performance.now())),
     });
     theirs = createDualProtocolServer({
       host: "127.0.0.1",
