@@ -5,6 +5,7 @@ import { createDurableWriter } from "./durable-writer.js";
 import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
+import { decodeTokenRecord, encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "./token-record.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 import {
   CREATE_TOKEN_LUA,
@@ -200,7 +201,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       const args = [
         ...commonKeys(token.userKey, token.tokenId),
         ...commonArgs(token),
-        token.tokenDigest,
+        encodeTokenRecord(token.tokenDigest, token.expiresAtMs, token.name ?? ""),
         liveMember,
         token.name === undefined ? "0" : "1",
         token.name ?? "",
@@ -255,6 +256,8 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         liveMemberOf(call.tokenId),
         call.tokenId,
         String(LEGACY_LIVE_MEMBER_BYTES),
+        String(TOKEN_RECORD_LAYOUT.marker),
+        String(TOKEN_RECORD_LAYOUT.headBytes),
       ];
       const { reply, confirmed } = await redisCall("token.delete", () =>
         writer.write(
@@ -314,19 +317,22 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     },
 
     async lookup(userKey, tokenId) {
-      // A script runs on the user's primary, never a lagging replica that may still hold a deleted token.
-      const reply = await redisCall("token.lookup", () =>
-        redis.perpsLookupTokenBuffer(redisKeysOf(userKey).token(tokenId)),
-      );
-      if (reply === null) {
+      const key = redisKeysOf(userKey).token(tokenId);
+      // One GET on the user's primary (reads never go to a lagging replica,
+      // which may still hold a deleted token).
+      const stored = await redisCall("token.lookup", () => redis.getBuffer(key));
+      const record = stored === null ? undefined : decodeTokenRecord(stored);
+      if (record === undefined) {
         return undefined;
       }
-      const [record, expiresAtMs] = reply;
-      return {
-        digest: record.subarray(0, TOKEN_DIGEST_BYTES),
-        name: record.toString("utf8", TOKEN_DIGEST_BYTES),
-        expiresAtMs,
-      };
+      if (record.expiresAtMs !== undefined) {
+        return { digest: record.digest, name: record.name, expiresAtMs: record.expiresAtMs };
+      }
+      // A record of layout 0 does not say when it expires: its key does.
+      const reply = await redisCall("token.lookup", () => redis.perpsLookupTokenBuffer(key));
+      return reply === null
+        ? undefined
+        : { digest: record.digest, name: record.name, expiresAtMs: reply[1] };
     },
   };
 }

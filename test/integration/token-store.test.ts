@@ -7,6 +7,7 @@ import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-clie
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisCall } from "../../src/store/redis-call.js";
 import { StoreError } from "../../src/store/store-error.js";
+import { encodeTokenRecord } from "../../src/store/token-record.js";
 import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
@@ -50,7 +51,7 @@ describe("token store scripts", () => {
       const keys = redisKeysOf(token.userKey);
       assert.deepEqual(await store.create(token), { kind: "created" });
       const record = await redis.getBuffer(keys.token(token.tokenId));
-      assert.deepEqual(record, Buffer.concat([token.tokenDigest, Buffer.from(name ?? "")]));
+      assert.deepEqual(record, encodeTokenRecord(token.tokenDigest, token.expiresAtMs, name ?? ""));
       // The live zset holds the id's raw bytes, so a revocation finds the token from it.
       assert.deepEqual(await redis.zrangeBuffer(keys.live, 0, -1), [
         Buffer.from(token.tokenId, "base64url"),
@@ -296,7 +297,7 @@ describe("token store lookup", () => {
   });
 
   for (const name of ["bot ü", undefined]) {
-    it(`a ${name === undefined ? "session" : "named"} token: digest, name and exact expiry in one call`, async () => {
+    it(`a ${name === undefined ? "session" : "named"} token: digest, name and exact expiry in one GET`, async () => {
       const operations: string[] = [];
       const call = createRedisCall({ observe: (operation) => operations.push(operation) });
       const store = createTokenStore({ redis, call });
@@ -341,8 +342,55 @@ describe("token store lookup", () => {
     const calls = [...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map(
       ([, command, n]) => `${command}=${n}`,
     );
-    // Two EVALSHAs: a GET each inside, and a PEXPIRETIME for the one that found its token.
-    assert.deepEqual(calls.sort(), ["evalsha=2", "get=2", "pexpiretime=1"]);
+    // The record says when it expires: one GET each, no script.
+    assert.deepEqual(calls.sort(), ["get=2"]);
+  });
+
+  /** Writes a token as stores before record layout 1 did: its digest, then its name. */
+  async function createLayout0(name: string | undefined): Promise<NewToken> {
+    const store = createTokenStore({ redis });
+    const token = await newToken(redis, name);
+    assert.deepEqual(await store.create(token), { kind: "created" });
+    const key = redisKeysOf(token.userKey).token(token.tokenId);
+    await redis.set(key, Buffer.concat([token.tokenDigest, Buffer.from(name ?? "")]), "KEEPTTL");
+    return token;
+  }
+
+  for (const name of ["bot ü", undefined]) {
+    it(`a ${name === undefined ? "session" : "named"} token of record layout 0: its expiry read from its key, then deleted`, async () => {
+      const store = createTokenStore({ redis });
+      const token = await createLayout0(name);
+      const stored = await store.lookup(token.userKey, token.tokenId);
+      assert.deepEqual(stored, {
+        digest: token.tokenDigest,
+        name: name ?? "",
+        expiresAtMs: token.expiresAtMs,
+      });
+      const keys = redisKeysOf(token.userKey);
+      assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
+        kind: "deleted",
+      });
+      assert.equal(await redis.exists(keys.token(token.tokenId), keys.names, keys.nameIds), 0);
+      assert.equal(await store.lookup(token.userKey, token.tokenId), undefined);
+    });
+  }
+
+  it("a name left behind by a delete that read a record's name wrongly is free again", async () => {
+    const store = createTokenStore({ redis });
+    const token = await newToken(redis, "left behind");
+    assert.deepEqual(await store.create(token), { kind: "created" });
+    // What an instance of the layout 0 scripts does with a layout 1 record: the key goes, the
+    // name it reads ("\x01" + expiry + name) is no name of the user's, so the real one stays.
+    await redis.del(redisKeysOf(token.userKey).token(token.tokenId));
+    const again = await newToken(redis, "left behind");
+    assert.deepEqual(await store.create({ ...again, userKey: token.userKey }), {
+      kind: "created",
+    });
+    // A name whose token lives is still taken.
+    const third = await newToken(redis, "left behind");
+    assert.deepEqual(await store.create({ ...third, userKey: token.userKey }), {
+      kind: "name-taken",
+    });
   });
 
   it("Redis stopped: a StoreError of kind unavailable", async () => {
