@@ -1,5 +1,7 @@
 import { availableParallelism } from "node:os";
 import type { HostPort, RedisTopology } from "../redis/redis-topology.js";
+import { ConfigError } from "./config-error.js";
+import { type TracingConfig, tracingConfig } from "./tracing-config.js";
 
 /** The service's settings, parsed once from the environment at start-up. */
 export interface Config {
@@ -55,12 +57,11 @@ export interface Config {
   logLevel: string;
   /** CONSOLE: serve the token console at `/` on the public listener (`on` or `off`). Default on. */
   console: boolean;
+  /** OpenTelemetry traces from the standard OTEL_* variables (tracing-config.ts). Default off. */
+  tracing: TracingConfig | undefined;
 }
 
-/** A setting that cannot be used; the message names the variable. */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-}
+export { ConfigError } from "./config-error.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 // 100 years: keeps every expiry a four-digit-year date.
@@ -274,5 +275,6 @@ export function parseConfig(
     corsOrigins: corsOrigins(env),
     logLevel,
     console: onOff(env, "CONSOLE", true),
+    tracing: tracingConfig(env),
   };
 }

@@ -7,6 +7,7 @@ import { createRedisClient, waitForRedisReady } from "../redis/redis-client.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
 import { type ConsoleAssets, loadConsoleAssets } from "../server/console-assets.js";
+import { startOtlpTracing } from "../tracing/otlp-tracing.js";
 
 export interface RunningService {
   ports: { httpPort: number; grpcPort: number };
@@ -55,9 +56,12 @@ export async function runService(
   await waitForRedisReady(redis, 5000).catch((err: unknown) =>
     logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
   );
+  // The SDK and exporter are imported only when OTEL_* variables turn tracing on.
+  const otlp = config.tracing === undefined ? undefined : await startOtlpTracing(config.tracing);
   const app = createApp({
     redis,
     logger,
+    ...(otlp === undefined ? {} : { tracing: otlp.tracing }),
     host: config.host,
     internalHost: config.internalHost,
     httpPort: config.httpPort,
@@ -80,7 +84,13 @@ export async function runService(
   });
   const ports = await app.start();
   logger.info(
-    { host: config.host, internalHost: config.internalHost, ...ports, tls: tls !== undefined },
+    {
+      host: config.host,
+      internalHost: config.internalHost,
+      ...ports,
+      tls: tls !== undefined,
+      ...(config.tracing === undefined ? {} : { traces: config.tracing.url }),
+    },
     "listening",
   );
   return {
@@ -88,6 +98,7 @@ export async function runService(
     async stop() {
       await app.stop();
       redis.disconnect();
+      await otlp?.shutdown();
     },
   };
 }

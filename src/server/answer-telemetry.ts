@@ -6,6 +6,7 @@ import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http
 import type { Logger } from "../log/logger.js";
 import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import type { CallTracing } from "../tracing/call-tracing.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { SERVER_SIDE } from "./call-telemetry-interceptor.js";
 import { codeName } from "./code-name.js";
@@ -19,6 +20,8 @@ const STREAM_EXCHANGE = Symbol("stream exchange");
 export interface AnswerTelemetryOptions {
   logger: Logger;
   metrics: ServiceMetrics;
+  /** A server span per exchange, ended with its log line. Default: none (tracing off). */
+  tracing?: CallTracing;
 }
 
 export interface AnswerTelemetry {
@@ -72,6 +75,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   // The fields of these lines cannot hold a secret (see the call telemetry interceptor).
   const logger = opts.logger.child({}, { redact: [] });
   const seriesOf = createRequestSeries(opts.metrics);
+  const { tracing } = opts;
 
   /** The exchange's one log line and count, once it is over. */
   function tell(exchange: Exchange, contentType: string | undefined): void {
@@ -80,15 +84,27 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     const code = answered ? (exchange.code ?? codeFromHttpStatus(exchange.status)) : Code.Canceled;
     const protocol = protocolOf(exchange, contentType);
     const series = seriesOf(exchange.method, protocol);
+    const metricCode = code === undefined ? "ok" : codeName(code);
     series.duration.observe(seconds);
-    series.calls(code === undefined ? "ok" : codeName(code)).inc();
+    series.calls(metricCode).inc();
     const line = {
       method: exchange.method,
       protocol,
       requestId: exchange.requestId,
       code: code === undefined ? "ok" : Code[code],
       ms: Math.round(seconds * 1000),
+      ...(exchange.trace === undefined ? {} : { traceId: exchange.trace.traceId }),
     };
+    if (exchange.trace !== undefined) {
+      tracing?.finish(exchange.trace, {
+        method: exchange.method,
+        protocol,
+        status: answered ? exchange.status : 0,
+        code: metricCode,
+        serverFault: code !== undefined && SERVER_SIDE.has(code),
+        requestId: exchange.requestId,
+      });
+    }
     if (!answered) {
       // No answer: the client went away first. Resets and scans make these by the thousand.
       logger.debug({ ...line, message: "the client left before the answer" }, "request abandoned");
@@ -149,7 +165,18 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
         res.setHeader("x-request-id", exchange.requestId);
         res.on("close", onClose);
         try {
-          handler(req, res);
+          if (tracing === undefined) {
+            handler(req, res);
+          } else {
+            exchange.trace = tracing.start({
+              httpMethod: req.method ?? "",
+              httpVersion: req.httpVersionMajor === 2 ? "2" : req.httpVersion,
+              traceparent: req.headers.traceparent,
+              tracestate: req.headers.tracestate,
+              startTime: exchange.started,
+            });
+            tracing.within(exchange.trace, () => handler(req, res));
+          }
         } catch (err) {
           // A handler that throws must not take the process with it.
           exchange.answers(Code.Internal, String(err));
@@ -162,6 +189,15 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     },
     streamExchange(stream, headers) {
       const exchange = new Exchange(settleRequestId(headers["x-request-id"]), performance.now());
+      if (tracing !== undefined) {
+        exchange.trace = tracing.start({
+          httpMethod: headers[":method"] ?? "",
+          httpVersion: "2",
+          traceparent: headers.traceparent,
+          tracestate: headers.tracestate,
+          startTime: exchange.started,
+        });
+      }
       (stream as ServerHttp2Stream & { [STREAM_EXCHANGE]?: Exchange })[STREAM_EXCHANGE] = exchange;
       stream.once("close", tellStream);
       return exchange;

@@ -38,6 +38,7 @@ import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
 import { createTokenAdminService } from "../token/token-admin-service.js";
 import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
 import { createTokenService } from "../token/token-service.js";
+import type { CallTracing } from "../tracing/call-tracing.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
@@ -61,6 +62,7 @@ import { createHostGuard } from "./host-guard.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
+import { traceContextInterceptor } from "./trace-context-interceptor.js";
 import { createConnectHandler } from "./wire/connect-handler.js";
 
 export interface AppOptions {
@@ -102,6 +104,8 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
   console?: ConsoleAssets;
+  /** OpenTelemetry spans of every exchange and Redis operation. Default: none (tracing off). */
+  tracing?: CallTracing;
 }
 
 export interface App {
@@ -137,7 +141,10 @@ export function createApp(opts: AppOptions): App {
   const stopping = new AbortController();
   const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
   const metrics = opts.metrics ?? createServiceMetrics();
-  const call = createRedisCall({ observe: observeRedis(metrics) });
+  const call = createRedisCall({
+    observe: observeRedis(metrics),
+    ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),
+  });
   const durability = {
     ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
@@ -192,6 +199,7 @@ export function createApp(opts: AppOptions): App {
   });
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
+    ...(opts.tracing === undefined ? [] : [traceContextInterceptor(opts.tracing)]),
     requestIdInterceptor(),
     callTelemetryInterceptor({ metrics }),
     errorInterceptor(),
@@ -200,7 +208,11 @@ export function createApp(opts: AppOptions): App {
   ];
   // What the interceptors do not see (plain endpoints, refusals made before a
   // call) is logged and counted per answer.
-  const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
+  const telemetry = createAnswerTelemetry({
+    logger: opts.logger,
+    metrics,
+    ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
+  });
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer });

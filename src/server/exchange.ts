@@ -1,5 +1,6 @@
 import { type Code, createContextKey } from "@connectrpc/connect";
 import type { NodeServerRequest } from "../http/node-handler.js";
+import type { CallTrace } from "../tracing/call-tracing.js";
 
 /**
  * One request and its answer, followed from the moment a listener receives
@@ -22,6 +23,8 @@ export class Exchange {
   status = 0;
   /** Whether the whole answer was handed to the transport; false when the client left first. */
   complete = false;
+  /** Its server span, when tracing is on. */
+  trace: CallTrace | undefined = undefined;
 
   constructor(
     /** The request id, echoed in `x-request-id`. */

@@ -145,9 +145,12 @@ describe("TokenService and UserKeyService", () => {
       const tokenKey = `${tag}t${res.id}`;
       assert.equal(Buffer.byteLength(tokenKey), 41);
       const digest = sha256(res.token).subarray(0, 28);
-      // The 28-byte digest prefix, then the name with no separator.
+      // Record layout 1: the 28-byte digest prefix, 0x01, the key's expiry (8 bytes), the name.
       const record = await service.redis.getBuffer(tokenKey);
-      assert.deepEqual(record, Buffer.concat([digest, Buffer.from("stored")]));
+      assert.deepEqual(
+        record,
+        Buffer.concat([digest, Buffer.of(1), await expiryBytes(tokenKey), Buffer.from("stored")]),
+      );
       // The live count holds the token id's raw bytes, so a revocation finds the token.
       assert.deepEqual(await service.redis.zrangeBuffer(`${tag}l`, 0, -1), [
         Buffer.from(res.id, "base64url"),
@@ -162,14 +165,29 @@ describe("TokenService and UserKeyService", () => {
       assert.equal(await service.redis.exists(tokenKey, `${tag}n`, `${tag}l`, `${tag}i`), 0);
     });
 
+    /** A key's expiry as Redis keeps it (Unix ms), as 8 bytes big-endian. */
+    async function expiryBytes(key: string): Promise<Buffer> {
+      const bytes = Buffer.alloc(8);
+      bytes.writeBigUInt64BE(BigInt(await service.redis.pexpiretime(key)));
+      return bytes;
+    }
+
     it("a session token (no name) appears in no listing: only the live count knows its id", async () => {
       const user = await registeredUser();
       const res = await publicTokens.createToken(await signedCreate(user));
       const tag = `{${userTagOf(user.userId)}}`;
       assert.deepEqual(await service.redis.exists(`${tag}n`, `${tag}i`), 0);
-      // Only the token's digest: no name, no id.
-      const record = await service.redis.getBuffer(`${tag}t${res.id}`);
-      assert.deepEqual(record, sha256(res.token).subarray(0, 28));
+      // Only the token's digest and expiry: no name, no id.
+      const tokenKey = `${tag}t${res.id}`;
+      const record = await service.redis.getBuffer(tokenKey);
+      assert.deepEqual(
+        record,
+        Buffer.concat([
+          sha256(res.token).subarray(0, 28),
+          Buffer.of(1),
+          await expiryBytes(tokenKey),
+        ]),
+      );
       // Its id (not a secret: a delete must be signed) is in the live count
       // only, which no API lists, so that an operator can revoke it.
       const live = await service.redis.zrangeBuffer(`${tag}l`, 0, -1);

@@ -26,6 +26,7 @@ describe("parseConfig", () => {
       corsOrigins: [],
       logLevel: "info",
       console: true,
+      tracing: undefined,
     });
   });
 

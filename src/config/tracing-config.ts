@@ -1,0 +1,125 @@
+import { ConfigError } from "./config-error.js";
+
+/** The samplers of the OTEL_TRACES_SAMPLER variable that the service supports. */
+export const SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
+
+/** OpenTelemetry tracing, from the standard OTEL_* variables. */
+export interface TracingConfig {
+  /**
+   * Where spans are sent, OTLP over HTTP/protobuf:
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else
+   * OTEL_EXPORTER_OTLP_ENDPOINT with `/v1/traces`.
+   */
+  url: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_HEADERS, else OTEL_EXPORTER_OTLP_HEADERS: `key=value,…`. */
+  headers: Record<string, string>;
+  /** OTEL_SERVICE_NAME. Default perps-token-service. */
+  serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES: `key=value,…`. */
+  resourceAttributes: Record<string, string>;
+  /** OTEL_TRACES_SAMPLER. Default parentbased_always_on. */
+  sampler: SamplerName;
+  /** OTEL_TRACES_SAMPLER_ARG for the ratio samplers, 0 to 1. Default 1. */
+  samplerRatio: number;
+  /** OTEL_BSP_SCHEDULE_DELAY: ms between two exports. Default 5000. */
+  scheduleDelayMs: number;
+}
+
+/** `key=value,…` as the OTEL_* variables write lists (values percent-decoded). */
+function keyValues(name: string, raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of (raw ?? "").split(",")) {
+    if (item.trim() === "") {
+      continue;
+    }
+    const eq = item.indexOf("=");
+    if (eq <= 0) {
+      throw new ConfigError(`${name} must be a comma-separated list of key=value, got "${item}"`);
+    }
+    out[item.slice(0, eq).trim()] = decodeURIComponent(item.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+function url(name: string, raw: string): string {
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      throw new Error("not http");
+    }
+    return raw;
+  } catch {
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got "${raw}"`);
+  }
+}
+
+/**
+ * Tracing as the standard OTEL_* variables configure it; undefined (off)
+ * unless an OTLP endpoint is set, or when OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none. Only OTLP over HTTP/protobuf is served.
+ */
+export function tracingConfig(env: Record<string, string | undefined>): TracingConfig | undefined {
+  const set = (name: string) => {
+    const value = env[name]?.trim();
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const exporter = set("OTEL_TRACES_EXPORTER") ?? "otlp";
+  if (exporter !== "otlp" && exporter !== "none") {
+    throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${exporter}"`);
+  }
+  const tracesEndpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+  const endpoint = set("OTEL_EXPORTER_OTLP_ENDPOINT");
+  if (
+    set("OTEL_SDK_DISABLED") === "true" ||
+    exporter === "none" ||
+    (tracesEndpoint === undefined && endpoint === undefined)
+  ) {
+    return undefined;
+  }
+  for (const name of ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]) {
+    const protocol = set(name);
+    if (protocol !== undefined && protocol !== "http/protobuf") {
+      throw new ConfigError(`${name}: only http/protobuf is served, got "${protocol}"`);
+    }
+  }
+  const sampler = set("OTEL_TRACES_SAMPLER") ?? "parentbased_always_on";
+  if (!(SAMPLERS as readonly string[]).includes(sampler)) {
+    throw new ConfigError(
+      `OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}, got "${sampler}"`,
+    );
+  }
+  const ratioText = set("OTEL_TRACES_SAMPLER_ARG") ?? "1";
+  const samplerRatio = Number(ratioText);
+  if (!/^\d*\.?\d+$/.test(ratioText) || samplerRatio > 1) {
+    throw new ConfigError(
+      `OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${ratioText}"`,
+    );
+  }
+  const delayText = set("OTEL_BSP_SCHEDULE_DELAY") ?? "5000";
+  if (!/^\d{1,7}$/.test(delayText)) {
+    throw new ConfigError(`OTEL_BSP_SCHEDULE_DELAY must be whole milliseconds, got "${delayText}"`);
+  }
+  return {
+    url:
+      tracesEndpoint === undefined
+        ? `${url("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint ?? "").replace(/\/$/, "")}/v1/traces`
+        : url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", tracesEndpoint),
+    headers: keyValues(
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      set("OTEL_EXPORTER_OTLP_TRACES_HEADERS") ?? set("OTEL_EXPORTER_OTLP_HEADERS"),
+    ),
+    serviceName: set("OTEL_SERVICE_NAME") ?? "perps-token-service",
+    resourceAttributes: keyValues("OTEL_RESOURCE_ATTRIBUTES", set("OTEL_RESOURCE_ATTRIBUTES")),
+    sampler: sampler as SamplerName,
+    samplerRatio,
+    scheduleDelayMs: Number(delayText),
+  };
+}

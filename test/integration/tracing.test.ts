@@ -1,0 +1,280 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import * as grpc from "@grpc/grpc-js";
+import protobuf from "protobufjs";
+import {
+  IntrospectTokenRequestSchema,
+  TokenIntrospectionService,
+} from "../../src/gen/perps/token/v1/token_introspection_pb.js";
+import { createFirstToken } from "../support/first-token.js";
+import { createGrpcClient } from "../support/grpc-client.js";
+import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
+import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
+
+// The official OTLP definitions, as an npm package ships them (never hand-copied).
+const PROTOS = join(
+  import.meta.dirname,
+  "../../node_modules/@opentelemetry/otlp-grpc-exporter-base/build/protos",
+);
+
+interface KeyValue {
+  key: string;
+  value: { stringValue?: string; intValue?: string | number; boolValue?: boolean };
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  /** Absent on a root span. */
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: KeyValue[];
+}
+interface ExportRequest {
+  resourceSpans: {
+    resource: { attributes: KeyValue[] };
+    scopeSpans: { spans: OtlpSpan[] }[];
+  }[];
+}
+
+const SERVER = 2;
+const CLIENT = 3;
+
+/** An OTLP/HTTP receiver: every export request it gets, decoded with the official protos. */
+async function startReceiver(): Promise<{
+  server: Server;
+  url: string;
+  requests: ExportRequest[];
+}> {
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => join(PROTOS, target);
+  await root.load("opentelemetry/proto/collector/trace/v1/trace_service.proto");
+  const type = root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest");
+  const requests: ExportRequest[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      assert.equal(req.url, "/v1/traces");
+      assert.equal(req.headers["content-type"], "application/x-protobuf");
+      const message = type.decode(Buffer.concat(chunks));
+      requests.push(
+        type.toObject(message, { bytes: String, longs: String, enums: Number }) as ExportRequest,
+      );
+      res.writeHead(200, { "content-type": "application/x-protobuf" });
+      res.end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, requests };
+}
+
+/** protobufjs' `bytes: String` is base64: the span ids as W3C writes them, in hex. */
+const hex = (base64: string | undefined) => Buffer.from(base64 ?? "", "base64").toString("hex");
+
+function attribute(span: OtlpSpan, key: string): string | number | boolean | undefined {
+  const value = span.attributes.find((a) => a.key === key)?.value;
+  return (
+    value?.stringValue ??
+    (value?.intValue === undefined ? value?.boolValue : Number(value.intValue))
+  );
+}
+
+describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
+  let redis: TestRedis;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let service: MainProcess;
+  let urls: { publicUrl: string; internalUrl: string; internalAddress: string };
+
+  before(async () => {
+    redis = await startTestRedisServer();
+    receiver = await startReceiver();
+    service = startMainProcess({
+      REDIS_URL: redis.url,
+      HTTP_PORT: "0",
+      GRPC_PORT: "0",
+      WORKERS: "1",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: "tokens-under-test",
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+    });
+    const [match] = await service.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+    urls = {
+      publicUrl: `http://127.0.0.1:${match?.[1]}`,
+      internalUrl: `http://127.0.0.1:${match?.[2]}`,
+      internalAddress: `127.0.0.1:${match?.[2]}`,
+    };
+  });
+  after(async () => {
+    killMainProcesses();
+    receiver.server.close();
+    await redis.dispose();
+  });
+
+  /** The spans received so far, waiting until `ready` holds. */
+  async function spansWhen(ready: (spans: OtlpSpan[]) => boolean): Promise<OtlpSpan[]> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const spans = receiver.requests.flatMap((r) =>
+        r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)),
+      );
+      if (ready(spans)) {
+        return spans;
+      }
+      assert.ok(Date.now() < deadline, `spans so far: ${JSON.stringify(spans.map((s) => s.name))}`);
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+
+  it("a REST create and an IntrospectToken continue the caller's trace, each with its Redis child", async () => {
+    const first = await createFirstToken(urls, "traced");
+    assert.equal(first.createStatus, 201);
+    const token = first.body.token ?? "";
+    const callerTrace = randomBytes(16).toString("hex");
+    const restParent = randomBytes(8).toString("hex");
+    const grpcParent = randomBytes(8).toString("hex");
+
+    // A REST create whose caller sends a traceparent: a second token of a new user.
+    const second = await fetch(`${urls.publicUrl}/user/tokens`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        traceparent: `00-${callerTrace}-${restParent}-01`,
+      },
+      body: "{}",
+    });
+    await second.arrayBuffer();
+    const client = createGrpcClient(TokenIntrospectionService, urls.internalAddress);
+    try {
+      const metadata = new grpc.Metadata();
+      metadata.set("traceparent", `00-${callerTrace}-${grpcParent}-01`);
+      const answer = await client.introspectToken({ token }, metadata);
+      assert.equal(answer.active, true);
+    } finally {
+      client.close();
+    }
+
+    const ofCaller = (spans: OtlpSpan[]) => spans.filter((s) => hex(s.traceId) === callerTrace);
+    // The REST create is refused before any Redis call: its span alone; IntrospectToken and its lookup.
+    const spans = await spansWhen((all) => ofCaller(all).length >= 3);
+    const traced = ofCaller(spans);
+    const rest = traced.find((s) => hex(s.parentSpanId) === restParent);
+    const introspect = traced.find((s) => hex(s.parentSpanId) === grpcParent);
+    assert.ok(rest !== undefined && introspect !== undefined, JSON.stringify(traced));
+    assert.equal(rest.kind, SERVER);
+    assert.equal(rest.name, "perps.token.v1.TokenService/CreateToken");
+    assert.equal(attribute(rest, "http.request.method"), "POST");
+    assert.equal(attribute(rest, "http.response.status_code"), 400);
+    assert.equal(introspect.kind, SERVER);
+    assert.equal(introspect.name, "perps.token.v1.TokenIntrospectionService/IntrospectToken");
+    assert.equal(attribute(introspect, "rpc.system"), "grpc");
+    assert.equal(attribute(introspect, "rpc.grpc.status_code"), 0);
+    assert.equal(attribute(introspect, "network.protocol.version"), "2");
+    const lookup = traced.find((s) => hex(s.parentSpanId) === hex(introspect.spanId));
+    assert.ok(lookup !== undefined, "the token lookup is a child of IntrospectToken");
+    assert.equal(lookup.kind, CLIENT);
+    assert.equal(attribute(lookup, "db.system.name"), "redis");
+    assert.equal(lookup.name, "token.lookup");
+
+    // The resource says which service; no attribute holds the token or a signature.
+    const resource = receiver.requests[0]?.resourceSpans[0]?.resource.attributes ?? [];
+    assert.ok(
+      resource.some((a) => a.key === "service.name" && a.value.stringValue === "tokens-under-test"),
+    );
+    const everything = JSON.stringify(receiver.requests);
+    assert.ok(!everything.includes(token), "a span attribute holds the token");
+    assert.ok(!everything.includes(token.slice(3, 40)));
+    // The call's log line names its trace.
+    const id = hex(introspect.traceId);
+    assert.match(
+      service.output(),
+      new RegExp(
+        `"method":"perps.token.v1.TokenIntrospectionService/IntrospectToken"[^\\n]*"traceId":"${id}"`,
+      ),
+    );
+  });
+
+  it("Connect, gRPC-Web and /auth continue the caller's trace too, each with its token lookup", async () => {
+    const first = await createFirstToken(urls, "traced elsewhere");
+    const token = first.body.token ?? "";
+    const callerTrace = randomBytes(16).toString("hex");
+    const parents = {
+      connect: randomBytes(8).toString("hex"),
+      grpcWeb: randomBytes(8).toString("hex"),
+      auth: randomBytes(8).toString("hex"),
+    };
+    const traceparent = (parent: string) => `00-${callerTrace}-${parent}-01`;
+    const path = `${urls.internalUrl}/perps.token.v1.TokenIntrospectionService/IntrospectToken`;
+    const connect = await fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent: traceparent(parents.connect) },
+      body: JSON.stringify({ token }),
+    });
+    assert.equal(((await connect.json()) as { active?: boolean }).active, true);
+    const message = toBinary(
+      IntrospectTokenRequestSchema,
+      create(IntrospectTokenRequestSchema, { token }),
+    );
+    const envelope = Buffer.alloc(5 + message.length);
+    envelope.writeUInt32BE(message.length, 1);
+    envelope.set(message, 5);
+    const grpcWeb = await fetch(path, {
+      method: "POST",
+      headers: {
+        "content-type": "application/grpc-web+proto",
+        traceparent: traceparent(parents.grpcWeb),
+      },
+      body: envelope,
+    });
+    assert.equal(grpcWeb.status, 200);
+    await grpcWeb.arrayBuffer();
+    const auth = await fetch(`${urls.internalUrl}/auth`, {
+      headers: { authorization: `Bearer ${token}`, traceparent: traceparent(parents.auth) },
+    });
+    assert.equal(auth.status, 200);
+
+    const ofCaller = (spans: OtlpSpan[]) => spans.filter((s) => hex(s.traceId) === callerTrace);
+    const spans = ofCaller(await spansWhen((all) => ofCaller(all).length >= 6));
+    const expected = [
+      [parents.connect, "perps.token.v1.TokenIntrospectionService/IntrospectToken", "connect_rpc"],
+      [parents.grpcWeb, "perps.token.v1.TokenIntrospectionService/IntrospectToken", "grpc"],
+      [parents.auth, "GET /auth", undefined],
+    ] as const;
+    for (const [parent, name, system] of expected) {
+      const server = spans.find((s) => hex(s.parentSpanId) === parent);
+      assert.ok(server !== undefined, `no span under ${name}'s caller: ${JSON.stringify(spans)}`);
+      assert.equal(server.kind, SERVER);
+      assert.equal(server.name, name);
+      assert.equal(attribute(server, "rpc.system"), system);
+      const child = spans.find((s) => hex(s.parentSpanId) === hex(server.spanId));
+      assert.equal(child?.name, "token.lookup", `${name}: its Redis lookup is its child`);
+    }
+  });
+
+  it("a create's own Redis call is a child of its server span (one REST create with a real signature)", async () => {
+    const spans = await spansWhen((all) =>
+      all.some(
+        (s) =>
+          s.name === "perps.token.v1.TokenService/CreateToken" &&
+          attribute(s, "http.response.status_code") === 201,
+      ),
+    );
+    const created = spans.find(
+      (s) =>
+        s.name === "perps.token.v1.TokenService/CreateToken" &&
+        attribute(s, "http.response.status_code") === 201,
+    );
+    assert.ok(created !== undefined);
+    const children = spans.filter((s) => hex(s.parentSpanId) === hex(created.spanId));
+    assert.ok(
+      children.some((s) => s.name === "token.create" && s.kind === CLIENT),
+      JSON.stringify(children.map((c) => c.name)),
+    );
+  });
+});
