@@ -1,5 +1,8 @@
 import { readFileSync } from "node:fs";
 
+/** Keys are text; digests and records go to the scripts as raw bytes. */
+export type ScriptArg = string | Buffer;
+
 /**
  * The text of the script `lua/<file>` next to this module, read once at
  * start-up. A compiled build must copy the `.lua` files along with the JS.
@@ -16,4 +19,63 @@ export function luaConstants(constants: Readonly<Record<string, number>>): strin
   return Object.entries(constants)
     .map(([name, value]) => `local ${name} = ${value}`)
     .join("\n");
+}
+
+/**
+ * A Lua script with its KEYS and ARGV declared once, by name and in order:
+ * the script reads them as `KEY.<name>` and `ARG.<name>` (a prelude made
+ * from the declaration binds them to `KEYS[i]` and `ARGV[i]`), and the
+ * caller passes them by name (`call`), so neither side knows a position.
+ * test/unit/store/lua-scripts.test.ts checks that a script reads no
+ * position itself and every name it reads, and only those, is declared.
+ */
+export interface LuaScript<K extends string, A extends string> {
+  /** The ioredis command it is defined as. */
+  readonly command: string;
+  readonly keys: readonly K[];
+  readonly args: readonly A[];
+  /** The script's own text (its files and constants), without the prelude. */
+  readonly source: string;
+  /** The text Redis runs: the prelude, then `source`. */
+  readonly lua: string;
+  /** KEYS then ARGV, in the declared order. */
+  call(keys: Readonly<Record<K, string>>, args: Readonly<Record<A, ScriptArg>>): ScriptArg[];
+}
+
+export interface LuaScriptOptions<K extends string, A extends string> {
+  command: string;
+  keys: readonly K[];
+  args: readonly A[];
+  /** Files of lua/, in order (a shared part first). */
+  files: readonly string[];
+  /** Named numbers put before the files (`luaConstants`). */
+  constants?: Readonly<Record<string, number>>;
+}
+
+const LUA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Declares a script (see {@link LuaScript}). */
+export function luaScript<const K extends string, const A extends string = never>(
+  opts: LuaScriptOptions<K, A>,
+): LuaScript<K, A> {
+  for (const name of [...opts.keys, ...opts.args]) {
+    if (!LUA_NAME.test(name)) {
+      throw new Error(`${opts.command}: "${name}" is not a Lua name`);
+    }
+  }
+  const table = (local: string, names: readonly string[], source: string) =>
+    `local ${local} = {${names.map((name, i) => `${name} = ${source}[${i + 1}]`).join(", ")}}`;
+  const source = [
+    ...(opts.constants === undefined ? [] : [luaConstants(opts.constants)]),
+    ...opts.files.map(readLuaScript),
+  ].join("\n");
+  const prelude = [table("KEY", opts.keys, "KEYS"), table("ARG", opts.args, "ARGV")].join("\n");
+  return {
+    command: opts.command,
+    keys: opts.keys,
+    args: opts.args,
+    source,
+    lua: `${prelude}\n${source}`,
+    call: (keys, args) => [...opts.keys.map((k) => keys[k]), ...opts.args.map((a) => args[a])],
+  };
 }

@@ -1,24 +1,108 @@
-// The Lua scripts of the token store (lua/*.lua, read once at start-up). The
-// create and delete scripts share signed-call.lua, and all of them name their
-// statuses (token-script-status.ts) rather than spell numbers.
+// The Lua scripts of the token store (lua/*.lua, read once at start-up), each
+// with its KEYS and ARGV declared once (`luaScript`). The create and delete
+// scripts share signed-call.lua, and both name their statuses
+// (token-script-status.ts) rather than spell numbers.
 
-import { luaConstants, readLuaScript } from "./lua-script.js";
+import { luaScript } from "./lua-script.js";
 import { TokenScriptStatus } from "./token-script-status.js";
 
-const signedCall = [luaConstants(TokenScriptStatus), readLuaScript("signed-call.lua")];
+/** The user's keys a signed call touches (signed-call.lua); `token` is the call's token. */
+const SIGNED_CALL_KEYS = [
+  "userKeys",
+  "token",
+  "names",
+  "live",
+  "replay",
+  "rate",
+  "nameIds",
+] as const;
+/** What a signed call brings and the limits it is held to. */
+const SIGNED_CALL_ARGS = [
+  "signingKey",
+  "messageDigest",
+  "replayWindowMs",
+  "rateCapacity",
+  "ratePeriodMs",
+] as const;
 
 /** Stores a token, atomic with every check; replies `{status, retryAfterMs}`. */
-export const CREATE_TOKEN_LUA = [...signedCall, readLuaScript("create-token.lua")].join("\n");
+export const CREATE_TOKEN = luaScript({
+  command: "perpsCreateToken",
+  keys: SIGNED_CALL_KEYS,
+  args: [
+    ...SIGNED_CALL_ARGS,
+    /** The token's value (token-record.ts). */
+    "record",
+    /** Its member of the live zset (its id's raw bytes). */
+    "liveMember",
+    /** "1" for a named token, "0" for a session token. */
+    "named",
+    "name",
+    "expiresAtMs",
+    "maxActive",
+    "tokenId",
+  ],
+  files: ["signed-call.lua", "create-token.lua"],
+  constants: TokenScriptStatus,
+});
+
 /** Deletes a token, atomic with every check; replies `{status, retryAfterMs}`. */
-export const DELETE_TOKEN_LUA = [...signedCall, readLuaScript("delete-token.lua")].join("\n");
+export const DELETE_TOKEN = luaScript({
+  command: "perpsDeleteToken",
+  keys: SIGNED_CALL_KEYS,
+  args: [
+    ...SIGNED_CALL_ARGS,
+    "digestBytes",
+    "liveMember",
+    "tokenId",
+    /** Bytes of a live member from before ids: the digest's first bytes. */
+    "legacyLiveMemberBytes",
+    /** Record layout 1's marker byte and the bytes before its name (token-record.ts). */
+    "recordMarker",
+    "recordHeadBytes",
+  ],
+  files: ["signed-call.lua", "delete-token.lua"],
+  constants: TokenScriptStatus,
+});
+
 /** Undoes a create that replicas did not confirm. */
-export const ROLLBACK_CREATE_LUA = readLuaScript("rollback-create.lua");
+export const ROLLBACK_CREATE = luaScript({
+  command: "perpsRollbackCreate",
+  keys: ["token", "names", "live", "replay", "nameIds"],
+  args: ["name", "liveMember", "messageDigest"],
+  files: ["rollback-create.lua"],
+});
+
 /** The user's live named tokens, as a flat list: name, id, expires at ms, ... */
-export const LIST_NAMED_TOKENS_LUA = readLuaScript("list-named-tokens.lua");
+export const LIST_NAMED_TOKENS = luaScript({
+  command: "perpsListNamedTokens",
+  keys: ["names", "nameIds"],
+  args: [],
+  files: ["list-named-tokens.lua"],
+});
+
 /** Deletes every live token of a user; replies how many. */
-export const REVOKE_USER_TOKENS_LUA = [
-  readLuaScript("revoke-tokens.lua"),
-  readLuaScript("revoke-user-tokens.lua"),
-].join("\n");
-/** One token's record and expiry, or nil. */
-export const LOOKUP_TOKEN_LUA = readLuaScript("lookup-token.lua");
+export const REVOKE_USER_TOKENS = luaScript({
+  command: "perpsRevokeUserTokens",
+  keys: ["names", "nameIds", "live"],
+  args: ["tokenPrefix", "idBytes"],
+  files: ["revoke-tokens.lua", "revoke-user-tokens.lua"],
+});
+
+/** One token's record and expiry, or nil (records of layout 0, which do not hold their expiry). */
+export const LOOKUP_TOKEN = luaScript({
+  command: "perpsLookupToken",
+  keys: ["token"],
+  args: [],
+  files: ["lookup-token.lua"],
+});
+
+/** Every script of the token store. */
+export const TOKEN_SCRIPTS = [
+  CREATE_TOKEN,
+  DELETE_TOKEN,
+  ROLLBACK_CREATE,
+  LIST_NAMED_TOKENS,
+  REVOKE_USER_TOKENS,
+  LOOKUP_TOKEN,
+] as const;

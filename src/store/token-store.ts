@@ -3,22 +3,22 @@ import type { Result } from "ioredis";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
+import type { ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
 import { decodeTokenRecord, encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "./token-record.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 import {
-  CREATE_TOKEN_LUA,
-  DELETE_TOKEN_LUA,
-  LIST_NAMED_TOKENS_LUA,
-  LOOKUP_TOKEN_LUA,
-  REVOKE_USER_TOKENS_LUA,
-  ROLLBACK_CREATE_LUA,
+  CREATE_TOKEN,
+  DELETE_TOKEN,
+  LIST_NAMED_TOKENS,
+  LOOKUP_TOKEN,
+  REVOKE_USER_TOKENS,
+  ROLLBACK_CREATE,
+  TOKEN_SCRIPTS,
 } from "./token-scripts.js";
 
 type ScriptReply = [status: Status, retryAfterMs: number];
-/** Keys are text; digests go to the scripts as raw bytes. */
-type ScriptArg = string | Buffer;
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -28,7 +28,7 @@ declare module "ioredis" {
     perpsListNamedTokens(...keysAndArgs: ScriptArg[]): Result<string[], Context>;
     perpsRevokeUserTokens(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsLookupTokenBuffer(
-      tokenKey: string,
+      ...keysAndArgs: ScriptArg[]
     ): Result<[record: Buffer, expiresAtMs: number] | null, Context>;
   }
 }
@@ -159,37 +159,34 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const rateCapacity = String(opts.rateLimitPerMinute ?? 60);
   const ratePeriodMs = "60000";
   const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
-  redis.defineCommand("perpsCreateToken", { numberOfKeys: 7, lua: CREATE_TOKEN_LUA });
-  redis.defineCommand("perpsDeleteToken", { numberOfKeys: 7, lua: DELETE_TOKEN_LUA });
-  redis.defineCommand("perpsRollbackCreate", { numberOfKeys: 5, lua: ROLLBACK_CREATE_LUA });
-  redis.defineCommand("perpsListNamedTokens", { numberOfKeys: 2, lua: LIST_NAMED_TOKENS_LUA });
-  redis.defineCommand("perpsLookupToken", { numberOfKeys: 1, lua: LOOKUP_TOKEN_LUA });
-  redis.defineCommand("perpsRevokeUserTokens", { numberOfKeys: 3, lua: REVOKE_USER_TOKENS_LUA });
+  for (const script of TOKEN_SCRIPTS) {
+    redis.defineCommand(script.command, { numberOfKeys: script.keys.length, lua: script.lua });
+  }
   const writer = createDurableWriter({
     redis,
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
 
-  const commonKeys = (userKey: string, tokenId: string) => {
+  const signedCallKeys = (userKey: string, tokenId: string) => {
     const keys = redisKeysOf(userKey);
-    return [
-      keys.userKeys,
-      keys.token(tokenId),
-      keys.names,
-      keys.live,
-      keys.replay,
-      keys.rate,
-      keys.nameIds,
-    ];
+    return {
+      userKeys: keys.userKeys,
+      token: keys.token(tokenId),
+      names: keys.names,
+      live: keys.live,
+      replay: keys.replay,
+      rate: keys.rate,
+      nameIds: keys.nameIds,
+    };
   };
-  const commonArgs = (call: SignedCall): ScriptArg[] => [
-    call.signingKey,
-    call.messageDigest,
+  const signedCallArgs = (call: SignedCall) => ({
+    signingKey: call.signingKey,
+    messageDigest: call.messageDigest,
     replayWindowMs,
     rateCapacity,
     ratePeriodMs,
-  ];
+  });
 
   return {
     maxActivePerUser,
@@ -198,17 +195,16 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
 
     async create(token) {
       const liveMember = liveMemberOf(token.tokenId);
-      const args = [
-        ...commonKeys(token.userKey, token.tokenId),
-        ...commonArgs(token),
-        encodeTokenRecord(token.tokenDigest, token.expiresAtMs, token.name ?? ""),
+      const args = CREATE_TOKEN.call(signedCallKeys(token.userKey, token.tokenId), {
+        ...signedCallArgs(token),
+        record: encodeTokenRecord(token.tokenDigest, token.expiresAtMs, token.name ?? ""),
         liveMember,
-        token.name === undefined ? "0" : "1",
-        token.name ?? "",
-        String(token.expiresAtMs),
+        named: token.name === undefined ? "0" : "1",
+        name: token.name ?? "",
+        expiresAtMs: String(token.expiresAtMs),
         maxActive,
-        token.tokenId,
-      ];
+        tokenId: token.tokenId,
+      });
       const { reply, confirmed } = await redisCall("token.create", () =>
         writer.write(
           () => redis.perpsCreateToken(...args),
@@ -222,14 +218,16 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         // expires; nobody ever received its value.
         await redis
           .perpsRollbackCreate(
-            keys.token(token.tokenId),
-            keys.names,
-            keys.live,
-            keys.replay,
-            keys.nameIds,
-            token.name ?? "",
-            liveMember,
-            token.messageDigest,
+            ...ROLLBACK_CREATE.call(
+              {
+                token: keys.token(token.tokenId),
+                names: keys.names,
+                live: keys.live,
+                replay: keys.replay,
+                nameIds: keys.nameIds,
+              },
+              { name: token.name ?? "", liveMember, messageDigest: token.messageDigest },
+            ),
           )
           .catch(() => undefined);
         throw new StoreError("unconfirmed-write");
@@ -249,16 +247,15 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     },
 
     async delete(call) {
-      const args = [
-        ...commonKeys(call.userKey, call.tokenId),
-        ...commonArgs(call),
-        String(TOKEN_DIGEST_BYTES),
-        liveMemberOf(call.tokenId),
-        call.tokenId,
-        String(LEGACY_LIVE_MEMBER_BYTES),
-        String(TOKEN_RECORD_LAYOUT.marker),
-        String(TOKEN_RECORD_LAYOUT.headBytes),
-      ];
+      const args = DELETE_TOKEN.call(signedCallKeys(call.userKey, call.tokenId), {
+        ...signedCallArgs(call),
+        digestBytes: String(TOKEN_DIGEST_BYTES),
+        liveMember: liveMemberOf(call.tokenId),
+        tokenId: call.tokenId,
+        legacyLiveMemberBytes: String(LEGACY_LIVE_MEMBER_BYTES),
+        recordMarker: String(TOKEN_RECORD_LAYOUT.marker),
+        recordHeadBytes: String(TOKEN_RECORD_LAYOUT.headBytes),
+      });
       const { reply, confirmed } = await redisCall("token.delete", () =>
         writer.write(
           () => redis.perpsDeleteToken(...args),
@@ -282,7 +279,9 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     async listNamed(userKey) {
       const keys = redisKeysOf(userKey);
       const flat = await redisCall("token.list", () =>
-        redis.perpsListNamedTokens(keys.names, keys.nameIds),
+        redis.perpsListNamedTokens(
+          ...LIST_NAMED_TOKENS.call({ names: keys.names, nameIds: keys.nameIds }, {}),
+        ),
       );
       const tokens: NamedTokenSummary[] = [];
       for (let i = 0; i + 2 < flat.length; i += 3) {
@@ -297,13 +296,10 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
 
     async revokeAll(userKey) {
       const keys = redisKeysOf(userKey);
-      const args = [
-        keys.names,
-        keys.nameIds,
-        keys.live,
-        keys.tokenPrefix,
-        String(LIVE_MEMBER_BYTES),
-      ];
+      const args = REVOKE_USER_TOKENS.call(
+        { names: keys.names, nameIds: keys.nameIds, live: keys.live },
+        { tokenPrefix: keys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
+      );
       const { reply, confirmed } = await redisCall("token.revoke-all", () =>
         writer.write(
           () => redis.perpsRevokeUserTokens(...args),
@@ -329,7 +325,9 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         return { digest: record.digest, name: record.name, expiresAtMs: record.expiresAtMs };
       }
       // A record of layout 0 does not say when it expires: its key does.
-      const reply = await redisCall("token.lookup", () => redis.perpsLookupTokenBuffer(key));
+      const reply = await redisCall("token.lookup", () =>
+        redis.perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
+      );
       return reply === null
         ? undefined
         : { digest: record.digest, name: record.name, expiresAtMs: reply[1] };

@@ -2,7 +2,7 @@ import type { Result } from "ioredis";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
-import { luaConstants, readLuaScript } from "./lua-script.js";
+import { luaScript, type ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
 
@@ -14,20 +14,38 @@ const PutKeyStatus = {
   LIMIT_REACHED: 0,
 } as const;
 
-const PUT_USER_KEY_LUA = [luaConstants(PutKeyStatus), readLuaScript("put-user-key.lua")].join("\n");
-const DELETE_USER_KEY_LUA = [
-  readLuaScript("revoke-tokens.lua"),
-  readLuaScript("delete-user-key.lua"),
-].join("\n");
-const LIST_USER_KEYS_LUA = readLuaScript("list-user-keys.lua");
+/** Adds a key unless the user has the most allowed; replies a PutKeyStatus. */
+export const PUT_USER_KEY = luaScript({
+  command: "perpsPutUserKey",
+  keys: ["userKeys", "keysAdded"],
+  args: ["publicKey", "maxKeys"],
+  files: ["put-user-key.lua"],
+  constants: PutKeyStatus,
+});
+/** Removes a key and, when it was there, revokes the user's tokens; replies `{removed, revoked}`. */
+export const DELETE_USER_KEY = luaScript({
+  command: "perpsDeleteUserKey",
+  keys: ["userKeys", "keysAdded", "names", "nameIds", "live"],
+  args: ["publicKey", "tokenPrefix", "idBytes"],
+  files: ["revoke-tokens.lua", "delete-user-key.lua"],
+});
+/** The user's keys and when each was added, flat. */
+export const LIST_USER_KEYS = luaScript({
+  command: "perpsListUserKeys",
+  keys: ["userKeys", "keysAdded"],
+  args: [],
+  files: ["list-user-keys.lua"],
+});
+/** Every script of the key store. */
+export const USER_KEY_SCRIPTS = [PUT_USER_KEY, DELETE_USER_KEY, LIST_USER_KEYS] as const;
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    perpsPutUserKey(...keysAndArgs: string[]): Result<number, Context>;
+    perpsPutUserKey(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsDeleteUserKey(
-      ...keysAndArgs: string[]
+      ...keysAndArgs: ScriptArg[]
     ): Result<[removed: number, revokedTokens: number], Context>;
-    perpsListUserKeys(keysKey: string, addedKey: string): Result<string[], Context>;
+    perpsListUserKeys(...keysAndArgs: ScriptArg[]): Result<string[], Context>;
   }
 }
 
@@ -80,9 +98,9 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
   const call = opts.call ?? createRedisCall();
   const maxKeysPerUser = opts.maxKeysPerUser ?? 5;
   const max = String(maxKeysPerUser);
-  redis.defineCommand("perpsPutUserKey", { numberOfKeys: 2, lua: PUT_USER_KEY_LUA });
-  redis.defineCommand("perpsDeleteUserKey", { numberOfKeys: 5, lua: DELETE_USER_KEY_LUA });
-  redis.defineCommand("perpsListUserKeys", { numberOfKeys: 2, lua: LIST_USER_KEYS_LUA });
+  for (const script of USER_KEY_SCRIPTS) {
+    redis.defineCommand(script.command, { numberOfKeys: script.keys.length, lua: script.lua });
+  }
   const writer = createDurableWriter({
     redis,
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
@@ -92,7 +110,10 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
     maxKeysPerUser,
     async put(userKey, publicKey) {
       const keys = redisKeysOf(userKey);
-      const args = [keys.userKeys, keys.keysAdded, publicKey, max];
+      const args = PUT_USER_KEY.call(
+        { userKeys: keys.userKeys, keysAdded: keys.keysAdded },
+        { publicKey, maxKeys: max },
+      );
       const { reply, confirmed } = await call("key.put", () =>
         writer.write(
           () => redis.perpsPutUserKey(...args),
@@ -106,16 +127,16 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
     },
     async delete(userKey, publicKey) {
       const keys = redisKeysOf(userKey);
-      const args = [
-        keys.userKeys,
-        keys.keysAdded,
-        keys.names,
-        keys.nameIds,
-        keys.live,
-        publicKey,
-        keys.tokenPrefix,
-        String(LIVE_MEMBER_BYTES),
-      ];
+      const args = DELETE_USER_KEY.call(
+        {
+          userKeys: keys.userKeys,
+          keysAdded: keys.keysAdded,
+          names: keys.names,
+          nameIds: keys.nameIds,
+          live: keys.live,
+        },
+        { publicKey, tokenPrefix: keys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
+      );
       const { reply, confirmed } = await call("key.delete", () =>
         writer.write(
           () => redis.perpsDeleteUserKey(...args),
@@ -131,7 +152,9 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
     async list(userKey) {
       const keys = redisKeysOf(userKey);
       const flat = await call("key.list", () =>
-        redis.perpsListUserKeys(keys.userKeys, keys.keysAdded),
+        redis.perpsListUserKeys(
+          ...LIST_USER_KEYS.call({ userKeys: keys.userKeys, keysAdded: keys.keysAdded }, {}),
+        ),
       );
       const listed: RegisteredKey[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {

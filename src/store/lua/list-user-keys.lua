@@ -1,9 +1,9 @@
 -- The user's public keys and when each was added, in one step. Read only.
--- KEYS: 1 keys set, 2 key -> added ms hash.
+-- KEY as user-key-store.ts declares it.
 -- Returns a flat list: key, added ms ("" when not known), key, ...
 local out = {}
-for _, key in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+for _, key in ipairs(redis.call('SMEMBERS', KEY.userKeys)) do
   out[#out + 1] = key
-  out[#out + 1] = redis.call('HGET', KEYS[2], key) or ''
+  out[#out + 1] = redis.call('HGET', KEY.keysAdded, key) or ''
 end
 return out

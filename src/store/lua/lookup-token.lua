@@ -1,6 +1,6 @@
 -- Reads one token for a bearer check, in one round trip: its record and the
 -- instant it expires (ms; PEXPIRETIME, Redis 7.0), or nil for no such token.
--- KEYS: 1 token string.
-local record = redis.call('GET', KEYS[1])
+-- KEY as token-scripts.ts declares it.
+local record = redis.call('GET', KEY.token)
 if not record then return false end
-return {record, redis.call('PEXPIRETIME', KEYS[1])}
+return {record, redis.call('PEXPIRETIME', KEY.token)}

@@ -1,12 +1,11 @@
 -- Undoes a create that replicas did not confirm, so that its name, its slot
 -- in the live count and its message are free for the retry.
--- KEYS: 1 token string, 2 names zset, 3 live zset, 4 replay zset, 5 name -> id hash.
--- ARGV: 1 name ("" for none), 2 live member, 3 message digest.
-redis.call('DEL', KEYS[1])
-if ARGV[1] ~= '' then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('HDEL', KEYS[5], ARGV[1])
+-- KEY and ARG as token-scripts.ts declares them (name "" for none).
+redis.call('DEL', KEY.token)
+if ARG.name ~= '' then
+  redis.call('ZREM', KEY.names, ARG.name)
+  redis.call('HDEL', KEY.nameIds, ARG.name)
 end
-redis.call('ZREM', KEYS[3], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[3])
+redis.call('ZREM', KEY.live, ARG.liveMember)
+redis.call('ZREM', KEY.replay, ARG.messageDigest)
 return 1

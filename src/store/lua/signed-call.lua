@@ -4,11 +4,9 @@
 -- step, so two concurrent requests cannot both pass a check that only one
 -- may pass.
 --
--- Common KEYS: 1 keys set, 2 token string, 3 names zset, 4 live zset,
--- 5 replay zset, 6 rate bucket, 7 name -> id hash (the same names as the
--- names zset, so both change together). Common ARGV: 1 signing key,
--- 2 message digest (raw SHA-256), 3 replay window ms, 4 rate capacity,
--- 5 rate period ms.
+-- KEY and ARG: the common names come first in both scripts' declarations
+-- (token-scripts.ts). The name -> id hash holds the same names as the names
+-- zset, so both change together.
 --
 -- Every message whose signature verified is remembered, whatever the outcome
 -- (refusals included), so that a captured request works at most once: only a
@@ -21,8 +19,8 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function remember()
   -- NX: a message already remembered keeps its first deadline.
-  redis.call('ZADD', KEYS[5], 'NX', now + tonumber(ARGV[3]), ARGV[2])
-  redis.call('PEXPIRE', KEYS[5], ARGV[3])
+  redis.call('ZADD', KEY.replay, 'NX', now + tonumber(ARG.replayWindowMs), ARG.messageDigest)
+  redis.call('PEXPIRE', KEY.replay, ARG.replayWindowMs)
 end
 -- Expires key (and alsoKey, if given) with the last member of the zset key.
 local function expireWithLast(key, alsoKey)
@@ -35,25 +33,25 @@ end
 -- The reply refusing the call, or nil when it may go on. onReplay, if given,
 -- may answer a replay instead (the create naming the token it made).
 local function refuseSignedCall(onReplay)
-  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', KEY.replay, '-inf', now)
   -- A key deleted since it verified: its message is remembered too, so that
   -- registering the same key again does not revive a captured request.
-  if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then
+  if redis.call('SISMEMBER', KEY.userKeys, ARG.signingKey) == 0 then
     remember()
     return {KEY_REVOKED, 0}
   end
-  if redis.call('ZSCORE', KEYS[5], ARGV[2]) then
+  if redis.call('ZSCORE', KEY.replay, ARG.messageDigest) then
     return (onReplay and onReplay()) or {REPLAYED, 0}
   end
   remember()
-  local cap = tonumber(ARGV[4])
-  local period = tonumber(ARGV[5])
-  local bucket = redis.call('HMGET', KEYS[6], 't', 'ts')
+  local cap = tonumber(ARG.rateCapacity)
+  local period = tonumber(ARG.ratePeriodMs)
+  local bucket = redis.call('HMGET', KEY.rate, 't', 'ts')
   local tokens = tonumber(bucket[1]) or cap
   local last = tonumber(bucket[2]) or now
   tokens = math.min(cap, tokens + math.max(0, now - last) * cap / period)
   if tokens < 1 then return {RATE_LIMITED, math.ceil((1 - tokens) * period / cap)} end
-  redis.call('HSET', KEYS[6], 't', tostring(tokens - 1), 'ts', now)
-  redis.call('PEXPIRE', KEYS[6], period)
+  redis.call('HSET', KEY.rate, 't', tostring(tokens - 1), 'ts', now)
+  redis.call('PEXPIRE', KEY.rate, period)
   return nil
 end

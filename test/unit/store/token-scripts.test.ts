@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { TokenScriptStatus } from "../../../src/store/token-script-status.js";
-import { CREATE_TOKEN_LUA, DELETE_TOKEN_LUA } from "../../../src/store/token-scripts.js";
+import { CREATE_TOKEN, DELETE_TOKEN } from "../../../src/store/token-scripts.js";
 
 /** The upper-case names a script uses outside strings and comments, and those it declares. */
 function constantsOf(script: string): { used: Set<string>; declared: Set<string> } {
@@ -9,7 +9,7 @@ function constantsOf(script: string): { used: Set<string>; declared: Set<string>
   const used = new Set(
     [...code.matchAll(/\b[A-Z][A-Z_]+\b/g)]
       .map(([name]) => name)
-      .filter((name) => name !== "KEYS" && name !== "ARGV"),
+      .filter((name) => !["KEYS", "ARGV", "KEY", "ARG"].includes(name)),
   );
   const declared = new Set(
     [...code.matchAll(/^local ([A-Z][A-Z_]+) = /gm)].map(([, name]) => name),
@@ -19,8 +19,8 @@ function constantsOf(script: string): { used: Set<string>; declared: Set<string>
 
 describe("token scripts", () => {
   for (const [name, script] of [
-    ["create", CREATE_TOKEN_LUA],
-    ["delete", DELETE_TOKEN_LUA],
+    ["create", CREATE_TOKEN.lua],
+    ["delete", DELETE_TOKEN.lua],
   ] as const) {
     it(`${name}: every status it answers is declared from TokenScriptStatus`, () => {
       const { used, declared } = constantsOf(script);
@@ -36,8 +36,8 @@ describe("token scripts", () => {
 
   it("together they answer every status TokenScriptStatus names", () => {
     const used = new Set([
-      ...constantsOf(CREATE_TOKEN_LUA).used,
-      ...constantsOf(DELETE_TOKEN_LUA).used,
+      ...constantsOf(CREATE_TOKEN.lua).used,
+      ...constantsOf(DELETE_TOKEN.lua).used,
     ]);
     assert.deepEqual([...used].sort(), Object.keys(TokenScriptStatus).sort());
   });
