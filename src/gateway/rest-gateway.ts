@@ -8,11 +8,11 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import { joined, readRequestBody } from "../http/request-body.js";
 import { requestPath } from "../http/request-path.js";
 import { lazyCallSignal } from "./call-signal.js";
 import { errorDetailsJson } from "./error-details.js";
 import { isJsonMediaType } from "./media-type.js";
-import { BodyTooLargeError, readBody } from "./read-body.js";
 import { transcodeRequest } from "./request-transcoder.js";
 import { transcodeResponse } from "./response-transcoder.js";
 import { restCallKey } from "./rest-call.js";
@@ -163,16 +163,14 @@ async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<Jso
     req.resume();
     throw tooLarge();
   }
-  let bytes: Uint8Array;
-  try {
-    bytes = await readBody(req, maxBodyBytes);
-  } catch (e) {
-    if (e instanceof BodyTooLargeError) {
-      throw tooLarge();
-    }
-    // The client went away; there is no one left to answer.
-    throw new RestError(Code.Canceled, "request body was not received completely");
+  // A body cut short (the client went away) leaves this pending: nobody is left to answer.
+  const body = await readRequestBody(req, maxBodyBytes);
+  if (!body.ended) {
+    // Discard the rest unread, so that the answer can still be sent on this connection.
+    req.resume();
+    throw tooLarge();
   }
+  const bytes = joined(body);
   let text: string;
   try {
     text = utf8.decode(bytes);

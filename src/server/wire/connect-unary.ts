@@ -4,9 +4,9 @@ import * as connect from "@connectrpc/connect/protocol-connect";
 import { isCallOver } from "../../gateway/call-signal.js";
 import type { UnaryResult } from "../../gateway/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import { joined, readRequestBody } from "../../http/request-body.js";
 import { exchangeOf } from "../exchange.js";
 import { inputError } from "./input-error.js";
-import { joined, readRequestBody } from "./request-body.js";
 import {
   callError,
   deadlineAfter,

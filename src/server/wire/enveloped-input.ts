@@ -8,8 +8,8 @@ import {
   transformParseEnvelope,
   transformSplitEnvelope,
 } from "@connectrpc/connect/protocol";
+import { type BodySource, joined, type RequestBody, replay } from "../../http/request-body.js";
 import { inputError } from "./input-error.js";
-import { type BodySource, joined, type RequestBody, replay } from "./request-body.js";
 
 /** Bytes of an envelope's head: one byte of flags, four of length. */
 export const ENVELOPE_HEAD_BYTES = 5;

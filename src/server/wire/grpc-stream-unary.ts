@@ -9,11 +9,11 @@ import {
 import * as grpc from "@connectrpc/connect/protocol-grpc";
 import { lazyCallSignal } from "../../gateway/call-signal.js";
 import type { UnaryResult } from "../../gateway/unary-invoker.js";
+import { type RequestBody, readBody } from "../../http/request-body.js";
 import { type Exchange, exchangeKey } from "../exchange.js";
 import { requestIdKey } from "../request-id.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import { whenCompressed } from "./grpc-unary.js";
-import { type RequestBody, readBody } from "./request-body.js";
 import {
   callError,
   deadlineAfter,

@@ -15,9 +15,9 @@ import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import { isCallOver } from "../../gateway/call-signal.js";
 import type { UnaryResult } from "../../gateway/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import { readRequestBody } from "../../http/request-body.js";
 import { exchangeOf } from "../exchange.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
-import { readRequestBody } from "./request-body.js";
 import {
   callError,
   deadlineAfter,

@@ -40,9 +40,10 @@ const SERVICE: Package = {
     ["token", "user-key"],
     // Everything that speaks to Redis about tokens and keys.
     ["store"],
-    // Generic Redis: client, topology, server process, failure detection; and the
-    // typed settings (parsed once by main.ts), which name the Redis topology.
-    ["redis", "config"],
+    // Generic Redis: client, topology, server process, failure detection; the
+    // typed settings (parsed once by main.ts), which name the Redis topology; and
+    // the OpenTelemetry tracing those settings turn on.
+    ["redis", "config", "tracing"],
     // Support any layer may use.
     ["http", "metrics", "log", "crypto"],
     ["gen"],

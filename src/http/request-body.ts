@@ -1,5 +1,5 @@
 import type { ServerHttp2Stream } from "node:http2";
-import type { NodeServerRequest } from "../../http/node-handler.js";
+import type { NodeServerRequest } from "./node-handler.js";
 
 /** What a body is read from: node's request (HTTP/1.1, HTTP/2 compat) or a raw HTTP/2 stream. */
 export type BodySource = NodeServerRequest | ServerHttp2Stream;
