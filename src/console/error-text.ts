@@ -1,4 +1,4 @@
-import { Code, TokenApiError } from "@perps/token-client";
+import { Code, durationText, TokenApiError } from "@perps/token-client";
 
 /** What the SDK's own checks of a key file start their messages with. */
 const KEY_FILE_PREFIX = /^cryptoKeyFromPem: /;
@@ -6,7 +6,11 @@ const KEY_FILE_PREFIX = /^cryptoKeyFromPem: /;
 /** A hint after the service's message, for the refusals a person can do something about. */
 function hint(err: TokenApiError): string {
   if (err.code === Code.Unauthenticated && err.message === "Signature expired") {
-    return " (this device's clock is more than 2 minutes off the service's: set it right and try again)";
+    const off =
+      err.clockOffsetMs === undefined
+        ? "more than 2 minutes off"
+        : `${durationText(err.clockOffsetMs)} ${err.clockOffsetMs > 0 ? "ahead of" : "behind"}`;
+    return ` (this device's clock is ${off} the service's: set it right and try again)`;
   }
   if (err.code === Code.Unauthenticated && err.message === "Invalid signature") {
     return " (this key is not registered for this User ID)";

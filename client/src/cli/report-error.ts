@@ -1,3 +1,4 @@
+import { durationText } from "../protocol/duration-text.js";
 import { TokenApiError } from "../sdk/token-api-error.js";
 import type { CliIo } from "./cli-context.js";
 import { CliFailure } from "./cli-failure.js";
@@ -29,6 +30,19 @@ function createdTokenHint(err: TokenApiError): string {
   );
 }
 
+// "Signature expired": which way this machine's clock is off, from the service's details.
+function clockHint(err: TokenApiError): string {
+  const offset = err.clockOffsetMs;
+  if (offset === undefined || err.serverTimeMs === undefined) {
+    return "";
+  }
+  const way = offset > 0 ? "ahead of" : "behind";
+  return (
+    `\nThis machine's clock is ${durationText(offset)} ${way} the service's` +
+    ` (${new Date(err.serverTimeMs).toISOString()}): set it right and try again.`
+  );
+}
+
 function describe(err: unknown): ErrorReport {
   if (err instanceof UsageError) {
     const help =
@@ -48,7 +62,7 @@ function describe(err: unknown): ErrorReport {
     return {
       exitCode: ExitCode.Refused,
       kind: "service",
-      text: `${CLI_NAME}: ${err.codeName}${http}: ${err.message}${retry}${createdTokenHint(err)}`,
+      text: `${CLI_NAME}: ${err.codeName}${http}: ${err.message}${retry}${createdTokenHint(err)}${clockHint(err)}`,
       fields: {
         code: err.code,
         codeName: err.codeName,
@@ -58,6 +72,8 @@ function describe(err: unknown): ErrorReport {
           ? {}
           : { retryAfterSeconds: err.retryAfterSeconds }),
         ...(err.createdTokenId === undefined ? {} : { createdTokenId: err.createdTokenId }),
+        ...(err.clockOffsetMs === undefined ? {} : { clockOffsetMs: err.clockOffsetMs }),
+        ...(err.serverTimeMs === undefined ? {} : { serverTimeMs: err.serverTimeMs }),
       },
     };
   }
