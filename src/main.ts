@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
+import { createServiceMetrics } from "./metrics/service-metrics.js";
 import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
 import { freePort } from "./process/free-port.js";
 import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js";
@@ -208,11 +209,14 @@ async function main(): Promise<void> {
               ? `unix://${embedded.location.path}`
               : embedded.location.url,
         };
-  serveClusterMetrics();
+  // The primary's own metric (worker restarts) joins every scrape's answer.
+  const primaryMetrics = createServiceMetrics({ processMetrics: false });
+  serveClusterMetrics({ registry: primaryMetrics.registry });
   const workers = startWorkers({
     count: config.workers,
     logger,
     env,
+    onRestart: () => primaryMetrics.workerRestarts.inc(),
     giveUp: {
       exitCode: IN_USE_EXIT_CODE,
       onGiveUp: (line) => {

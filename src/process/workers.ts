@@ -13,6 +13,8 @@ export interface WorkersOptions {
    * worker is replaced.
    */
   giveUp?: { exitCode: number; onGiveUp(line: string): void };
+  /** Runs each time a dead worker is replaced (the primary counts it). Default: nothing. */
+  onRestart?: () => void;
 }
 
 export interface Workers {
@@ -54,6 +56,7 @@ export function startWorkers(opts: WorkersOptions): Workers {
     }
     if (!stopping) {
       opts.logger.error({ pid: worker.process.pid, code, signal }, "worker died; starting another");
+      opts.onRestart?.();
       fork();
     }
   });
