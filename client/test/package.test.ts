@@ -337,6 +337,29 @@ client.close();
       stdout,
       /transport "grpc" needs the package @connectrpc\/connect-node \(an optional peer dependency\): npm install @connectrpc\/connect-node@2/,
     );
+    // The CLI says the same, as an answer rather than an "unexpected error", exit 1.
+    const cli = await run(
+      process.execPath,
+      [
+        join(consumer, "node_modules/@perps/token-client/dist/cli/perps-tokens.js"),
+        "list",
+        "--transport",
+        "grpc",
+        "--url",
+        service.publicUrl,
+        "--token",
+        "pt_x",
+      ],
+      { cwd: consumer, env: npmEnvironment() },
+    ).then(
+      () => assert.fail("the CLI succeeded without @connectrpc/connect-node"),
+      (err: { code?: number; stderr?: string }) => err,
+    );
+    assert.equal(cli.code, 1);
+    assert.equal(
+      cli.stderr,
+      'perps-tokens: transport "grpc" needs the package @connectrpc/connect-node (an optional peer dependency): npm install @connectrpc/connect-node@2\n',
+    );
     // The Node consumers below use gRPC too: install the peer, as such a user would.
     addLockedDependency(consumer, "@connectrpc/connect-node");
   });

@@ -17,6 +17,7 @@ export {
   type TokenClientOptions,
   type TokenTransport,
 } from "./token-client.js";
+export { TransportUnavailableError } from "./transport-unavailable-error.js";
 export {
   cryptoKeyFromPem,
   signerFromCryptoKey,
