@@ -20,7 +20,7 @@ function readConfig(): Config {
     return parseConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`Configuration error: ${err.message}\n`);
+      process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
       process.exit(2);
     }
     throw err;
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       }
     } catch (err) {
       if (err instanceof ConfigError) {
-        process.stderr.write(`Configuration error: ${err.message}\n`);
+        process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
         process.exit(2);
       }
       throw err;

@@ -89,10 +89,13 @@ describe("npm start", () => {
     assert.equal(await run.exited, 0);
   });
 
-  it("exits with a message naming a bad variable", async () => {
-    const run = startMainProcess({ HTTP_PORT: "eighty" }, tempDir());
+  it("exits with a message naming every bad variable, one line each", async () => {
+    const run = startMainProcess({ HTTP_PORT: "eighty", WORKERS: "many" }, tempDir());
     assert.equal(await run.exited, 2);
-    assert.match(run.output(), /HTTP_PORT must be an integer/);
+    assert.match(
+      run.output(),
+      /^Configuration error: HTTP_PORT must be an integer from 0 to 65535, got "eighty"\nConfiguration error: WORKERS must be an integer from 1 to 256, got "many"\n$/,
+    );
   });
 
   it("without redis-server on PATH, says how to install one or set REDIS_URL", async () => {
