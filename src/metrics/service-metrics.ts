@@ -20,7 +20,7 @@ export interface ServiceMetrics {
    * registry joins the workers' in every scrape; 0 in every other process.
    */
   readonly workerRestarts: Counter;
-  /** 1 while this process is ready (Redis answers, not stopping), else 0: see `watchReadiness`. */
+  /** 1 while this process is ready (Redis answers, not stopping), else 0: asked at each scrape (`ready`). */
   readonly ready: Gauge;
 }
 
