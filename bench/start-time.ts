@@ -2,10 +2,14 @@
 // answering (GET /readyz on the public port and /healthz on the internal one
 // return 200), with the embedded redis-server `npm start` runs when REDIS_URL
 // is unset (a fresh data folder each run). The goal is under 2 s after the
-// build, for `npm start` and for the `node dist/main.js` it execs; the
-// TypeScript-at-start command of before is measured for comparison.
+// build, for `npm start` and for the `node dist/main.js` it execs, with
+// WORKERS=1 on an idle machine (more workers than idle cores take longer:
+// docs/operations.md says how long); the TypeScript-at-start command of
+// before is measured for comparison.
 //
-//   npx tsx bench/start-time.ts [--runs N] [--json]
+//   npx tsx bench/start-time.ts [--runs N] [--workers N] [--json]
+//
+// --workers sets WORKERS (default: the service's own, one per core).
 //
 // Exit code 1 when a compiled command's median misses the goal.
 import { execFileSync, spawn } from "node:child_process";
@@ -67,7 +71,7 @@ async function answers(url: string): Promise<boolean> {
 }
 
 /** One start: milliseconds from spawn until both listeners answer. */
-async function startOnce(command: Command): Promise<number> {
+async function startOnce(command: Command, workers: string | undefined): Promise<number> {
   const httpPort = await unusedPort();
   const grpcPort = await unusedPort([httpPort]);
   const dir = mkdtempSync(join(tmpdir(), "perps-start-time-"));
@@ -86,6 +90,7 @@ async function startOnce(command: Command): Promise<number> {
       GRPC_PORT: String(grpcPort),
       EMBEDDED_REDIS_DIR: join(dir, "redis"),
       LOG_LEVEL: "warn",
+      ...(workers === undefined ? {} : { WORKERS: workers }),
     },
     stdio: ["ignore", "ignore", "inherit"],
     detached: true,
@@ -127,7 +132,11 @@ function median(values: readonly number[]): number {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { runs: { type: "string", default: "5" }, json: { type: "boolean" } },
+    options: {
+      runs: { type: "string", default: "5" },
+      workers: { type: "string" },
+      json: { type: "boolean" },
+    },
   });
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) {
@@ -141,7 +150,7 @@ async function main(): Promise<void> {
   for (const command of COMMANDS) {
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {
-      times.push(await startOnce(command));
+      times.push(await startOnce(command, values.workers));
     }
     results.push({
       command: command.name,
@@ -154,7 +163,10 @@ async function main(): Promise<void> {
   if (values.json === true) {
     process.stdout.write(`${JSON.stringify({ runs, results }, null, 2)}\n`);
   } else {
-    process.stdout.write(`Start-up, spawn to both listeners answering (${runs} runs each)\n\n`);
+    const workers = values.workers === undefined ? "WORKERS default" : `WORKERS=${values.workers}`;
+    process.stdout.write(
+      `Start-up, spawn to both listeners answering (${runs} runs each, ${workers})\n\n`,
+    );
     process.stdout.write(
       "| command | median ms | min ms | max ms | goal |\n|---|---|---|---|---|\n",
     );

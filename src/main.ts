@@ -3,13 +3,15 @@ import { resolve } from "node:path";
 import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
+import { createServiceMetrics } from "./metrics/service-metrics.js";
 import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
 import { freePort } from "./process/free-port.js";
 import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js";
 import { acquireInstanceLock } from "./process/instance-lock.js";
 import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
+import { readyLine } from "./process/ready-line.js";
 import { readConsole, readTls, runService } from "./process/run-service.js";
-import { startWorkers } from "./process/workers.js";
+import { type ListeningPorts, startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
 
@@ -18,7 +20,7 @@ function readConfig(): Config {
     return parseConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`Configuration error: ${err.message}\n`);
+      process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
       process.exit(2);
     }
     throw err;
@@ -123,6 +125,23 @@ function topologyOf(server: RedisServerProcess): RedisTopology {
     : { kind: "url", url: server.location.url };
 }
 
+/**
+ * The start's one human line, on stderr: the log on stdout stays JSON for
+ * machines, and a terminal shows both.
+ */
+function sayReady(config: Config, ports: ListeningPorts): void {
+  process.stderr.write(
+    `${readyLine({
+      host: config.host,
+      internalHost: config.internalHost,
+      ...ports,
+      tls: config.tls !== undefined,
+      console: config.console,
+      workers: config.workers,
+    })}\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const config = readConfig();
   if (config.tls !== undefined || config.console) {
@@ -136,7 +155,7 @@ async function main(): Promise<void> {
       }
     } catch (err) {
       if (err instanceof ConfigError) {
-        process.stderr.write(`Configuration error: ${err.message}\n`);
+        process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
         process.exit(2);
       }
       throw err;
@@ -171,6 +190,7 @@ async function main(): Promise<void> {
     // (it would start another).
     process.on("SIGINT", () => {});
     onSignals(logger, () => service.stop(), ["SIGTERM"]);
+    process.send?.({ listening: service.ports });
     return;
   }
 
@@ -196,6 +216,7 @@ async function main(): Promise<void> {
       await service.stop();
       await embedded?.stop();
     });
+    sayReady(config, service.ports);
     return;
   }
 
@@ -208,11 +229,15 @@ async function main(): Promise<void> {
               ? `unix://${embedded.location.path}`
               : embedded.location.url,
         };
-  serveClusterMetrics();
+  // The primary's own metric (worker restarts) joins every scrape's answer.
+  const primaryMetrics = createServiceMetrics({ processMetrics: false });
+  serveClusterMetrics({ registry: primaryMetrics.registry });
   const workers = startWorkers({
     count: config.workers,
     logger,
     env,
+    onRestart: () => primaryMetrics.workerRestarts.inc(),
+    onListening: (ports) => sayReady(config, ports),
     giveUp: {
       exitCode: IN_USE_EXIT_CODE,
       onGiveUp: (line) => {

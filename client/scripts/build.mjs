@@ -13,7 +13,7 @@
 //
 //   node scripts/build.mjs             clean build (`npm pack`, `npm run build`)
 //   node scripts/build.mjs --if-stale  build only when src/ changed since the
-//                                      last build (`prepare`, the service's build)
+//                                      last build (`prepack`, the service's build)
 import { execFileSync } from "node:child_process";
 import {
   chmodSync,

@@ -309,6 +309,11 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     const publicListener = await run(["introspect", "pt_x", "--internal-url", service.publicUrl]);
     assert.equal(publicListener.code, 1);
     assert.match(publicListener.stderr, /^perps-tokens: UNIMPLEMENTED: /);
+    // With a hint at the likely cause: the URL of the other listener.
+    assert.match(
+      publicListener.stderr,
+      /\nThis command calls the internal listener: is the URL the service's internal one\? \(--internal-url, \$PERPS_TOKENS_INTERNAL_URL, default http:\/\/127\.0\.0\.1:9090\)\n$/,
+    );
   });
 
   it("keygen writes a 0600 PKCS#8 key file and prints its public key", async () => {

@@ -20,8 +20,10 @@ import * as esbuild from "esbuild";
 import { createGrpcClient } from "../../test/support/grpc-client.js";
 import {
   addLockedDependency,
+  CLIENT_DIR,
   createConsumerProject,
   npmEnvironment,
+  npmWarnings,
   packClient,
   runNpm,
 } from "../../test/support/packed-package.js";
@@ -205,6 +207,8 @@ describe("the client package, packed and installed by another project", () => {
   let consumer: string;
   let redis: TestRedis;
   let service: TestService;
+  /** What npm wrote to stderr while installing the tarball. */
+  let installWarnings = "";
   const keyFile = () => join(dir, "key.pem");
   const userId = "0b5e7c1a-5a4f-4d7e-9a49-0c2d9b1f6e01";
 
@@ -213,7 +217,10 @@ describe("the client package, packed and installed by another project", () => {
     consumer = join(dir, "consumer");
     const tarball = packClient(dir);
     createConsumerProject(consumer, tarball);
-    runNpm(["install", "--offline", "--no-audit", "--no-fund", `../${tarball}`], consumer);
+    installWarnings = npmWarnings(
+      ["install", "--offline", "--no-audit", "--no-fund", `../${tarball}`],
+      consumer,
+    );
     redis = await startTestRedis();
     service = await startTestService({ redisUrl: redis.url });
     const keys = createGrpcClient(UserKeyService, service.internalAddress);
@@ -227,6 +234,27 @@ describe("the client package, packed and installed by another project", () => {
     await service?.stop();
     await redis?.dispose();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("installs from the tarball without a warning (no install script to allow)", () => {
+    assert.equal(installWarnings, "");
+    const shipped = JSON.parse(
+      readFileSync(join(consumer, "node_modules/@perps/token-client/package.json"), "utf8"),
+    ) as { scripts?: Record<string, string> };
+    for (const script of ["preinstall", "install", "postinstall", "prepare"]) {
+      assert.equal(shipped.scripts?.[script], undefined, script);
+    }
+  });
+
+  it("installs from its folder in a checkout without a warning", () => {
+    const project = join(dir, "from-folder");
+    mkdirSync(project);
+    runNpm(["init", "-y"], project);
+    assert.equal(
+      npmWarnings(["install", "--offline", "--no-audit", "--no-fund", CLIENT_DIR], project),
+      "",
+    );
+    assert.ok(existsSync(join(project, "node_modules/@perps/token-client/dist/sdk/index.js")));
   });
 
   it("ships the compiled build and no sources, scripts, tests or build stamp", () => {
@@ -308,6 +336,29 @@ client.close();
     assert.match(
       stdout,
       /transport "grpc" needs the package @connectrpc\/connect-node \(an optional peer dependency\): npm install @connectrpc\/connect-node@2/,
+    );
+    // The CLI says the same, as an answer rather than an "unexpected error", exit 1.
+    const cli = await run(
+      process.execPath,
+      [
+        join(consumer, "node_modules/@perps/token-client/dist/cli/perps-tokens.js"),
+        "list",
+        "--transport",
+        "grpc",
+        "--url",
+        service.publicUrl,
+        "--token",
+        "pt_x",
+      ],
+      { cwd: consumer, env: npmEnvironment() },
+    ).then(
+      () => assert.fail("the CLI succeeded without @connectrpc/connect-node"),
+      (err: { code?: number; stderr?: string }) => err,
+    );
+    assert.equal(cli.code, 1);
+    assert.equal(
+      cli.stderr,
+      'perps-tokens: transport "grpc" needs the package @connectrpc/connect-node (an optional peer dependency): npm install @connectrpc/connect-node@2\n',
     );
     // The Node consumers below use gRPC too: install the peer, as such a user would.
     addLockedDependency(consumer, "@connectrpc/connect-node");

@@ -234,47 +234,85 @@ function corsOrigins(env: Record<string, string | undefined>): string[] {
   });
 }
 
-/** Parses and checks the environment; throws ConfigError naming the first bad variable. */
+/**
+ * Parses and checks the environment; throws one ConfigError naming every bad
+ * variable, so that a start shows them all at once rather than one per try.
+ */
 export function parseConfig(
   env: Record<string, string | undefined>,
   host: HostFacts = hostFacts(),
 ): Config {
-  const reusePort = flag(env, "REUSE_PORT", host.reusePortSupported);
-  if (reusePort && !host.reusePortSupported) {
-    throw new ConfigError(
-      `REUSE_PORT needs Linux and node >= 22.12 (this is ${process.platform}, node ${process.versions.node})`,
-    );
-  }
-  const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
-  }
-  return {
+  const problems: string[] = [];
+  // A bad variable is noted and stands in with a value nobody uses: the
+  // config is thrown away once a problem is known.
+  const checked = <T>(parse: () => T, standIn: T): T => {
+    try {
+      return parse();
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        problems.push(...err.problems);
+        return standIn;
+      }
+      throw err;
+    }
+  };
+  const reusePort = checked(() => {
+    const on = flag(env, "REUSE_PORT", host.reusePortSupported);
+    if (on && !host.reusePortSupported) {
+      throw new ConfigError(
+        `REUSE_PORT needs Linux and node >= 22.12 (this is ${process.platform}, node ${process.versions.node})`,
+      );
+    }
+    return on;
+  }, false);
+  const config: Config = {
     host: set(env, "HOST") ?? "127.0.0.1",
     internalHost: set(env, "INTERNAL_HOST") ?? "127.0.0.1",
-    httpPort: integer(env, "HTTP_PORT", 8080, 0, 65_535),
-    grpcPort: integer(env, "GRPC_PORT", 9090, 0, 65_535),
-    redis: redisTopology(env),
-    redisMinReplicasAck: integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16),
-    redisWaitTimeoutMs: integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000),
+    httpPort: checked(() => integer(env, "HTTP_PORT", 8080, 0, 65_535), 0),
+    grpcPort: checked(() => integer(env, "GRPC_PORT", 9090, 0, 65_535), 0),
+    redis: checked(() => redisTopology(env), undefined),
+    redisMinReplicasAck: checked(() => integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16), 0),
+    redisWaitTimeoutMs: checked(() => integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000), 0),
     embeddedRedisDir: set(env, "EMBEDDED_REDIS_DIR") ?? ".data/redis",
-    workers: integer(env, "WORKERS", Math.min(Math.max(host.cores, 1), 256), 1, 256),
-    reusePort,
-    tls: tlsFiles(env),
-    tokenMaxLifetimeSeconds: integer(
-      env,
-      "TOKEN_MAX_LIFETIME_SECONDS",
-      31_536_000,
+    workers: checked(
+      () => integer(env, "WORKERS", Math.min(Math.max(host.cores, 1), 256), 1, 256),
       1,
-      MAX_LIFETIME_LIMIT,
     ),
-    tokenMaxActivePerUser: integer(env, "TOKEN_MAX_ACTIVE_PER_USER", 1000, 1, 1_000_000),
-    tokenRateLimitPerMinute: integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
-    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
-    maxConnectionsPerListener: integer(env, "MAX_CONNECTIONS_PER_LISTENER", 4096, 1, 1_000_000),
-    corsOrigins: corsOrigins(env),
-    logLevel,
-    console: onOff(env, "CONSOLE", true),
-    tracing: tracingConfig(env),
+    reusePort,
+    tls: checked(() => tlsFiles(env), undefined),
+    tokenMaxLifetimeSeconds: checked(
+      () => integer(env, "TOKEN_MAX_LIFETIME_SECONDS", 31_536_000, 1, MAX_LIFETIME_LIMIT),
+      1,
+    ),
+    tokenMaxActivePerUser: checked(
+      () => integer(env, "TOKEN_MAX_ACTIVE_PER_USER", 1000, 1, 1_000_000),
+      1,
+    ),
+    tokenRateLimitPerMinute: checked(
+      () => integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
+      1,
+    ),
+    requestTimeoutMs: checked(
+      () => integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
+      100,
+    ),
+    maxConnectionsPerListener: checked(
+      () => integer(env, "MAX_CONNECTIONS_PER_LISTENER", 4096, 1, 1_000_000),
+      1,
+    ),
+    corsOrigins: checked(() => corsOrigins(env), []),
+    logLevel: checked(() => {
+      const level = set(env, "LOG_LEVEL") ?? "info";
+      if (!LOG_LEVELS.includes(level)) {
+        throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
+      }
+      return level;
+    }, "info"),
+    console: checked(() => onOff(env, "CONSOLE", true), false),
+    tracing: checked(() => tracingConfig(env), undefined),
   };
+  if (problems.length > 0) {
+    throw new ConfigError(problems);
+  }
+  return config;
 }

@@ -1,4 +1,4 @@
-import { Code, TokenApiError } from "@perps/token-client";
+import { Code, durationText, TokenApiError } from "@perps/token-client";
 
 /** What the SDK's own checks of a key file start their messages with. */
 const KEY_FILE_PREFIX = /^cryptoKeyFromPem: /;
@@ -6,7 +6,11 @@ const KEY_FILE_PREFIX = /^cryptoKeyFromPem: /;
 /** A hint after the service's message, for the refusals a person can do something about. */
 function hint(err: TokenApiError): string {
   if (err.code === Code.Unauthenticated && err.message === "Signature expired") {
-    return " (this device's clock is more than 2 minutes off the service's: set it right and try again)";
+    const off =
+      err.clockOffsetMs === undefined
+        ? "more than 2 minutes off"
+        : `${durationText(err.clockOffsetMs)} ${err.clockOffsetMs > 0 ? "ahead of" : "behind"}`;
+    return ` (this device's clock is ${off} the service's: set it right and try again)`;
   }
   if (err.code === Code.Unauthenticated && err.message === "Invalid signature") {
     return " (this key is not registered for this User ID)";
@@ -21,6 +25,40 @@ function hint(err: TokenApiError): string {
   return "";
 }
 
+const DAY_SECONDS = 86_400;
+
+/**
+ * The service names request fields as the API spells them (`expiresIn: must
+ * be at most 31536000 seconds`); the form calls them Name and Lifetime, in
+ * days. Each `; `-joined part about one of the form's fields is said in its
+ * words; any other part stays the service's.
+ */
+function inFormWords(message: string): string {
+  return message
+    .split("; ")
+    .map((part) => {
+      const most = /^expiresIn: must be at most (\d+) seconds$/.exec(part);
+      if (most?.[1] !== undefined) {
+        const seconds = Number(most[1]);
+        const days = Math.floor(seconds / DAY_SECONDS);
+        return days >= 1 && seconds % DAY_SECONDS === 0
+          ? `Lifetime: at most ${days} day${days === 1 ? "" : "s"}`
+          : `Lifetime: at most ${seconds} seconds (${(seconds / DAY_SECONDS).toFixed(2)} days)`;
+      }
+      if (part.startsWith("expiresIn: ")) {
+        return `Lifetime: ${part.slice("expiresIn: ".length)}`;
+      }
+      if (part === "name: a live token of this user already has this name") {
+        return "Name: one of your live tokens already has this name";
+      }
+      if (part.startsWith("name: ")) {
+        return `Name: ${part.slice("name: ".length)}`;
+      }
+      return part;
+    })
+    .join("; ");
+}
+
 /**
  * The text an error is shown as: the service's own message with a hint, the
  * key file's problem as the SDK names it, or the browser's message; never a
@@ -28,7 +66,11 @@ function hint(err: TokenApiError): string {
  */
 export function errorText(err: unknown): string {
   if (err instanceof TokenApiError) {
-    return `${err.message}${hint(err)}`;
+    const message =
+      err.code === Code.InvalidArgument || err.code === Code.AlreadyExists
+        ? inFormWords(err.message)
+        : err.message;
+    return `${message}${hint(err)}`;
   }
   if (err instanceof TypeError && KEY_FILE_PREFIX.test(err.message)) {
     return `Private key: ${err.message.replace(KEY_FILE_PREFIX, "")}`;

@@ -23,6 +23,15 @@ const created = byId("created", HTMLDivElement);
 const newToken = byId("new-token", HTMLInputElement);
 
 let session: Session | undefined;
+
+/** What the User ID field says when it does not hold a user id; `purpose` ends the empty case. */
+function userIdProblem(userId: string, purpose: string): Error {
+  return new Error(
+    userId === ""
+      ? `User ID: enter your user id${purpose}`
+      : `User ID: "${userId}" is not a user id: it is a UUID such as 0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab`,
+  );
+}
 /** The generated private key, as a blob: URL that only this page can read, until the next key. */
 let downloadUrl: string | undefined;
 let downloadName = "perps-key.pem";
@@ -96,9 +105,7 @@ byId("sign-in", HTMLFormElement).addEventListener("submit", (event) => {
     const file = keyFileInput.files?.[0];
     if (!USER_ID.test(userId)) {
       userIdInput.focus();
-      throw new Error(
-        "User ID: enter your user id, a UUID such as 0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab",
-      );
+      throw userIdProblem(userId, ", a UUID such as 0b3c4d5e-1f2a-4b4c-8d9e-0123456789ab");
     }
     if (file === undefined) {
       keyFileInput.focus();
@@ -122,6 +129,9 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
     return;
   }
   void busy(byId("create-button", HTMLButtonElement), "Create failed", async () => {
+    // "New token" shows this attempt's token or nothing: never an older one beside a failure.
+    newToken.value = "";
+    created.hidden = true;
     const name = nameInput.value;
     const days = Number(lifetimeInput.value);
     if (name === "") {
@@ -190,7 +200,7 @@ byId("generate", HTMLButtonElement).addEventListener("click", (event) => {
     const userId = userIdInput.value.trim();
     if (!USER_ID.test(userId)) {
       userIdInput.focus();
-      throw new Error("User ID: enter your user id first: the registration names it");
+      throw userIdProblem(userId, " first: the registration names it");
     }
     const key = await generateKey();
     if (downloadUrl !== undefined) {

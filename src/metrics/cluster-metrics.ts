@@ -39,6 +39,8 @@ function isMetricsMessage(value: unknown): value is MetricsMessage {
 export interface ClusterMetricsOptions {
   /** How long the primary waits for every worker's part. Default 2000 ms. */
   timeoutMs?: number;
+  /** The primary's own metrics (worker restarts), added to the workers'. Default none. */
+  registry?: Registry;
 }
 
 /**
@@ -78,6 +80,9 @@ export function serveClusterMetrics(opts: ClusterMetricsOptions = {}): void {
       clearTimeout(timer);
       let answer: MetricsMessage;
       try {
+        if (opts.registry !== undefined) {
+          parts.push(await opts.registry.getMetricsAsJSON());
+        }
         const text = await AggregatorRegistry.aggregate(parts).metrics();
         const note =
           missing > 0 ? `# ${missing} of ${workers.length} workers did not answer in time\n` : "";

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** The service's Prometheus metrics, in a registry of their own (no global state). */
 export interface ServiceMetrics {
@@ -15,11 +15,24 @@ export interface ServiceMetrics {
   readonly tokensDeleted: Counter;
   /** IntrospectToken answers by outcome: `active` or `inactive`. */
   readonly introspections: Counter<"outcome">;
+  /**
+   * Workers that died and were replaced: counted by the primary, whose
+   * registry joins the workers' in every scrape; 0 in every other process.
+   */
+  readonly workerRestarts: Counter;
+  /** 1 while this process is ready (Redis answers, not stopping), else 0: asked at each scrape (`ready`). */
+  readonly ready: Gauge;
 }
 
 export interface ServiceMetricsOptions {
   /** Also collect the process metrics (CPU, memory, event loop, GC). Default true. */
   processMetrics?: boolean;
+  /**
+   * Whether the process can do its work, asked at each scrape for
+   * `perps_token_ready`. Default: always ready (a process without Redis of
+   * its own, such as the primary of several workers).
+   */
+  ready?: () => Promise<boolean>;
 }
 
 // Sub-millisecond to seconds: a create costs ~0.2 ms of CPU, an outage up to ~1 s.
@@ -31,6 +44,7 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
     collectDefaultMetrics({ register: registry });
   }
   const registers = [registry];
+  const ready = opts.ready ?? (async () => true);
   return {
     registry,
     requests: new Counter({
@@ -74,6 +88,21 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
       help: "IntrospectToken answers by outcome (active, inactive).",
       labelNames: ["outcome"],
       registers,
+    }),
+    workerRestarts: new Counter({
+      name: "perps_token_worker_restarts_total",
+      help: "Worker processes that died and were replaced (WORKERS > 1; counted by the primary).",
+      registers,
+    }),
+    ready: new Gauge({
+      name: "perps_token_ready",
+      help: "1 while the service can do its work (Redis answers PING, not stopping), as /readyz; with several workers the lowest of theirs.",
+      // One worker that lost Redis makes the service unready for the calls it takes.
+      aggregator: "min",
+      registers,
+      async collect() {
+        this.set((await ready()) ? 1 : 0);
+      },
     }),
   };
 }

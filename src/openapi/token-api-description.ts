@@ -1,3 +1,4 @@
+import { TIMESTAMP_OUTSIDE_WINDOW } from "@perps/token-client/protocol";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
 import { SIGNATURE_PATTERN } from "./token-api-constraints.js";
 
@@ -19,14 +20,14 @@ Create and delete take a JSON body, DELETE included, and carry no \`Authorizatio
    - create: \`createToken:<timestamp>:<expiresIn>:<name>:<userId>\`
    - delete: \`deleteToken:<timestamp>:<tokenId>:<userId>\`
 
-   The data fields appear in alphabetical order of their keys. An omitted optional field leaves its slot empty and keeps the colons: \`createToken:<timestamp>:::<userId>\` when both \`expiresIn\` and \`name\` are omitted, even though \`expiresIn\` then defaults to ${DEFAULT_EXPIRES_IN_SECONDS}. Numbers are written in decimal as sent; \`userId\` exactly as sent (not re-cased).
+   The data fields appear in alphabetical order of their keys. An omitted optional field leaves its slot empty and keeps the colons: \`createToken:<timestamp>:::<userId>\` when both \`expiresIn\` and \`name\` are omitted, even though \`expiresIn\` then defaults to ${DEFAULT_EXPIRES_IN_SECONDS}. Numbers are written as plain decimal integers (\`3600\`, never \`3600.0\` or \`3.6e3\`, even where the JSON body may carry those forms); \`userId\` exactly as sent (not re-cased).
 2. Take its UTF-8 bytes and sign them with Ed25519 (pure Ed25519, no pre-hash).
 3. Send the 64-byte signature as 128 lowercase hex characters, without \`0x\` (\`${SIGNATURE_PATTERN}\`), in \`signature\`.
 
 The service checks, in this order, and the first failing rule decides:
 
 1. **Shape** → 400: every field's type, pattern and range (all wrong fields are named, joined by \`; \`).
-2. **Time window** → 401 \`Signature expired\`: \`timestamp\` (Unix milliseconds) is more than ${toleranceMinutes} minutes from server time.
+2. **Time window** → 401 \`Signature expired\`: \`timestamp\` (Unix milliseconds) is more than ${toleranceMinutes} minutes from server time. \`details\` then say which way the caller's clock is off and by how much, with the server's time: a \`google.rpc.ErrorInfo\` with \`reason\` \`${TIMESTAMP_OUTSIDE_WINDOW}\` and \`metadata\` \`serverTimeMs\` (Unix ms), \`offsetMs\` (timestamp − server time), \`clock\` (\`ahead\` or \`behind\`) and \`toleranceMs\`, and a \`google.rpc.LocalizedMessage\` saying the same in a sentence.
 3. **Signature** → 401 \`Invalid signature\`: it does not verify under any key registered for the user. An unknown user, a user without keys and a wrong signature get the same answer.
 4. **Replay** → 401 \`Signature already used\`: a signed request whose signature verified is remembered for the whole window, whatever its answer (201, 200, 404, 409, 429), and refused if it comes again: to retry a refused request, sign it again with a new timestamp. After a 503 the outcome is unknown and the same request may be sent again as it is. A create that was accepted and whose token is still live answers 409 instead, naming the token (see CreateToken), so a client whose answer was lost can delete it.
 5. **Business rules**: a name held by a live token of the user → 409; a \`tokenId\` that does not exist, has expired or belongs to another user → 404.
@@ -37,7 +38,7 @@ Integers (\`timestamp\`, \`expiresIn\`) must be JSON numbers that are integers w
 
 ## Errors
 
-Every error has the body \`{"code": <gRPC code>, "message": "...", "details": [...]}\` (schema \`google.rpc.Status\`), with the HTTP status that follows from the code. \`details\` is usually empty; each detail is a protojson \`google.protobuf.Any\` (\`{"@type": "type.googleapis.com/google.rpc.ErrorInfo", ...}\`). 429 answers carry \`Retry-After\` (seconds).`;
+Every error has the body \`{"code": <gRPC code>, "message": "...", "details": [...]}\` (schema \`google.rpc.Status\`), with the HTTP status that follows from the code. \`details\` is empty except where a client can act on more than the code (a replayed create, a timestamp outside the window); each detail is a protojson \`google.protobuf.Any\` (\`{"@type": "type.googleapis.com/google.rpc.ErrorInfo", ...}\`). 429 answers carry \`Retry-After\` (seconds).`;
 
 /** Added to CreateToken's description. */
 export const createTokenNotes = `Answers **201** with the new token, which is shown only this once.

@@ -13,6 +13,31 @@ export interface WorkersOptions {
    * worker is replaced.
    */
   giveUp?: { exitCode: number; onGiveUp(line: string): void };
+  /** Runs each time a dead worker is replaced (the primary counts it). Default: nothing. */
+  onRestart?: () => void;
+  /**
+   * Runs once, when the first `count` workers have said they listen
+   * (`process.send({ listening: ports })`), with the ports of the first.
+   * Default: nothing.
+   */
+  onListening?: (ports: ListeningPorts) => void;
+}
+
+/** The ports a worker listens on, as it tells the primary. */
+export interface ListeningPorts {
+  httpPort: number;
+  grpcPort: number;
+}
+
+function listeningPorts(message: unknown): ListeningPorts | undefined {
+  const ports = (message as { listening?: unknown } | null)?.listening;
+  if (typeof ports !== "object" || ports === null) {
+    return undefined;
+  }
+  const { httpPort, grpcPort } = ports as Record<string, unknown>;
+  return typeof httpPort === "number" && typeof grpcPort === "number"
+    ? { httpPort, grpcPort }
+    : undefined;
 }
 
 export interface Workers {
@@ -38,10 +63,20 @@ export function startWorkers(opts: WorkersOptions): Workers {
     });
     return worker;
   };
+  let listening = 0;
+  let firstPorts: ListeningPorts | undefined;
   cluster.on("message", (_worker, message: unknown) => {
     const giveUp = (message as { giveUp?: unknown } | null)?.giveUp;
     if (typeof giveUp === "string" && line === "") {
       line = giveUp;
+    }
+    const ports = listeningPorts(message);
+    if (ports !== undefined) {
+      firstPorts ??= ports;
+      listening++;
+      if (listening === opts.count) {
+        opts.onListening?.(firstPorts);
+      }
     }
   });
   cluster.on("exit", (worker, code, signal) => {
@@ -54,6 +89,7 @@ export function startWorkers(opts: WorkersOptions): Workers {
     }
     if (!stopping) {
       opts.logger.error({ pid: worker.process.pid, code, signal }, "worker died; starting another");
+      opts.onRestart?.();
       fork();
     }
   });

@@ -140,7 +140,7 @@ export function createApp(opts: AppOptions): App {
   // Aborted by stop(): /readyz and gRPC health say NOT_SERVING from then on.
   const stopping = new AbortController();
   const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
-  const metrics = opts.metrics ?? createServiceMetrics();
+  const metrics = opts.metrics ?? createServiceMetrics({ ready });
   const call = createRedisCall({
     observe: observeRedis(metrics),
     ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),

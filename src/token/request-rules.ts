@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { CreateTokenRequest, DeleteTokenRequest } from "../gen/perps/token/v1/token_pb.js";
+import { signatureExpired } from "./token-errors.js";
 
 /*
  * The request rules the proto cannot state, checked after its buf.validate
@@ -111,6 +112,6 @@ export function checkDeleteRequest(req: DeleteTokenRequest): CheckedDeleteReques
 export function checkTimeWindow(timestamp: bigint, nowMs: number): void {
   const skew = BigInt(nowMs) - timestamp;
   if (skew > TIMESTAMP_TOLERANCE_MS || skew < -TIMESTAMP_TOLERANCE_MS) {
-    throw new ConnectError("Signature expired", Code.Unauthenticated);
+    throw signatureExpired(timestamp, nowMs, TIMESTAMP_TOLERANCE_MS);
   }
 }

@@ -1,6 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED } from "@perps/token-client/protocol";
-import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+import {
+  durationText,
+  ERROR_DOMAIN,
+  TIMESTAMP_OUTSIDE_WINDOW,
+  TOKEN_ALREADY_CREATED,
+} from "@perps/token-client/protocol";
+import { ErrorInfoSchema, LocalizedMessageSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { CallRefusal } from "../store/token-store.js";
 
 /** Whole seconds, at least 1, for a `retry-after` header (the REST gateway forwards it). */
@@ -11,6 +16,41 @@ function retryAfter(ms: number): Headers {
 // One answer for an unknown user, a user without keys and a wrong signature,
 // so that the service does not reveal which users exist.
 export const invalidSignature = () => new ConnectError("Invalid signature", Code.Unauthenticated);
+
+/**
+ * A timestamp outside the window. The message stays the contract's text;
+ * the details say which way the caller's clock is off and by how much, and
+ * carry the server's time, so that a bot can correct its clock (a `Date`
+ * header is only to the second and not seen by every client library).
+ * Telling an unsigned caller the server time costs nothing: it is public.
+ */
+export function signatureExpired(timestamp: bigint, nowMs: number, toleranceMs: bigint) {
+  const offsetMs = timestamp - BigInt(nowMs);
+  const clock = offsetMs > 0n ? "ahead" : "behind";
+  const serverTime = new Date(nowMs).toISOString();
+  return new ConnectError("Signature expired", Code.Unauthenticated, undefined, [
+    {
+      desc: ErrorInfoSchema,
+      value: {
+        reason: TIMESTAMP_OUTSIDE_WINDOW,
+        domain: ERROR_DOMAIN,
+        metadata: {
+          serverTimeMs: String(nowMs),
+          offsetMs: String(offsetMs),
+          clock,
+          toleranceMs: String(toleranceMs),
+        },
+      },
+    },
+    {
+      desc: LocalizedMessageSchema,
+      value: {
+        locale: "en-US",
+        message: `Signature expired: the timestamp is ${durationText(Number(offsetMs))} ${clock} of server time (${serverTime}); within ±${durationText(Number(toleranceMs))} is accepted`,
+      },
+    },
+  ]);
+}
 
 export const nameTaken = () =>
   new ConnectError("name: a live token of this user already has this name", Code.AlreadyExists);

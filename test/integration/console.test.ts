@@ -368,24 +368,39 @@ describe("token console", () => {
       await page.getByRole("textbox", { name: "User ID" }).fill("");
       await page.getByRole("button", { name: "Sign in" }).click();
       await alertText(page, /User ID: enter your user id/);
+      // Not empty but not a user id: said as such, in the form's words.
+      await page.getByRole("textbox", { name: "User ID" }).fill("bob");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      assert.match(
+        await alertText(page, /not a user id/),
+        /^Sign in failed: User ID: "bob" is not a user id: it is a UUID such as /,
+      );
 
       await signIn(page, userId, key.path);
       await signedIn(page);
       assert.equal(await page.getByRole("alert").textContent(), "", "a success clears the alert");
       await createToken(page, "twice");
       await page.getByRole("row", { name: /twice/ }).waitFor();
+      const first = page.getByRole("textbox", { name: "New token" });
+      assert.match(await first.inputValue(), /^pt_/);
       await createToken(page, "twice");
       assert.match(
         await alertText(page, /already has this name/),
-        /^Create failed: name: a live token of this user already has this name$/,
+        /^Create failed: Name: one of your live tokens already has this name$/,
       );
+      // The failed create does not leave the earlier token in "New token".
+      assert.equal(await page.locator("#new-token").inputValue(), "");
+      assert.equal(await page.locator("#created").isHidden(), true);
       await shot(page, "09-error-name-taken");
       await page.getByRole("textbox", { name: "Name" }).fill("");
       await page.getByRole("button", { name: "Create token" }).click();
       await alertText(page, /Name: give the token a name/);
       // The service's own limits apply: a lifetime above its maximum.
-      await createToken(page, "forever", 100_000);
-      await alertText(page, /expiresIn/);
+      await createToken(page, "forever", 1000);
+      assert.match(
+        await alertText(page, /Lifetime: at most/),
+        /^Create failed: Lifetime: at most 365 days$/,
+      );
     } finally {
       await context.close();
     }

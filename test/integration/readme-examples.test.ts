@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,6 +32,28 @@ const SCRIPT_TIMEOUT_MS = 60_000;
 // `npm ci` would replace the node_modules that worktrees share, `npm start`
 // never ends. This is a guard against such a block marked ```sh by mistake.
 const NEVER_RUN = /\bnpm\s+(ci|install|i|start|test|run)\b|\bnpx\s+--yes\b/;
+
+/**
+ * A folder holding `python3`: the first interpreter that has the modules the
+ * Python example needs (Debian's python3-cryptography and python3-grpcio go to
+ * /usr/bin/python3, which a pyenv or venv earlier on PATH would hide), so the
+ * example runs as printed, with `python3`.
+ */
+function pythonWithModules(dir: string): string {
+  const bin = join(dir, "python-bin");
+  mkdirSync(bin, { recursive: true });
+  for (const candidate of ["python3", "/usr/bin/python3"]) {
+    const probe = spawnSync(candidate, ["-c", "import cryptography, grpc"], { stdio: "ignore" });
+    if (probe.status === 0) {
+      const found = spawnSync(candidate, ["-c", "import sys; print(sys.executable)"], {
+        encoding: "utf8",
+      });
+      symlinkSync(found.stdout.trim(), join(bin, "python3"));
+      break;
+    }
+  }
+  return bin;
+}
 
 /** A block to run, with the output the documentation shows for it. */
 interface Example {
@@ -156,7 +178,7 @@ describe("the documentation's examples, run as printed", () => {
     root = mkdtempSync(join(tmpdir(), "perps-doc-examples-"));
     mkdirSync(join(root, "tmp"));
     env = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      PATH: `${pythonWithModules(root)}:${process.env.PATH ?? "/usr/bin:/bin"}`,
       HOME: process.env.HOME ?? root,
       LANG: "C.UTF-8",
       // `mktemp -d` in the examples lands here, and goes with the test.

@@ -1,18 +1,17 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { fromBinary } from "@bufbuild/protobuf";
-import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { createTokenMessage } from "@perps/token-client/protocol";
 import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
+import { grpcStatusDetails } from "../support/grpc-status-details.js";
 import {
   newUser,
   signBytes,
@@ -274,34 +273,6 @@ describe("abuse limits", () => {
 /** The google.rpc.ErrorInfo of a replayed create, as the issue fixes it. */
 function alreadyCreatedInfo(tokenId: string) {
   return { reason: "TOKEN_ALREADY_CREATED", domain: "perps-tokens", metadata: { tokenId } };
-}
-
-/**
- * The details of a gRPC error: `grpc-status-details-bin` is a google.rpc.Status
- * (1 code, 2 message, 3 repeated Any), read field by field here.
- */
-function grpcStatusDetails(err: ServiceError) {
-  const [bin] = err.metadata.get("grpc-status-details-bin");
-  assert.ok(bin instanceof Buffer, "grpc-status-details-bin is missing");
-  const reader = new BinaryReader(bin);
-  const status = {
-    code: 0,
-    message: "",
-    details: [] as ReturnType<typeof fromBinary<typeof AnySchema>>[],
-  };
-  while (reader.pos < reader.len) {
-    const [no, wireType] = reader.tag();
-    if (no === 1) {
-      status.code = reader.int32();
-    } else if (no === 2) {
-      status.message = reader.string();
-    } else if (no === 3) {
-      status.details.push(fromBinary(AnySchema, reader.bytes()));
-    } else {
-      reader.skip(wireType);
-    }
-  }
-  return status;
 }
 
 describe("a create whose answer was lost (finding 1)", () => {

@@ -82,15 +82,20 @@ describe("npm start", () => {
     const match = (await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/))[0] ?? [];
     const page = await fetch(`http://127.0.0.1:${match[1]}/`);
     assert.equal(page.status, 404);
+    const [ready] = await run.waitFor(/perps-token-service ready [^\n]*/);
+    assert.doesNotMatch(ready?.[0] ?? "", /console/);
     await page.arrayBuffer();
     run.child.kill("SIGTERM");
     assert.equal(await run.exited, 0);
   });
 
-  it("exits with a message naming a bad variable", async () => {
-    const run = startMainProcess({ HTTP_PORT: "eighty" }, tempDir());
+  it("exits with a message naming every bad variable, one line each", async () => {
+    const run = startMainProcess({ HTTP_PORT: "eighty", WORKERS: "many" }, tempDir());
     assert.equal(await run.exited, 2);
-    assert.match(run.output(), /HTTP_PORT must be an integer/);
+    assert.match(
+      run.output(),
+      /^Configuration error: HTTP_PORT must be an integer from 0 to 65535, got "eighty"\nConfiguration error: WORKERS must be an integer from 1 to 256, got "many"\n$/,
+    );
   });
 
   it("without redis-server on PATH, says how to install one or set REDIS_URL", async () => {
@@ -129,6 +134,15 @@ describe("npm start", () => {
         WORKERS: String(workers),
       });
       await run.waitFor(/"msg":"listening"/, workers);
+      // One human line once every worker listens: the console's and both listeners' URLs.
+      const [ready] = await run.waitFor(
+        /perps-token-service ready \((1 process|2 workers)\): console http:\/\/127\.0\.0\.1:(\d+)\/, public API http:\/\/127\.0\.0\.1:(\d+), internal http:\/\/127\.0\.0\.1:(\d+) \(key registration, introspection, \/auth, \/metrics\)\n/,
+      );
+      assert.equal(ready?.[1], workers === 1 ? "1 process" : "2 workers");
+      assert.equal(ready?.[2], ready?.[3]);
+      assert.equal((await fetch(`http://127.0.0.1:${ready?.[2]}/readyz`)).status, 200);
+      assert.equal((await fetch(`http://127.0.0.1:${ready?.[4]}/healthz`)).status, 200);
+      assert.equal([...run.output().matchAll(/perps-token-service ready/g)].length, 1);
       const servicePid = await pidOf(run, "started embedded redis-server");
       const workerPids = (await run.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/, workers)).map(
         (match) => Number(match[1]),

@@ -136,6 +136,27 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
     }
   });
 
+  it("a worker that dies is replaced, counted in perps_token_worker_restarts_total", async () => {
+    const scrape = async () =>
+      samples(
+        await (
+          await fetch(`http://${internal}/metrics`, { headers: { connection: "close" } })
+        ).text(),
+      );
+    assert.equal((await scrape()).get("perps_token_worker_restarts_total"), 0);
+    assert.equal((await scrape()).get("perps_token_ready"), 1);
+    const [first] = await main.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/);
+    process.kill(Number(first?.[1]), "SIGKILL");
+    await main.waitFor(/"msg":"worker died; starting another"/);
+    // Two from the start, one from the new worker.
+    await main.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/, 3);
+    for (let i = 0; i < 4; i++) {
+      const metrics = await scrape();
+      assert.equal(metrics.get("perps_token_worker_restarts_total"), 1, `scrape ${i}`);
+      assert.equal(metrics.get("perps_token_ready"), 1, `scrape ${i}`);
+    }
+  });
+
   it("stops both workers and the primary on SIGTERM", async () => {
     main.child.kill("SIGTERM");
     assert.equal(await main.exitedWithin(15_000), 0);

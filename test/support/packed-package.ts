@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
@@ -50,12 +50,26 @@ export function runNpm(args: readonly string[], cwd: string): string {
   });
 }
 
+/** Runs npm like {@link runNpm}, answering what it wrote to stderr (its warnings), or throwing with it. */
+export function npmWarnings(args: readonly string[], cwd: string): string {
+  const run = spawnSync("npm", [...args], {
+    cwd,
+    env: npmEnvironment(),
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (run.status !== 0) {
+    throw new Error(`npm ${args.join(" ")} exited ${run.status}:\n${run.stdout}${run.stderr}`);
+  }
+  return run.stderr;
+}
+
 /** The client package's folder (the one package of this repository that is published). */
 export const CLIENT_DIR = join(ROOT, "client");
 
 /**
  * `npm pack` of the client package into `dir`, exactly as a publish would
- * make it (its prepare script builds dist/); answers the tarball's name.
+ * make it (its prepack script builds dist/); answers the tarball's name.
  */
 export function packClient(dir: string): string {
   runNpm(["pack", "--pack-destination", dir], CLIENT_DIR);

@@ -17,6 +17,8 @@ export interface CliContext extends CliIo {
 /** One subcommand of perps-tokens. */
 export interface Command {
   readonly name: string;
+  /** The listener it calls (for the hint when a URL names the wrong one); keygen calls none. */
+  readonly listener: "public" | "internal" | undefined;
   /** One line, for the top-level help. */
   readonly summary: string;
   /** The full `--help` text. */

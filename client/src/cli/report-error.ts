@@ -1,7 +1,16 @@
+import { Code } from "@connectrpc/connect";
+import { durationText } from "../protocol/duration-text.js";
 import { TokenApiError } from "../sdk/token-api-error.js";
+import { TransportUnavailableError } from "../sdk/transport-unavailable-error.js";
 import type { CliIo } from "./cli-context.js";
 import { CliFailure } from "./cli-failure.js";
 import { ExitCode } from "./exit-code.js";
+import {
+  DEFAULT_INTERNAL_URL,
+  DEFAULT_PUBLIC_URL,
+  INTERNAL_URL_ENV,
+  PUBLIC_URL_ENV,
+} from "./service-urls.js";
 import { UsageError } from "./usage-error.js";
 
 /** The CLI's name in messages. */
@@ -29,7 +38,31 @@ function createdTokenHint(err: TokenApiError): string {
   );
 }
 
-function describe(err: unknown): ErrorReport {
+// "Signature expired": which way this machine's clock is off, from the service's details.
+function clockHint(err: TokenApiError): string {
+  const offset = err.clockOffsetMs;
+  if (offset === undefined || err.serverTimeMs === undefined) {
+    return "";
+  }
+  const way = offset > 0 ? "ahead of" : "behind";
+  return (
+    `\nThis machine's clock is ${durationText(offset)} ${way} the service's` +
+    ` (${new Date(err.serverTimeMs).toISOString()}): set it right and try again.`
+  );
+}
+
+// UNIMPLEMENTED ("no such resource"): the URL answered, but it is not the listener that serves
+// this command (the public one has no key registration or introspection).
+function listenerHint(err: TokenApiError, listener: "public" | "internal" | undefined): string {
+  if (err.code !== Code.Unimplemented || listener === undefined) {
+    return "";
+  }
+  return listener === "internal"
+    ? `\nThis command calls the internal listener: is the URL the service's internal one? (--internal-url, $${INTERNAL_URL_ENV}, default ${DEFAULT_INTERNAL_URL})`
+    : `\nThis command calls the public listener: is the URL the service's public one? (--url, $${PUBLIC_URL_ENV}, default ${DEFAULT_PUBLIC_URL})`;
+}
+
+function describe(err: unknown, listener: "public" | "internal" | undefined): ErrorReport {
   if (err instanceof UsageError) {
     const help =
       err.command === undefined ? `${CLI_NAME} --help` : `${CLI_NAME} ${err.command} --help`;
@@ -48,7 +81,7 @@ function describe(err: unknown): ErrorReport {
     return {
       exitCode: ExitCode.Refused,
       kind: "service",
-      text: `${CLI_NAME}: ${err.codeName}${http}: ${err.message}${retry}${createdTokenHint(err)}`,
+      text: `${CLI_NAME}: ${err.codeName}${http}: ${err.message}${retry}${createdTokenHint(err)}${clockHint(err)}${listenerHint(err, listener)}`,
       fields: {
         code: err.code,
         codeName: err.codeName,
@@ -58,16 +91,20 @@ function describe(err: unknown): ErrorReport {
           ? {}
           : { retryAfterSeconds: err.retryAfterSeconds }),
         ...(err.createdTokenId === undefined ? {} : { createdTokenId: err.createdTokenId }),
+        ...(err.clockOffsetMs === undefined ? {} : { clockOffsetMs: err.clockOffsetMs }),
+        ...(err.serverTimeMs === undefined ? {} : { serverTimeMs: err.serverTimeMs }),
       },
     };
   }
-  // CliFailure is expected (a key file); anything else is a bug, still reported
-  // in one line rather than a stack, which could hold key material.
+  // CliFailure is expected (a key file), and so is a transport that cannot run
+  // here (it says what to install); anything else is a bug, still reported in
+  // one line rather than a stack, which could hold key material.
   const message = err instanceof Error ? err.message : String(err);
+  const expected = err instanceof CliFailure || err instanceof TransportUnavailableError;
   return {
     exitCode: ExitCode.Refused,
     kind: "local",
-    text: `${CLI_NAME}: ${err instanceof CliFailure ? "" : "unexpected error: "}${message}`,
+    text: `${CLI_NAME}: ${expected ? "" : "unexpected error: "}${message}`,
     fields: { message },
   };
 }
@@ -76,8 +113,13 @@ function describe(err: unknown): ErrorReport {
  * Writes an error to stderr (text, or one JSON line `{"error": {...}}` with
  * `--json`) and returns the exit code it means.
  */
-export function reportError(err: unknown, io: CliIo, json: boolean): ExitCode {
-  const report = describe(err);
+export function reportError(
+  err: unknown,
+  io: CliIo,
+  json: boolean,
+  listener?: "public" | "internal",
+): ExitCode {
+  const report = describe(err, listener);
   io.stderr(
     json
       ? `${JSON.stringify({ error: { kind: report.kind, ...report.fields } })}\n`

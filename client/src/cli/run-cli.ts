@@ -82,6 +82,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     }
     return await command.run(args, { ...io, json });
   } catch (err) {
-    return reportError(err, io, json);
+    return reportError(err, io, json, command?.listener);
   }
 }

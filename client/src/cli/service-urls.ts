@@ -5,8 +5,8 @@ export const PUBLIC_URL_ENV = "PERPS_TOKENS_URL";
 /** Environment variable with the internal listener's base URL (overridden by `--internal-url`). */
 export const INTERNAL_URL_ENV = "PERPS_TOKENS_INTERNAL_URL";
 
-const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080";
-const DEFAULT_INTERNAL_URL = "http://127.0.0.1:9090";
+export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080";
+export const DEFAULT_INTERNAL_URL = "http://127.0.0.1:9090";
 
 /** Help lines shared by the commands that call the public listener. */
 export const PUBLIC_URL_HELP = `  --url URL            public listener (default $${PUBLIC_URL_ENV} or ${DEFAULT_PUBLIC_URL})`;

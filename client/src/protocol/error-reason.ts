@@ -13,3 +13,12 @@ export const TOKEN_ALREADY_CREATED = "TOKEN_ALREADY_CREATED";
 
 /** The `@type` of a google.rpc.ErrorInfo in a JSON error body. */
 export const ERROR_INFO_TYPE_URL = "type.googleapis.com/google.rpc.ErrorInfo";
+
+/**
+ * `ErrorInfo.reason` of a signed request whose `timestamp` is outside the
+ * window around server time (UNAUTHENTICATED "Signature expired"). Its
+ * metadata, all decimal integer text: `serverTimeMs` (the service's clock,
+ * Unix ms), `offsetMs` (timestamp − server time: above 0 the caller's clock
+ * is ahead, below 0 behind) and `toleranceMs`; `clock` is "ahead" or "behind".
+ */
+export const TIMESTAMP_OUTSIDE_WINDOW = "TIMESTAMP_OUTSIDE_WINDOW";

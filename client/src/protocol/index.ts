@@ -2,7 +2,14 @@
 // messages, the token format and checksum, the error reasons. The service
 // imports this entry (`@perps/token-client/protocol`) and nothing else of the
 // client package; the SDK and the CLI import the same modules.
-export { ERROR_DOMAIN, ERROR_INFO_TYPE_URL, TOKEN_ALREADY_CREATED } from "./error-reason.js";
+
+export { durationText } from "./duration-text.js";
+export {
+  ERROR_DOMAIN,
+  ERROR_INFO_TYPE_URL,
+  TIMESTAMP_OUTSIDE_WINDOW,
+  TOKEN_ALREADY_CREATED,
+} from "./error-reason.js";
 export { randomInto, randomText } from "./random-text.js";
 export {
   type CreateTokenMessageFields,

@@ -1,4 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
+import { clockOffsetOfConnectError } from "./clock-offset-connect-detail.js";
 import { createdTokenIdOfConnectError } from "./created-token-connect-detail.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { TokenApiError } from "./token-api-error.js";
@@ -17,6 +18,7 @@ export function fromConnectError(err: unknown): unknown {
   return new TokenApiError(err.code, err.rawMessage, {
     retryAfterSeconds: parseRetryAfter(err.metadata.get("retry-after"), Date.now()),
     ...(createdTokenId === undefined ? {} : { createdTokenId }),
+    ...clockOffsetOfConnectError(err),
     cause: err,
   });
 }

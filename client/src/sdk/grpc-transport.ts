@@ -1,5 +1,6 @@
 import type * as ConnectNode from "@connectrpc/connect-node";
 import type { TransportHandle } from "./lazy-transport.js";
+import { TransportUnavailableError } from "./transport-unavailable-error.js";
 
 // An optional peer dependency: only gRPC users install it, so a bot on "rest"
 // or "connect" gets no HTTP/2 server stack. Deliberately not a string literal:
@@ -21,7 +22,7 @@ export function hasNodeHttp2(): boolean {
  */
 export async function openGrpcTransport(baseUrl: string): Promise<TransportHandle> {
   if (!hasNodeHttp2()) {
-    throw new Error(
+    throw new TransportUnavailableError(
       'transport "grpc" needs HTTP/2 and works in Node.js only; use "connect" or "rest" in a browser',
     );
   }
@@ -29,7 +30,7 @@ export async function openGrpcTransport(baseUrl: string): Promise<TransportHandl
     /* webpackIgnore: true */ /* @vite-ignore */ CONNECT_NODE
   ).catch((err: unknown) => {
     throw isModuleMissing(err)
-      ? new Error(
+      ? new TransportUnavailableError(
           `transport "grpc" needs the package ${CONNECT_NODE} (an optional peer dependency): npm install ${CONNECT_NODE}@2`,
           { cause: err },
         )

@@ -2,6 +2,7 @@
 // Node.js built-in (test/integration/sdk.test.ts walks it). The gRPC transport
 // is loaded lazily, and the Node-only extras live in ./node.ts.
 export { Code } from "@connectrpc/connect";
+export { durationText } from "../protocol/duration-text.js";
 export { codeName } from "./code-name.js";
 export type { PrivateKeySigner, SignCallback, Signer } from "./signer.js";
 export { signerFromPem } from "./signer-from-pem.js";
@@ -16,6 +17,7 @@ export {
   type TokenClientOptions,
   type TokenTransport,
 } from "./token-client.js";
+export { TransportUnavailableError } from "./transport-unavailable-error.js";
 export {
   cryptoKeyFromPem,
   signerFromCryptoKey,

@@ -1,4 +1,5 @@
 import { Code } from "@connectrpc/connect";
+import { clockOffsetOfJsonDetails } from "./clock-offset-detail.js";
 import { isErrorCode } from "./code-name.js";
 import { createdTokenIdOfJsonDetails } from "./created-token-detail.js";
 import { codeFromHttpStatus } from "./http-status-code.js";
@@ -57,6 +58,7 @@ async function errorFromResponse(res: Response): Promise<TokenApiError> {
     return new TokenApiError(body.code, body.message, {
       ...opts,
       ...(createdTokenId === undefined ? {} : { createdTokenId }),
+      ...clockOffsetOfJsonDetails(body.details),
     });
   }
   // Not the service's status JSON: something in between answered.

@@ -16,6 +16,14 @@ export interface TokenApiErrorOptions {
    * TOKEN_ALREADY_CREATED). Default undefined.
    */
   createdTokenId?: string;
+  /**
+   * Set on "Signature expired" (UNAUTHENTICATED, reason
+   * TIMESTAMP_OUTSIDE_WINDOW): the request's timestamp minus the service's
+   * time in ms (above 0 this machine's clock is ahead) and the service's time.
+   * Default undefined.
+   */
+  clockOffsetMs?: number;
+  serverTimeMs?: number;
   /** The error this one was made from (a ConnectError, a failed fetch). Default undefined. */
   cause?: unknown;
 }
@@ -38,6 +46,14 @@ export class TokenApiError extends Error {
    * token with this id to free its name. Undefined on every other error.
    */
   readonly createdTokenId: string | undefined;
+  /**
+   * Set on "Signature expired": how far this request's timestamp was from the
+   * service's clock, in ms; above 0 this machine's clock is ahead, below 0
+   * behind. Undefined on every other error.
+   */
+  readonly clockOffsetMs: number | undefined;
+  /** Set on "Signature expired": the service's clock when it checked, Unix ms. */
+  readonly serverTimeMs: number | undefined;
 
   constructor(code: Code, message: string, opts: TokenApiErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -45,6 +61,8 @@ export class TokenApiError extends Error {
     this.httpStatus = opts.httpStatus;
     this.retryAfterSeconds = opts.retryAfterSeconds;
     this.createdTokenId = opts.createdTokenId;
+    this.clockOffsetMs = opts.clockOffsetMs;
+    this.serverTimeMs = opts.serverTimeMs;
   }
 
   /** The code's gRPC name, e.g. "ALREADY_EXISTS". */

@@ -187,6 +187,30 @@ describe("parseConfig", () => {
   }
 });
 
+describe("a configuration with several bad variables", () => {
+  it("names every one at once, in one ConfigError", () => {
+    assert.throws(
+      () =>
+        parseConfig({
+          HTTP_PORT: "eighty",
+          LOG_LEVEL: "loud",
+          REDIS_URL: "localhost:6379",
+          CONSOLE: "maybe",
+          TLS_CERT_FILE: "cert.pem",
+        }),
+      (err) =>
+        err instanceof ConfigError &&
+        err.problems.length === 5 &&
+        /^HTTP_PORT must be /.test(err.problems[0] ?? "") &&
+        err.problems.some((p) => p.startsWith("LOG_LEVEL must be one of")) &&
+        err.problems.some((p) => p.startsWith("REDIS_URL must start with")) &&
+        err.problems.some((p) => p.startsWith("CONSOLE must be on or off")) &&
+        err.problems.some((p) => p.startsWith("TLS_CERT_FILE and TLS_KEY_FILE")) &&
+        err.message === err.problems.join("\n"),
+    );
+  });
+});
+
 describe("defaults that follow the host", () => {
   it("runs one worker per core the process may use, as Go's GOMAXPROCS does", () => {
     assert.equal(parseConfig({}, { cores: 2, reusePortSupported: false }).workers, 2);

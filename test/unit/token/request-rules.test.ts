@@ -3,6 +3,10 @@ import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  ErrorInfoSchema,
+  LocalizedMessageSchema,
+} from "../../../src/gen/google/rpc/error_details_pb.js";
+import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
 } from "../../../src/gen/perps/token/v1/token_pb.js";
@@ -99,6 +103,49 @@ describe("checkTimeWindow", () => {
           err instanceof ConnectError &&
           err.code === Code.Unauthenticated &&
           err.rawMessage === "Signature expired",
+      );
+    });
+  }
+});
+
+describe("checkTimeWindow's details", () => {
+  const now = 1_700_000_000_000;
+  function refusalOf(timestamp: bigint): ConnectError {
+    try {
+      checkTimeWindow(timestamp, now);
+    } catch (err) {
+      assert.ok(err instanceof ConnectError);
+      return err;
+    }
+    assert.fail("expected a refusal");
+  }
+
+  for (const [offset, clock, amount] of [
+    [180_000, "ahead", "3.0 min"],
+    [-121_500, "behind", "2.0 min"],
+    [-90_000_000, "behind", "25.0 h"],
+    [-now, "behind", "19676 days"],
+  ] as const) {
+    it(`a timestamp ${offset} ms off: ${clock} by ${amount}, with the server time`, () => {
+      const err = refusalOf(BigInt(now + offset));
+      const [info] = err.findDetails(ErrorInfoSchema);
+      assert.deepEqual(
+        { reason: info?.reason, domain: info?.domain, metadata: info?.metadata },
+        {
+          reason: "TIMESTAMP_OUTSIDE_WINDOW",
+          domain: "perps-tokens",
+          metadata: {
+            serverTimeMs: String(now),
+            offsetMs: String(offset),
+            clock,
+            toleranceMs: "120000",
+          },
+        },
+      );
+      const [text] = err.findDetails(LocalizedMessageSchema);
+      assert.equal(
+        text?.message,
+        `Signature expired: the timestamp is ${amount} ${clock} of server time (2023-11-14T22:13:20.000Z); within ±2.0 min is accepted`,
       );
     });
   }

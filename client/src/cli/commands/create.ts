@@ -40,6 +40,7 @@ function expiresIn(value: string | undefined): number | undefined {
 /** `create`: a signed CreateToken on the public listener. */
 export const createCommand: Command = {
   name: NAME,
+  listener: "public",
   options: OPTIONS,
   summary: "create a bearer token (signed with your private key)",
   help: `Usage: perps-tokens create --user USER_ID --key FILE [--name NAME] [--expires-in SECONDS]

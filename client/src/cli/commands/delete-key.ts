@@ -21,6 +21,7 @@ const OPTIONS = {
 /** `delete-key`: DeleteUserKey on the internal listener. */
 export const deleteKeyCommand: Command = {
   name: NAME,
+  listener: "internal",
   options: OPTIONS,
   summary: "remove a public key of a user (internal listener)",
   help: `Usage: perps-tokens delete-key --user USER_ID (--public-key HEX | --key FILE)

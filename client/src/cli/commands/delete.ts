@@ -27,6 +27,7 @@ const OPTIONS = {
 /** `delete`: a signed DeleteToken on the public listener. */
 export const deleteCommand: Command = {
   name: NAME,
+  listener: "public",
   options: OPTIONS,
   summary: "delete a token (signed with your private key)",
   help: `Usage: perps-tokens delete --user USER_ID --key FILE --token-id ID

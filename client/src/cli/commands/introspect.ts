@@ -24,6 +24,7 @@ const OPTIONS = {
 /** `introspect`: IntrospectToken on the internal listener. */
 export const introspectCommand: Command = {
   name: NAME,
+  listener: "internal",
   options: OPTIONS,
   summary: "check whether a token is live, and whose it is (internal listener)",
   help: `Usage: perps-tokens introspect [TOKEN]

@@ -16,6 +16,7 @@ const OPTIONS = {
 /** `keygen`: a new Ed25519 key pair, the private half in a 0600 file. */
 export const keygenCommand: Command = {
   name: NAME,
+  listener: undefined,
   options: OPTIONS,
   summary: "make an Ed25519 key pair: private key file (mode 0600), public key printed",
   help: `Usage: perps-tokens keygen --out FILE [--force]

@@ -18,6 +18,7 @@ const OPTIONS = {
 /** `list-keys`: ListUserKeys on the internal listener. */
 export const listKeysCommand: Command = {
   name: NAME,
+  listener: "internal",
   options: OPTIONS,
   summary: "list a user's public keys (internal listener)",
   help: `Usage: perps-tokens list-keys --user USER_ID

@@ -26,6 +26,7 @@ const OPTIONS = {
 /** `list`: ListTokens on the public listener, authenticated by a bearer token of the user. */
 export const listCommand: Command = {
   name: NAME,
+  listener: "public",
   options: OPTIONS,
   summary: "list your named tokens (with any token of yours)",
   help: `Usage: perps-tokens list [--token TOKEN]

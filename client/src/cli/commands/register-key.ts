@@ -20,6 +20,7 @@ const OPTIONS = {
 /** `register-key`: PutUserKey on the internal listener. */
 export const registerKeyCommand: Command = {
   name: NAME,
+  listener: "internal",
   options: OPTIONS,
   summary: "register a public key for a user (internal listener)",
   help: `Usage: perps-tokens register-key --user USER_ID (--public-key HEX | --key FILE)

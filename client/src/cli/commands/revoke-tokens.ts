@@ -18,6 +18,7 @@ const OPTIONS = {
 /** `revoke-tokens`: RevokeUserTokens on the internal listener. */
 export const revokeTokensCommand: Command = {
   name: NAME,
+  listener: "internal",
   options: OPTIONS,
   summary: "revoke every live token of a user (internal listener)",
   help: `Usage: perps-tokens revoke-tokens --user USER_ID
