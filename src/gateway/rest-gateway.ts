@@ -57,6 +57,11 @@ export interface RestGatewayOptions {
    * 415, a body that does not fit the request message). Default: none.
    */
   onErrorAnswer?: (req: NodeRequest, answer: RestErrorAnswer) => void;
+  /**
+   * Called when a request matches a route, before its body is read: a call
+   * whose client goes away mid-body is still known by its method. Default: none.
+   */
+  onRoute?: (req: NodeRequest, method: DescMethod) => void;
 }
 
 /** An error answer of the gateway. */
@@ -115,6 +120,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
       }
       const { route, variables } = match;
       method = route.method;
+      opts.onRoute?.(req, method);
       const body = route.body.kind === "none" ? undefined : await readJsonBody(req, maxBodyBytes);
       const input = transcodeRequest(route, {
         body,

@@ -109,7 +109,11 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
       // No answer: the client went away first. Resets and scans make these by the thousand.
       logger.debug({ ...line, message: "the client left before the answer" }, "request abandoned");
     } else if (code === undefined) {
-      logger.info(line, "request");
+      if (exchange.probe) {
+        logger.debug(line, "request");
+      } else {
+        logger.info(line, "request");
+      }
     } else {
       const message = exchange.message || (STATUS_CODES[exchange.status] ?? "");
       // A readiness probe answering 503 is the probe working, not a failure;

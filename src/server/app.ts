@@ -264,6 +264,8 @@ export function createApp(opts: AppOptions): App {
             contextValues: telemetry.contextValues,
             onInternalError: (err) =>
               opts.logger.error({ err: String(err) }, "REST gateway failure"),
+            onRoute: (req, method) =>
+              exchangeOf(req)?.names(`${method.parent.typeName}/${method.name}`, "rest"),
             onErrorAnswer: (req, answer) => {
               const exchange = exchangeOf(req);
               exchange?.names(

@@ -23,6 +23,11 @@ export class Exchange {
   status = 0;
   /** Whether the whole answer was handed to the transport; false when the client left first. */
   complete = false;
+  /**
+   * A health probe (`/healthz`, `/readyz`): balancers ask every few seconds,
+   * so its answered line is a debug line.
+   */
+  probe = false;
   /** Its server span, when tracing is on. */
   trace: CallTrace | undefined = undefined;
 

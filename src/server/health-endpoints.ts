@@ -1,5 +1,6 @@
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
+import { exchangeOf } from "./exchange.js";
 import type { ReadinessProbe } from "./readiness.js";
 
 function send(req: NodeServerRequest, res: NodeServerResponse, status: number, body: object): void {
@@ -25,6 +26,10 @@ export function createHealthEndpoints(ready: ReadinessProbe) {
       return false;
     }
     const path = requestPath(req);
+    const exchange = exchangeOf(req);
+    if (exchange !== undefined && (path === "/healthz" || path === "/readyz")) {
+      exchange.probe = true;
+    }
     if (path === "/healthz") {
       send(req, res, 200, { status: "ok" });
       return true;

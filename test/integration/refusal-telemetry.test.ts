@@ -102,7 +102,8 @@ describe("every answer is observable", () => {
 
   before(async () => {
     redis = await startTestRedis();
-    service = await startTestService({ redis: redis.topology });
+    // Debug: health probes' lines are debug lines (the next suite checks info).
+    service = await startTestService({ redis: redis.topology, logLevel: "debug" });
     user = await newUser();
     const keys = createGrpcClient(UserKeyService, service.internalAddress);
     try {
@@ -509,8 +510,12 @@ describe("every answer is observable", () => {
       after = await count(labels);
     }
     assert.equal(after, before + 1);
-    // The test service logs at info: the abandoned request's debug line is not there.
-    assert.deepEqual(linesOf(requestId), []);
+    // At most a debug line (this suite logs at debug), never info or above.
+    const lines = linesOf(requestId);
+    assert.ok(lines.length <= 1, JSON.stringify(lines));
+    for (const line of lines) {
+      assert.equal(line.level, 20, JSON.stringify(line));
+    }
   });
 
   describe("calls still log and count once", () => {
@@ -547,5 +552,40 @@ describe("every answer is observable", () => {
         { status: 400 },
       );
     });
+  });
+});
+
+describe("health probes at the default log level", () => {
+  let redis: TestRedis;
+  let service: TestService;
+  before(async () => {
+    redis = await startTestRedis();
+    service = await startTestService({ redis: redis.topology });
+  });
+  after(async () => {
+    await service.stop();
+    await redis.dispose();
+  });
+
+  it("are counted but write no info line (balancers ask every few seconds); other answers do", async () => {
+    const ids: string[] = [];
+    for (const url of [
+      `${service.publicUrl}/healthz`,
+      `${service.internalUrl}/readyz`,
+      `${service.publicUrl}/openapi.json`,
+    ]) {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      assert.equal(res.status, 200);
+      ids.push(res.headers.get("x-request-id") ?? "");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const logged = (id: string) => service.logs.join("").includes(`"requestId":"${id}"`);
+    assert.deepEqual(ids.map(logged), [false, false, true]);
+    const metrics = await (await fetch(`${service.internalUrl}/metrics`)).text();
+    const ok = samples(metrics).get(
+      'perps_token_requests_total{method="http",protocol="http",code="ok"}',
+    );
+    assert.ok((ok ?? 0) >= 3, `probes are counted: ${ok}`);
   });
 });
