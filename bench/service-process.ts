@@ -29,6 +29,8 @@ export interface ServiceProcessOptions {
   env?: Record<string, string>;
   /** Entry script, run through tsx. Default: the compiled service, dist/main.js. */
   main?: string;
+  /** Arguments of the entry script (after `main`). */
+  args?: string[];
 }
 
 // Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux).
@@ -107,6 +109,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   const nodeArgs = [
     ...(opts.nodeFlags ?? []),
     ...(opts.main === undefined ? [join(ROOT, "dist/main.js")] : ["--import", "tsx", opts.main]),
+    ...(opts.args ?? []),
   ];
   const [command, args] =
     opts.cpus === undefined
