@@ -96,6 +96,7 @@ async function main(): Promise<void> {
     const ctx: BenchContext = {
       plan,
       pinned,
+      workers: host.cores,
       log,
       ceiling,
       redis,

@@ -31,6 +31,8 @@ export interface ServiceProcessOptions {
   main?: string;
   /** Arguments of the entry script (after `main`). */
   args?: string[];
+  /** The ports to listen on (several processes sharing them with SO_REUSEPORT). Default: free ones. */
+  ports?: { httpPort: number; grpcPort: number };
 }
 
 // Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux).
@@ -118,7 +120,8 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   // Logs (one line per request) go to a file: pino writes stdout
   // synchronously, and a pipe the busy load generator drains late would
   // block the service and distort the figures.
-  const [httpPort, grpcPort] = await freePorts(2);
+  const [httpPort, grpcPort] =
+    opts.ports === undefined ? await freePorts(2) : [opts.ports.httpPort, opts.ports.grpcPort];
   const logDir = mkdtempSync(join(tmpdir(), "perps-bench-log-"));
   const logFile = join(logDir, "service.log");
   const logFd = openSync(logFile, "w");

@@ -73,6 +73,7 @@ import { createTokenService } from "../../src/token/token-service.js";
 import { createUserKeyCache } from "../../src/token/user-key-cache.js";
 import { createRequestValidator } from "../../src/validation/request-validator.js";
 import { validationInterceptor } from "../../src/validation/validation-interceptor.js";
+import { listenShared, portFromEnv } from "../shared-listen.js";
 import { isLadderPath, LADDER_STEPS, type LadderLayer } from "./ladder-steps.js";
 
 const argOf = (name: string) =>
@@ -640,11 +641,9 @@ const server = !grpcPath
     : on("compat")
       ? createH2cServer(settings, onCompatRequest)
       : createH2cServer(settings).on("stream", onStream);
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
-});
+// The bench runs a floor as many processes as the service has workers, on one port.
+const port = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
+process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
 process.once("SIGTERM", () => {
   server.close();
   redis.disconnect();
