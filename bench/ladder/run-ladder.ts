@@ -77,8 +77,16 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
   const redis = await startBenchRedis();
   const workDir = mkdtempSync(join(tmpdir(), "perps-ladder-"));
   const servers: ServiceProcess[] = [];
+  const stopAll = () => Promise.allSettled([...servers.map((s) => s.stop()), redis.stop()]);
+  // Interrupted: no server or redis-server is left behind.
+  const onSignal = () => {
+    stopAll().then(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   try {
     const service = await startServiceProcess({ redisUrl: redis.url, env: { WORKERS: "1" } });
+    // Stopped in `finally` from here on, even if a later one fails to start.
+    servers.push(service);
     const users = newBenchUsers(path === "introspect" || path === "forward-auth" ? 1_000 : 200);
     await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
     const keysFile = join(workDir, "keys.json");
@@ -87,18 +95,21 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
       JSON.stringify(Object.fromEntries(users.map((u) => [u.userId, u.publicKeyHex]))),
     );
     const steps = LADDER_STEPS[path];
-    // Every rung runs for the whole climb; the idle ones cost nothing.
-    const rungs = await Promise.all(
-      steps.slice(0, -1).map((_, i) =>
-        startServiceProcess({
+    // Every rung runs for the whole climb (the idle ones cost nothing), started
+    // one at a time: a dozen tsx processes starting at once on a busy machine
+    // miss their start deadline.
+    for (let i = 0; i < steps.length - 1; i++) {
+      servers.splice(
+        i,
+        0,
+        await startServiceProcess({
           redisUrl: redis.url,
           main: "bench/ladder/ladder-server.ts",
           args: [`--path=${path}`, `--step=${i}`],
           env: { LADDER_KEYS_FILE: keysFile },
         }),
-      ),
-    );
-    servers.push(...rungs, service);
+      );
+    }
     const load = await loadOf(path, args, users, redis.client, servers, service);
     log(
       `ladder ${path}: ${steps.length} steps, c=${args.concurrency}, ${args.rounds} rounds of ${args.seconds} s`,
@@ -138,8 +149,8 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
       runs,
     });
   } finally {
-    await Promise.allSettled(servers.map((s) => s.stop()));
-    await redis.stop();
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+    await stopAll();
     rmSync(workDir, { recursive: true, force: true });
   }
 }
