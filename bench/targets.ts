@@ -247,13 +247,17 @@ const PATH_TARGETS: readonly TargetSpec[] = PATH_ROWS.flatMap(
     {
       name: `${label} vs its floor (issue 27)`,
       goal: { compare: "≥", value: 0.85, digits: 2, unit: "× floor" },
-      how: `Peak of the service (no errors, concurrency 8, 32 or 64) ÷ the floor's peak under the same load, the floor (${floorText}) run as as many processes as the service has workers.`,
+      how: `Peak of the service (no errors, concurrency 8, 32 or 64) ÷ the floor's peak under the same load, the floor (${floorText}), as many processes as the service has workers.`,
       read(r) {
-        const ours = targetPeak(r, series);
-        const theirs = targetPeak(r, floor);
-        if (of(r, series).length === 0 || of(r, floor).length === 0) {
+        const atTargets = (name: Series) =>
+          of(r, name).filter((p) => TARGET_CONCURRENCIES.includes(p.concurrency));
+        // Not measured: a run before issue 27 ran no floor at these concurrencies.
+        if (atTargets(series).length === 0 || atTargets(floor).length === 0) {
           return undefined;
         }
+        // Rows with errors only: no peak, so the target is unmet.
+        const ours = targetPeak(r, series);
+        const theirs = targetPeak(r, floor);
         const a = ours?.throughput ?? 0;
         const b = theirs?.throughput ?? 0;
         return {
