@@ -3,9 +3,12 @@
 // their defaults) holds its memory, idle and under load: /proc's RSS split
 // into the process's own pages and the shared files, PSS, and what node says
 // of itself (process.memoryUsage, V8's heap spaces), plus a heap snapshot of
-// an idle and of a loaded worker. Each variant (node flags for every process,
-// e.g. --max-semi-space-size=2, or environment such as MALLOC_ARENA_MAX=2) runs the same load, so its memory and its
-// CPU per request compare with the default's. Writes bench/results/memory.{md,json}.
+// an idle and of a loaded worker. Each variant (node flags for every
+// process, e.g. --max-semi-space-size=2, or environment such as
+// MALLOC_ARENA_MAX=2) runs the same load, so its memory and its CPU per
+// request compare with the default's; `--rounds=N` runs the variants N
+// times, alternating, and adds their median CPU per request. Writes
+// bench/results/memory.{md,json}.
 import {
   existsSync,
   mkdtempSync,
@@ -288,6 +291,37 @@ function markdown(results: readonly VariantResult[]): string {
   return lines.join("\n");
 }
 
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+};
+
+/** Each variant's CPU per request and throughput over the alternating rounds: the lever's cost. */
+function cpuMarkdown(results: readonly VariantResult[]): string {
+  const labels = [...new Set(results.map((r) => r.label))];
+  const loads = [...new Set(results.flatMap((r) => r.loads.map((l) => l.load)))];
+  const rows = labels.flatMap((label) =>
+    loads.map((load) => {
+      const runs = results
+        .filter((r) => r.label === label)
+        .flatMap((r) => r.loads.filter((l) => l.load === load));
+      const workerRss = results
+        .filter((r) => r.label === label)
+        .flatMap((r) => r.samples.filter((s) => s.when === "loaded" && s.process !== "primary"))
+        .map((s) => mb(s.proc.rss));
+      return `| ${label} | ${load} | ${median(runs.map((l) => l.cpuUsPerRequest))} | ${runs.map((l) => l.cpuUsPerRequest).join(", ")} | ${median(runs.map((l) => l.throughput))} | ${Math.min(...workerRss)}–${Math.max(...workerRss)} |`;
+    }),
+  );
+  return [
+    "### CPU per request of each variant, rounds alternating",
+    "",
+    "| Variant | Load | median µs / req | rounds (µs / req) | median req/s | loaded worker RSS (MB, every round) |",
+    "|---|---|---:|---|---:|---|",
+    ...rows,
+    "",
+  ].join("\n");
+}
+
 async function main(): Promise<void> {
   const variants = process.argv
     .slice(2)
@@ -304,12 +338,17 @@ async function main(): Promise<void> {
       (flags): [string, string[]] => [flags.join(" "), flags],
     ),
   ];
+  const roundsArg = process.argv.find((a) => a.startsWith("--rounds="));
+  const rounds = roundsArg === undefined ? 1 : Number(roundsArg.slice("--rounds=".length));
   const results: VariantResult[] = [];
-  for (const [i, [label, flags]] of runs.entries()) {
-    results.push(await runVariant(label, flags, i === 0));
+  // With --rounds: the variants alternate (A B A B …), so that their CPU per request compares.
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, [label, flags]] of runs.entries()) {
+      results.push(await runVariant(label, flags, round === 0 && i === 0));
+    }
   }
   const resultsDir = join(import.meta.dirname, "results");
-  const text = markdown(results);
+  const text = `${markdown(results.slice(0, runs.length))}${rounds > 1 ? cpuMarkdown(results) : ""}`;
   writeFileSync(join(resultsDir, "memory.md"), text);
   writeFileSync(join(resultsDir, "memory.json"), `${JSON.stringify(results, null, 2)}\n`);
   log(text);

@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     const ctx: BenchContext = {
       plan,
       pinned,
-      workers: host.cores,
+      floorProcesses: host.reusePortSupported ? host.cores : 1,
       log,
       ceiling,
       redis,

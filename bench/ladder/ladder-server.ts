@@ -57,7 +57,7 @@ import { requestPath } from "../../src/http/request-path.js";
 import { createLogger } from "../../src/log/logger.js";
 import { createRequestSeries } from "../../src/metrics/request-series.js";
 import { createServiceMetrics, observeRedis } from "../../src/metrics/service-metrics.js";
-import { createRedisClient } from "../../src/redis/redis-client.js";
+import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { errorInterceptor } from "../../src/server/error-interceptor.js";
 import { requestIdInterceptor, settleRequestId } from "../../src/server/request-id.js";
 import { redisKeysOf } from "../../src/store/keys.js";
@@ -641,6 +641,8 @@ const server = !grpcPath
     : on("compat")
       ? createH2cServer(settings, onCompatRequest)
       : createH2cServer(settings).on("stream", onStream);
+// Ready before listening, as the service is: its client fails commands while it connects.
+await waitForRedisReady(redis, 10_000);
 // The bench runs a floor as many processes as the service has workers, on one port.
 const port = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
 process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);

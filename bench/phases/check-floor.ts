@@ -23,7 +23,7 @@ export const checkFloorPhase: BenchPhase = {
   async run(ctx) {
     const { plan } = ctx;
     const tokens = await ctx.checkTokens();
-    const checkFloor = await startProcessGroup(ctx.workers, {
+    const checkFloor = await startProcessGroup(ctx.floorProcesses, {
       redisUrl: ctx.redis.url,
       main: "bench/check-floor-server.ts",
       ...(ctx.pinned ? { cpus: "0" } : {}),

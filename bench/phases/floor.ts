@@ -39,13 +39,13 @@ export const floorPhase: BenchPhase = {
       JSON.stringify(Object.fromEntries(ctx.users.map((u) => [u.userId, u.publicKeyHex]))),
     );
     const pin = ctx.pinned ? { cpus: "0" } : {};
-    const floorServer = await startProcessGroup(ctx.workers, {
+    const floorServer = await startProcessGroup(ctx.floorProcesses, {
       redisUrl: ctx.redis.url,
       main: "bench/floor-server.ts",
       env: { FLOOR_KEYS_FILE: floorKeysFile },
       ...pin,
     });
-    const grpcFloor = await startProcessGroup(ctx.workers, {
+    const grpcFloor = await startProcessGroup(ctx.floorProcesses, {
       redisUrl: ctx.redis.url,
       main: "bench/ladder/ladder-server.ts",
       args: ["--path=grpc-create", `--step=${GRPC_CREATE_FLOOR_STEP}`],
