@@ -107,8 +107,11 @@ function checkHalfPeak(r: BenchReport, series: Series): Reading | undefined {
   };
 }
 
+/** The peer phase's point of a protocol and concurrency (gRPC over 4 connections, not over one). */
 const peerPoint = (r: BenchReport, protocol: PeerPoint["protocol"], c: number) =>
-  r.peer?.points.find((p) => p.protocol === protocol && p.concurrency === c);
+  r.peer?.points.find(
+    (p) => p.protocol === protocol && p.concurrency === c && p.connections === undefined,
+  );
 
 /** The peer phase's rows (issues 15 and 20): each side at its defaults, A B A B. */
 const PEER_ROWS: {
@@ -145,7 +148,9 @@ const PEER_ROWS: {
 
 /** The peer phase's runs of this service for `protocol`. */
 const peerRunsOf = (r: BenchReport, protocol: PeerPoint["protocol"]) =>
-  r.peer?.points.filter((p) => p.protocol === protocol).flatMap((p) => p.ours);
+  r.peer?.points
+    .filter((p) => p.protocol === protocol && p.connections === undefined)
+    .flatMap((p) => p.ours);
 
 function loadGeneratorShare(r: BenchReport, protocol: PeerPoint["protocol"]): Reading | undefined {
   const runs = r.peer === undefined ? undefined : some(peerRunsOf(r, protocol) ?? []);
@@ -231,7 +236,10 @@ const targetPeak = (r: BenchReport, series: Series) =>
 /** The better of the peer phase's points over the targets' concurrencies, each side's own peak. */
 function peerPeaks(r: BenchReport, protocol: PeerPoint["protocol"]) {
   const points = r.peer?.points.filter(
-    (p) => p.protocol === protocol && TARGET_CONCURRENCIES.includes(p.concurrency),
+    (p) =>
+      p.protocol === protocol &&
+      p.connections === undefined &&
+      TARGET_CONCURRENCIES.includes(p.concurrency),
   );
   if (points === undefined || points.length === 0) {
     return undefined;

@@ -264,6 +264,14 @@ describe("evaluateTargets: issue 27's table", () => {
     assert.equal(grpcCreateRun(849, 1000)["gRPC create vs its floor (issue 27)"]?.met, false);
   });
 
+  it("reads the 4-connection point, not the one-connection one, for the peer targets", () => {
+    const peer = withPeer(900, 1000);
+    const single = point("gRPC create", 32, 100, 1000);
+    peer.points.unshift({ ...single, connections: 1 });
+    const met = grpcCreateRun(900, 1000, { peer });
+    assert.equal(met["gRPC create vs the Go peer (issue 27)"]?.measured.startsWith("0.9 "), true);
+  });
+
   it("compares with the Go peer by each side's peak, and the p99 at concurrency 32", () => {
     const met = grpcCreateRun(900, 1000, { peer: withPeer(850, 1000, 4.5, 3) });
     assert.equal(met["gRPC create vs the Go peer (issue 27)"]?.met, true);
