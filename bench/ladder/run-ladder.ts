@@ -1,5 +1,5 @@
 // `npm run bench:ladder [-- --path=introspect,forward-auth,grpc-create,rest-create]
-// [-- --quick] [-- --concurrency=32] [-- --rounds=N] [-- --seconds=S]`: for
+// [-- --quick] [-- --concurrency=32] [-- --rounds=N] [-- --seconds=S] [-- --label=L]`: for
 // each path, every step of its ladder (bench/ladder/ladder-steps.ts) as a
 // running server, the service (WORKERS=1) as the last step, all under the
 // same load, steps alternating in rounds (A B C … A B C …); per step the
@@ -36,6 +36,8 @@ const resultsDir = join(import.meta.dirname, "..", "results");
 
 interface LadderArgs {
   paths: LadderPath[];
+  /** Appended to the results' names (`ladder-<path>-<label>`), so that a second run keeps the first. */
+  label: string | undefined;
   quick: boolean;
   concurrency: number;
   rounds: number;
@@ -52,12 +54,13 @@ function parseLadderArgs(argv: readonly string[]): LadderArgs {
     throw new Error(`--path takes ${LADDER_PATHS.join(", ")}; got ${unknown.join(", ")}`);
   }
   for (const arg of argv) {
-    if (arg !== "--quick" && !/^--(path|concurrency|rounds|seconds)=/.test(arg)) {
+    if (arg !== "--quick" && !/^--(path|concurrency|rounds|seconds|label)=/.test(arg)) {
       throw new Error(`unknown argument ${arg}`);
     }
   }
   return {
     paths: names.filter(isLadderPath),
+    label: value("label"),
     quick,
     concurrency: Number(value("concurrency") ?? 32),
     rounds: Number(value("rounds") ?? (quick ? 3 : 5)),
@@ -238,7 +241,10 @@ async function main(): Promise<void> {
   for (const path of args.paths) {
     const result = await climb(path, args);
     const markdown = ladderMarkdown(result);
-    const stem = join(resultsDir, `ladder-${path}`);
+    const stem = join(
+      resultsDir,
+      `ladder-${path}${args.label === undefined ? "" : `-${args.label}`}`,
+    );
     writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(`${stem}.md`, markdown);
     log("");
