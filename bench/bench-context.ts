@@ -29,6 +29,12 @@ export interface BenchContext {
   readonly plan: BenchPlan;
   /** `--pin`: the service (and the peer, and the floors) on CPU 0, the rest on CPU 1. */
   readonly pinned: boolean;
+  /**
+   * Processes each floor runs as: as many as the service's workers (its
+   * default WORKERS) where SO_REUSEPORT lets them share a port (node ≥ 22.12),
+   * else one.
+   */
+  readonly floorProcesses: number;
   log(text: string): void;
   /** Ed25519 verifies per second on one thread, measured first. */
   readonly ceiling: { perSecond: number; microseconds: number };

@@ -6,15 +6,22 @@ export type Series =
   | "REST delete"
   | "Connect create"
   | "gRPC create"
+  | "gRPC create, 1 connection"
   | "Floor create"
+  | "Floor gRPC create"
+  | "Floor gRPC create, 1 connection"
   | "gRPC introspect"
+  | "gRPC introspect, 1 connection"
   | "Forward-auth"
   | "Floor check"
   | "Floor check gRPC"
+  | "Floor check gRPC, 1 connection"
   | "Peer REST create"
   | "Peer gRPC create"
+  | "Peer gRPC create, 1 connection"
   | "Peer forward-auth"
-  | "Peer gRPC introspect";
+  | "Peer gRPC introspect"
+  | "Peer gRPC introspect, 1 connection";
 
 /** One measured phase: a protocol and operation at one concurrency. */
 export interface Phase extends LoadResult {
@@ -59,6 +66,8 @@ export interface Target {
 export interface PeerPoint {
   protocol: "REST create" | "gRPC create" | "Forward-auth" | "gRPC introspect";
   concurrency: number;
+  /** gRPC over one connection (a client channel's way); absent: 4 connections, or HTTP/1.1. */
+  connections?: 1;
   /** The two runs of this service (A) and of the peer (B), in the order A B A B. */
   ours: Phase[];
   peer: Phase[];

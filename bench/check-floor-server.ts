@@ -17,6 +17,7 @@ import { createServer as createH2cServer } from "node:http2";
 import { parseToken } from "@perps/token-client/protocol";
 import { Redis } from "ioredis";
 import { redisKeysOf } from "../src/store/keys.js";
+import { listenShared, portFromEnv } from "./shared-listen.js";
 
 const { REDIS_URL } = process.env;
 if (REDIS_URL === undefined) {
@@ -86,15 +87,10 @@ h2c.on("stream", (stream) => {
   });
 });
 
-const portOf = (address: ReturnType<typeof server.address>) =>
-  typeof address === "object" && address !== null ? address.port : 0;
-server.listen(0, "127.0.0.1", () => {
-  h2c.listen(0, "127.0.0.1", () => {
-    process.stdout.write(
-      `${JSON.stringify({ msg: "listening", httpPort: portOf(server.address()), grpcPort: portOf(h2c.address()) })}\n`,
-    );
-  });
-});
+// As many processes as the service has workers share the ports (bench/process-group.ts).
+const httpPort = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
+const grpcPort = await listenShared(h2c, portFromEnv(process.env.GRPC_PORT));
+process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort, grpcPort })}\n`);
 process.once("SIGTERM", () => {
   server.close();
   h2c.close();

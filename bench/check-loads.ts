@@ -12,8 +12,11 @@ export const FORWARD_AUTH_PATH = "/auth";
 /** Keep-alive connections of the paced HTTP/1.1 client (as for the create half-peak). */
 export const PACED_HTTP_CONNECTIONS = 64;
 
-/** A load: closed loop at a concurrency, or paced at a rate (open model). */
-export type CheckLoad = { concurrency: number } | { rate: number };
+/**
+ * A load: closed loop at a concurrency (gRPC: over `connections`, default
+ * 4; 1 is a client channel's way), or paced at a rate (open model).
+ */
+export type CheckLoad = { concurrency: number; connections?: number } | { rate: number };
 
 /** One pre-framed IntrospectTokenRequest per token. */
 export function introspectFrames(tokens: readonly string[]): Buffer[] {
@@ -41,6 +44,9 @@ export function introspectLoad(
       path: INTROSPECT_PATH,
       frames,
       concurrency: "concurrency" in load ? load.concurrency : 0,
+      ...("connections" in load && load.connections !== undefined
+        ? { connections: load.connections }
+        : {}),
       ...("rate" in load ? { rate: load.rate } : {}),
       seconds,
       accept: (messageLength) => messageLength > 0,

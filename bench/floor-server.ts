@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
+import { listenShared, portFromEnv } from "./shared-listen.js";
 
 interface CreateBody {
   userId: string;
@@ -85,11 +86,9 @@ const server = createServer((req, res) => {
     );
   });
 });
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
-});
+// As many processes as the service has workers share the port (bench/process-group.ts).
+const port = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
+process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
 process.once("SIGTERM", () => {
   server.close();
   redis.disconnect();

@@ -35,7 +35,16 @@ export interface RawGrpcClient {
   close(): void;
 }
 
+const SETTINGS_MAX_CONCURRENT_STREAMS = 3;
 const SETTINGS_INITIAL_WINDOW_SIZE = 4;
+/**
+ * Streams this client opens on a connection before the server's SETTINGS say
+ * how many it allows: node's and grpc-go's default. A server may refuse
+ * streams beyond its limit (node:http2 ends the whole connection with a
+ * PROTOCOL_ERROR GOAWAY), so calls beyond it wait in the client, as a
+ * gRPC channel's do.
+ */
+const ASSUMED_MAX_STREAMS = 100;
 /** Receive windows this client grants (stream and connection): answers are small, so updates are rare. */
 const WINDOW = 1 << 30;
 const DEFAULT_WINDOW = 65_535;
@@ -60,6 +69,11 @@ function writeFrameHeader(
   out[at + 3] = type;
   out[at + 4] = flags;
   out.writeUInt32BE(streamId & 0x7fffffff, at + 5);
+}
+
+/** One connection: a client, and how many calls it holds (open streams and waiting calls). */
+interface Session extends RawGrpcClient {
+  load(): number;
 }
 
 /** A header block that awaits its CONTINUATION frames. */
@@ -91,12 +105,16 @@ function headerFragment(flags: number, payload: Buffer): Buffer {
  * succeeded when it ends with status 0 after one whole message, so a server
  * is judged by its status, the same for every server the bench compares.
  * Writes of one tick go out as one. SETTINGS and PING are
- * acknowledged; the client's own send window is not tracked (its requests
+ * acknowledged; no more streams are open at once than the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS allows (the calls beyond wait); the client's own send window is not tracked (its requests
  * are a few hundred bytes, and the server replenishes it as it reads).
  */
-function connectSession(host: string, port: number, headerBlock: Buffer): Promise<RawGrpcClient> {
+function connectSession(host: string, port: number, headerBlock: Buffer): Promise<Session> {
   const socket: Socket = connect({ host, port, noDelay: true });
   const pending = new Map<number, Pending>();
+  /** Calls waiting for a stream: the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. */
+  const waiting: [frame: Buffer, done: RawCallDone][] = [];
+  let maxStreams = ASSUMED_MAX_STREAMS;
   const hpack = createHpackDecoder();
   let openBlock: OpenBlock | undefined;
   let nextStreamId = 1;
@@ -122,6 +140,7 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
       return;
     }
     pending.delete(streamId);
+    startWaiting();
     if (failure !== undefined) {
       stream.done(failure, 0);
       return;
@@ -150,6 +169,9 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
     closed = true;
     for (const streamId of [...pending.keys()]) {
       finish(streamId, "transport");
+    }
+    for (const [, done] of waiting.splice(0)) {
+      done("transport", 0);
     }
   };
   // Every block is decoded, a stream's or not: HPACK's table spans the connection.
@@ -207,6 +229,12 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
         return;
       case FrameType.SETTINGS:
         if ((flags & Flag.ACK) === 0) {
+          for (let at = 0; at + 6 <= payload.length; at += 6) {
+            if (payload.readUInt16BE(at) === SETTINGS_MAX_CONCURRENT_STREAMS) {
+              maxStreams = payload.readUInt32BE(at + 2);
+            }
+          }
+          startWaiting();
           send(h2Frame(FrameType.SETTINGS, Flag.ACK, 0, Buffer.alloc(0)));
         }
         return;
@@ -245,24 +273,41 @@ function connectSession(host: string, port: number, headerBlock: Buffer): Promis
   });
   socket.on("error", () => socket.destroy());
   socket.on("close", failAll);
-  const client: RawGrpcClient = {
+  const open = (frame: Buffer, done: RawCallDone) => {
+    const streamId = nextStreamId;
+    nextStreamId += 2;
+    pending.set(streamId, { data: [], status: undefined, done });
+    // HEADERS and DATA in one buffer: one allocation and copy per call.
+    const out = Buffer.allocUnsafe(2 * FRAME_HEADER + headerBlock.length + frame.length);
+    writeFrameHeader(out, 0, headerBlock.length, FrameType.HEADERS, Flag.END_HEADERS, streamId);
+    headerBlock.copy(out, FRAME_HEADER);
+    const data = FRAME_HEADER + headerBlock.length;
+    writeFrameHeader(out, data, frame.length, FrameType.DATA, Flag.END_STREAM, streamId);
+    frame.copy(out, data + FRAME_HEADER);
+    send(out);
+  };
+  function startWaiting(): void {
+    while (!closed && pending.size < maxStreams) {
+      const next = waiting.shift();
+      if (next === undefined) {
+        return;
+      }
+      open(next[0], next[1]);
+    }
+  }
+  const client: Session = {
     call(frame, done) {
       if (closed) {
         done("transport", 0);
         return;
       }
-      const streamId = nextStreamId;
-      nextStreamId += 2;
-      pending.set(streamId, { data: [], status: undefined, done });
-      // HEADERS and DATA in one buffer: one allocation and copy per call.
-      const out = Buffer.allocUnsafe(2 * FRAME_HEADER + headerBlock.length + frame.length);
-      writeFrameHeader(out, 0, headerBlock.length, FrameType.HEADERS, Flag.END_HEADERS, streamId);
-      headerBlock.copy(out, FRAME_HEADER);
-      const data = FRAME_HEADER + headerBlock.length;
-      writeFrameHeader(out, data, frame.length, FrameType.DATA, Flag.END_STREAM, streamId);
-      frame.copy(out, data + FRAME_HEADER);
-      send(out);
+      if (pending.size >= maxStreams) {
+        waiting.push([frame, done]);
+        return;
+      }
+      open(frame, done);
     },
+    load: () => pending.size + waiting.length,
     close() {
       closed = true;
       socket.destroy();
@@ -299,13 +344,24 @@ export async function connectRawGrpc(opts: RawGrpcClientOptions): Promise<RawGrp
   );
   let turn = 0;
   return {
+    // The connection holding the fewest calls, ties taken in turn. Plain
+    // turns would pile a closed loop's calls onto the slowest connection
+    // (every caller answered elsewhere sends a quarter of its next calls to
+    // it), past what the server allows on one connection.
     call(frame, done) {
-      const session = sessions[turn++ % sessions.length];
-      if (session === undefined) {
+      turn++;
+      let best: Session | undefined;
+      for (let i = 0; i < sessions.length; i++) {
+        const session = sessions[(turn + i) % sessions.length];
+        if (session !== undefined && (best === undefined || session.load() < best.load())) {
+          best = session;
+        }
+      }
+      if (best === undefined) {
         done("transport", 0);
         return;
       }
-      session.call(frame, done);
+      best.call(frame, done);
     },
     close() {
       for (const session of sessions) {

@@ -56,8 +56,8 @@ export function peerMarkdown(r: BenchReport): string[] {
     "| Protocol | Concurrency | Side | Throughput (req/s) | runs | p50 ms | p99 ms | Errors | Service CPU µs / req | Load generator CPU µs / req | Ratio (ours ÷ peer) |",
     "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ...r.peer.points.flatMap((p) => [
-      `| ${p.protocol} | ${p.concurrency} | this service | ${n(p.oursTaken.throughput)} | ${runs(p.ours)} | ${fmt(p.oursTaken.p50Ms)} | ${fmt(p.oursTaken.p99Ms)} | ${p.ours.reduce((e, x) => e + x.errors, 0)} | ${p.oursTaken.serviceCpuUsPerRequest} | ${p.oursTaken.loadGeneratorCpuUsPerRequest} | ${fmt(p.peerTaken.throughput === 0 ? 0 : p.oursTaken.throughput / p.peerTaken.throughput)} |`,
-      `| ${p.protocol} | ${p.concurrency} | Go peer | ${n(p.peerTaken.throughput)} | ${runs(p.peer)} | ${fmt(p.peerTaken.p50Ms)} | ${fmt(p.peerTaken.p99Ms)} | ${p.peer.reduce((e, x) => e + x.errors, 0)} | ${p.peerTaken.serviceCpuUsPerRequest} | ${p.peerTaken.loadGeneratorCpuUsPerRequest} | |`,
+      `| ${p.protocol}${p.connections === 1 ? ", 1 connection" : ""} | ${p.concurrency} | this service | ${n(p.oursTaken.throughput)} | ${runs(p.ours)} | ${fmt(p.oursTaken.p50Ms)} | ${fmt(p.oursTaken.p99Ms)} | ${p.ours.reduce((e, x) => e + x.errors, 0)} | ${p.oursTaken.serviceCpuUsPerRequest} | ${p.oursTaken.loadGeneratorCpuUsPerRequest} | ${fmt(p.peerTaken.throughput === 0 ? 0 : p.oursTaken.throughput / p.peerTaken.throughput)} |`,
+      `| ${p.protocol}${p.connections === 1 ? ", 1 connection" : ""} | ${p.concurrency} | Go peer | ${n(p.peerTaken.throughput)} | ${runs(p.peer)} | ${fmt(p.peerTaken.p50Ms)} | ${fmt(p.peerTaken.p99Ms)} | ${p.peer.reduce((e, x) => e + x.errors, 0)} | ${p.peerTaken.serviceCpuUsPerRequest} | ${p.peerTaken.loadGeneratorCpuUsPerRequest} | |`,
     ]),
     "",
   ];

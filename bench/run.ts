@@ -96,6 +96,7 @@ async function main(): Promise<void> {
     const ctx: BenchContext = {
       plan,
       pinned,
+      floorProcesses: host.reusePortSupported ? host.cores : 1,
       log,
       ceiling,
       redis,

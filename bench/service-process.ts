@@ -29,6 +29,10 @@ export interface ServiceProcessOptions {
   env?: Record<string, string>;
   /** Entry script, run through tsx. Default: the compiled service, dist/main.js. */
   main?: string;
+  /** Arguments of the entry script (after `main`). */
+  args?: string[];
+  /** The ports to listen on (several processes sharing them with SO_REUSEPORT). Default: free ones. */
+  ports?: { httpPort: number; grpcPort: number };
 }
 
 // Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux).
@@ -107,6 +111,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   const nodeArgs = [
     ...(opts.nodeFlags ?? []),
     ...(opts.main === undefined ? [join(ROOT, "dist/main.js")] : ["--import", "tsx", opts.main]),
+    ...(opts.args ?? []),
   ];
   const [command, args] =
     opts.cpus === undefined
@@ -115,7 +120,8 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   // Logs (one line per request) go to a file: pino writes stdout
   // synchronously, and a pipe the busy load generator drains late would
   // block the service and distort the figures.
-  const [httpPort, grpcPort] = await freePorts(2);
+  const [httpPort, grpcPort] =
+    opts.ports === undefined ? await freePorts(2) : [opts.ports.httpPort, opts.ports.grpcPort];
   const logDir = mkdtempSync(join(tmpdir(), "perps-bench-log-"));
   const logFile = join(logDir, "service.log");
   const logFd = openSync(logFile, "w");

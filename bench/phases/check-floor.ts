@@ -6,15 +6,16 @@ import {
   introspectLoad,
   PACED_HTTP_CONNECTIONS,
 } from "../check-loads.js";
-import { peakPhase } from "../peak-phase.js";
-import { startServiceProcess } from "../service-process.js";
+import { startProcessGroup } from "../process-group.js";
 import { checksSummary, halfOf } from "./checks.js";
 
 /**
  * The check floor: forward-auth's loads against a server that does only one
  * GET of the token's key (bench/check-floor-server.ts; its GET is its own
- * command, not a script's), and, for information, the same floor over h2c
- * gRPC with IntrospectToken's client at IntrospectToken's peak concurrency.
+ * command, not a script's), and the same floor over h2c gRPC with
+ * IntrospectToken's client (4 connections, then one), at every concurrency.
+ * It runs as many processes as the service has workers, each on its own
+ * SO_REUSEPORT socket, so that service ÷ floor compares like with like.
  */
 export const checkFloorPhase: BenchPhase = {
   name: "check-floor",
@@ -22,15 +23,18 @@ export const checkFloorPhase: BenchPhase = {
   async run(ctx) {
     const { plan } = ctx;
     const tokens = await ctx.checkTokens();
-    const checkFloor = await startServiceProcess({
+    const checkFloor = await startProcessGroup(ctx.floorProcesses, {
       redisUrl: ctx.redis.url,
       main: "bench/check-floor-server.ts",
       ...(ctx.pinned ? { cpus: "0" } : {}),
     });
     const url = `http://127.0.0.1:${checkFloor.httpPort}`;
+    const grpcAddress = `127.0.0.1:${checkFloor.grpcPort}`;
+    const frames = introspectFrames(tokens);
     const opts = { server: checkFloor, clientIssued: new Set(["get"]) };
     try {
       await bearerHttpLoad(url, tokens, { concurrency: 32 }, plan.warmupSeconds)();
+      await introspectLoad(grpcAddress, frames, { concurrency: 32 }, plan.warmupSeconds)();
       const phases: Phase[] = [];
       for (const c of plan.concurrencies) {
         phases.push(
@@ -42,22 +46,21 @@ export const checkFloorPhase: BenchPhase = {
           ),
         );
       }
-      const introspectPeakConcurrency =
-        peakPhase(ctx.report.phases.filter((p) => p.series === "gRPC introspect"))?.concurrency ??
-        32;
-      phases.push(
-        await ctx.measure(
-          "Floor check gRPC",
-          introspectPeakConcurrency,
-          introspectLoad(
-            `127.0.0.1:${checkFloor.grpcPort}`,
-            introspectFrames(tokens),
-            { concurrency: introspectPeakConcurrency },
-            plan.seconds,
-          ),
-          opts,
-        ),
-      );
+      for (const [series, connections] of [
+        ["Floor check gRPC", 4],
+        ["Floor check gRPC, 1 connection", 1],
+      ] as const) {
+        for (const c of plan.concurrencies) {
+          phases.push(
+            await ctx.measure(
+              series,
+              c,
+              introspectLoad(grpcAddress, frames, { concurrency: c, connections }, plan.seconds),
+              opts,
+            ),
+          );
+        }
+      }
       const checkFloorHalfPeak = await ctx.measure(
         "Floor check",
         PACED_HTTP_CONNECTIONS,

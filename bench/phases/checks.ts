@@ -27,7 +27,8 @@ export const checksSummary = (ctx: BenchContext, halfPeaks: Phase[]) => ({
 /**
  * The token checks: IntrospectToken over gRPC (raw HTTP/2 client) and
  * forward-auth over HTTP/1.1 (raw keep-alive client) on the internal listener, against
- * 10,000 seeded live tokens of 1,000 users, at every concurrency, then each
+ * 10,000 seeded live tokens of 1,000 users, at every concurrency (gRPC over
+ * 4 connections, then over one), then each
  * paced at half of its own peak.
  */
 export const checksPhase: BenchPhase = {
@@ -49,6 +50,16 @@ export const checksPhase: BenchPhase = {
           "gRPC introspect",
           c,
           introspectLoad(internalAddress, frames, { concurrency: c }, plan.seconds),
+        ),
+      );
+    }
+    // One connection, as a client channel calls: all its calls go to one worker.
+    for (const c of plan.concurrencies) {
+      phases.push(
+        await ctx.measure(
+          "gRPC introspect, 1 connection",
+          c,
+          introspectLoad(internalAddress, frames, { concurrency: c, connections: 1 }, plan.seconds),
         ),
       );
     }

@@ -34,7 +34,7 @@ export function restCreateLoad(
 
 /**
  * gRPC create against the service's public listener: pre-framed requests
- * over raw HTTP/2 streams on 4 connections (bench/raw-grpc-load.ts), each
+ * over raw HTTP/2 streams on `connections` (default 4) (bench/raw-grpc-load.ts), each
  * sent once; only grpc-status 0 with a message counts.
  */
 export function grpcCreateLoad(
@@ -42,6 +42,7 @@ export function grpcCreateLoad(
   concurrency: number,
   seconds: number,
   perSecond: number,
+  connections = 4,
 ) {
   const frames = ctx.signer
     .creates(budget(perSecond, seconds, concurrency))
@@ -54,6 +55,7 @@ export function grpcCreateLoad(
       frames,
       once: true,
       concurrency,
+      connections,
       seconds,
       accept: grpcCreated,
     });
@@ -111,6 +113,16 @@ export const createPhase: BenchPhase = {
           "gRPC create",
           c,
           grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
+        ),
+      );
+    }
+    // One connection, as a client channel calls: all its calls go to one worker.
+    for (const c of plan.concurrencies) {
+      await record(
+        ctx.measure(
+          "gRPC create, 1 connection",
+          c,
+          grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases), 1),
         ),
       );
     }

@@ -2,18 +2,28 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BenchPhase, budget } from "../bench-context.js";
-import { answeredWithToken } from "../create-answers.js";
+import type { Phase } from "../bench-report.js";
+import { answeredWithToken, grpcCreated } from "../create-answers.js";
+import { grpcFrame } from "../grpc-frame.js";
+import { LADDER_STEPS } from "../ladder/ladder-steps.js";
 import { runPacedHttpLoad } from "../paced-http-load.js";
 import { peakPhase } from "../peak-phase.js";
+import { startProcessGroup } from "../process-group.js";
+import { runRawGrpcLoad } from "../raw-grpc-load.js";
 import { runRawHttpLoad } from "../raw-http-load.js";
-import { startServiceProcess } from "../service-process.js";
+import { CREATE_PATH } from "./create.js";
+
+/** The gRPC create floor: the ladder's first valid gRPC step (bench/ladder/ladder-steps.ts). */
+const GRPC_CREATE_FLOOR_STEP = LADDER_STEPS["grpc-create"].findIndex((s) => s.layer === "trailers");
 
 /**
- * The floor: the same REST create load, at the concurrency of the REST create
- * peak (32 when the create phase did not run), against a server that does
- * only what every create must (bench/floor-server.ts), then paced at half of
- * its peak: how much of the service's tail this machine and runtime would
- * show anyway.
+ * The create floors, each run as many processes as the service has workers
+ * (SO_REUSEPORT, bench/process-group.ts): the same REST create load at every
+ * concurrency against a server that does only what every create must
+ * (bench/floor-server.ts), then paced at half of its peak; and gRPC create
+ * (4 connections, then one) against the gRPC create floor (raw stream,
+ * envelope, protobuf decode, the verify, one EVALSHA of the real create
+ * script, the answer and its trailers: bench/ladder/ladder-server.ts).
  */
 export const floorPhase: BenchPhase = {
   name: "floor",
@@ -28,17 +38,25 @@ export const floorPhase: BenchPhase = {
       floorKeysFile,
       JSON.stringify(Object.fromEntries(ctx.users.map((u) => [u.userId, u.publicKeyHex]))),
     );
-    const floorServer = await startServiceProcess({
+    const pin = ctx.pinned ? { cpus: "0" } : {};
+    const floorServer = await startProcessGroup(ctx.floorProcesses, {
       redisUrl: ctx.redis.url,
       main: "bench/floor-server.ts",
       env: { FLOOR_KEYS_FILE: floorKeysFile },
-      ...(ctx.pinned ? { cpus: "0" } : {}),
+      ...pin,
+    });
+    const grpcFloor = await startProcessGroup(ctx.floorProcesses, {
+      redisUrl: ctx.redis.url,
+      main: "bench/ladder/ladder-server.ts",
+      args: ["--path=grpc-create", `--step=${GRPC_CREATE_FLOOR_STEP}`],
+      env: { LADDER_KEYS_FILE: floorKeysFile },
+      ...pin,
     });
     const url = `http://127.0.0.1:${floorServer.httpPort}`;
     try {
-      const floorLoad = (seconds: number, perSecond: number) => {
+      const floorLoad = (seconds: number, perSecond: number, connections: number) => {
         const bodies = ctx.signer
-          .creates(budget(perSecond, seconds, restPeakConcurrency))
+          .creates(budget(perSecond, seconds, connections))
           .map((r) => r.json);
         return () =>
           runRawHttpLoad({
@@ -46,19 +64,61 @@ export const floorPhase: BenchPhase = {
             method: "POST",
             path: "/user/tokens",
             bodies,
-            connections: restPeakConcurrency,
+            connections,
             seconds,
             accept: answeredWithToken,
           });
       };
-      await floorLoad(plan.warmupSeconds, ctx.ceiling.perSecond)();
-      const floor = await ctx.measure(
-        "Floor create",
-        restPeakConcurrency,
-        floorLoad(plan.seconds, ctx.ceiling.perSecond),
-        { server: floorServer },
-      );
-      const floorHalfRate = Math.round(floor.throughput / 2);
+      const grpcFloorLoad = (
+        seconds: number,
+        perSecond: number,
+        concurrency: number,
+        connections: number,
+      ) => {
+        const frames = ctx.signer
+          .creates(budget(perSecond, seconds, concurrency))
+          .map((r) => grpcFrame(r.binary));
+        return () =>
+          runRawGrpcLoad({
+            address: `127.0.0.1:${grpcFloor.httpPort}`,
+            path: CREATE_PATH,
+            frames,
+            once: true,
+            concurrency,
+            connections,
+            seconds,
+            accept: grpcCreated,
+          });
+      };
+      await floorLoad(plan.warmupSeconds, ctx.ceiling.perSecond, 32)();
+      await grpcFloorLoad(plan.warmupSeconds, ctx.ceiling.perSecond, 32, 4)();
+      const phases: Phase[] = [];
+      for (const c of plan.concurrencies) {
+        phases.push(
+          await ctx.measure("Floor create", c, floorLoad(plan.seconds, ctx.ceiling.perSecond, c), {
+            server: floorServer,
+          }),
+        );
+      }
+      for (const [series, connections] of [
+        ["Floor gRPC create", 4],
+        ["Floor gRPC create, 1 connection", 1],
+      ] as const) {
+        for (const c of plan.concurrencies) {
+          phases.push(
+            await ctx.measure(
+              series,
+              c,
+              grpcFloorLoad(plan.seconds, ctx.ceiling.perSecond, c, connections),
+              { server: grpcFloor },
+            ),
+          );
+        }
+      }
+      const floor =
+        phases.find((p) => p.series === "Floor create" && p.concurrency === restPeakConcurrency) ??
+        peakPhase(phases.filter((p) => p.series === "Floor create"));
+      const floorHalfRate = Math.round((floor?.throughput ?? 0) / 2);
       const halfBodies = ctx.signer
         .creates(budget(floorHalfRate, plan.seconds, 64))
         .map((r) => r.json);
@@ -77,9 +137,9 @@ export const floorPhase: BenchPhase = {
           }),
         { server: floorServer },
       );
-      return { floor, floorHalfPeak };
+      return { phases, ...(floor === undefined ? {} : { floor }), floorHalfPeak };
     } finally {
-      await floorServer.stop();
+      await Promise.allSettled([floorServer.stop(), grpcFloor.stop()]);
       rmSync(floorDir, { recursive: true, force: true });
     }
   },

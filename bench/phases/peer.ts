@@ -42,6 +42,7 @@ function createLoad(
   protocol: CreateProtocol,
   concurrency: number,
   count: number,
+  connections = GRPC_CONNECTIONS,
 ): () => Promise<LoadResult> {
   const signed = ctx.signer.creates(count);
   const service = ctx.service();
@@ -70,7 +71,7 @@ function createLoad(
       frames,
       once: true,
       concurrency,
-      connections: GRPC_CONNECTIONS,
+      connections,
       seconds: 0,
       accept: grpcCreated,
     });
@@ -91,6 +92,7 @@ function checkLoad(
   concurrency: number,
   tokens: readonly string[],
   frames: readonly Buffer[],
+  connections = GRPC_CONNECTIONS,
 ): () => Promise<LoadResult> {
   const service = ctx.service();
   const seconds = ctx.plan.seconds;
@@ -99,8 +101,20 @@ function checkLoad(
     return bearerHttpLoad(`http://127.0.0.1:${port}`, tokens, { concurrency }, seconds);
   }
   const port = side === "ours" ? service.grpcPort : peer.grpcPort;
-  return introspectLoad(`127.0.0.1:${port}`, frames, { concurrency }, seconds);
+  return introspectLoad(`127.0.0.1:${port}`, frames, { concurrency, connections }, seconds);
 }
+
+/** The series of the gRPC rows over one connection. */
+const ONE_CONNECTION_SERIES: Record<Side, Partial<Record<Protocol, Series>>> = {
+  ours: {
+    "gRPC create": "gRPC create, 1 connection",
+    "gRPC introspect": "gRPC introspect, 1 connection",
+  },
+  peer: {
+    "gRPC create": "Peer gRPC create, 1 connection",
+    "gRPC introspect": "Peer gRPC introspect, 1 connection",
+  },
+};
 
 const SERIES: Record<Side, Record<Protocol, Series>> = {
   ours: {
@@ -159,15 +173,26 @@ export const peerPhase: BenchPhase = {
         ours: introspectFrames(checkTokens.ours),
         peer: introspectFrames(checkTokens.peer),
       };
-      const load = (side: Side, protocol: Protocol, c: number) =>
+      const load = (side: Side, protocol: Protocol, c: number, connections: number) =>
         protocol === "Forward-auth" || protocol === "gRPC introspect"
-          ? checkLoad(ctx, peer, side, protocol, c, checkTokens[side], checkFrames[side])
-          : createLoad(ctx, peer, side, protocol, c, plan.peerRequests);
-      const measure = (side: Side, protocol: Protocol, c: number) =>
+          ? checkLoad(
+              ctx,
+              peer,
+              side,
+              protocol,
+              c,
+              checkTokens[side],
+              checkFrames[side],
+              connections,
+            )
+          : createLoad(ctx, peer, side, protocol, c, plan.peerRequests, connections);
+      const measure = (side: Side, protocol: Protocol, c: number, connections: number) =>
         ctx.measure(
-          SERIES[side][protocol],
+          connections === 1
+            ? (ONE_CONNECTION_SERIES[side][protocol] ?? SERIES[side][protocol])
+            : SERIES[side][protocol],
           c,
-          load(side, protocol, c),
+          load(side, protocol, c, connections),
           side === "peer" ? { server: peer, redis: peer.redis.client } : {},
         );
       // Warm-up of both sides (JIT, pools, script caches), not reported.
@@ -189,23 +214,39 @@ export const peerPhase: BenchPhase = {
         "Forward-auth",
         "gRPC introspect",
       ];
-      for (const protocol of protocols) {
+      // Then the gRPC rows over one connection, as a client channel calls (issue 27).
+      const runsOf: [Protocol, number][] = [
+        ...protocols.map((p): [Protocol, number] => [p, GRPC_CONNECTIONS]),
+        ["gRPC create", 1],
+        ["gRPC introspect", 1],
+      ];
+      for (const [protocol, connections] of runsOf) {
         for (const c of plan.peerConcurrencies) {
           const ours: Phase[] = [];
           const theirs: Phase[] = [];
+          const label = `${protocol}${connections === 1 ? ", 1 connection" : ""}`;
           for (let round = 1; round <= 2; round++) {
             ctx.log(
-              `peer phase: ${protocol} c=${c}, round ${round} of 2 (this service, then the peer)`,
+              `peer phase: ${label} c=${c}, round ${round} of 2 (this service, then the peer)`,
             );
-            ours.push(await measure("ours", protocol, c));
-            theirs.push(await measure("peer", protocol, c));
+            ours.push(await measure("ours", protocol, c, connections));
+            theirs.push(await measure("peer", protocol, c, connections));
           }
-          const oursTaken = peakPhase(ours);
-          const peerTaken = peakPhase(theirs);
+          // The better run without errors; with errors in both, the first (its errors are counted).
+          const oursTaken = peakPhase(ours) ?? ours[0];
+          const peerTaken = peakPhase(theirs) ?? theirs[0];
           if (oursTaken === undefined || peerTaken === undefined) {
             throw new Error("peer phase: no runs");
           }
-          points.push({ protocol, concurrency: c, ours, peer: theirs, oursTaken, peerTaken });
+          points.push({
+            protocol,
+            concurrency: c,
+            ...(connections === 1 ? { connections: 1 as const } : {}),
+            ours,
+            peer: theirs,
+            oursTaken,
+            peerTaken,
+          });
         }
       }
       return {

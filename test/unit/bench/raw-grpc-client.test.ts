@@ -91,4 +91,84 @@ describe("connectRawGrpc", () => {
     client.close();
     assert.deepEqual(await pending, ["transport", 0]);
   });
+
+  it("opens no more streams than the server's SETTINGS_MAX_CONCURRENT_STREAMS: the rest wait", async () => {
+    // node:http2 ends the whole connection (GOAWAY, PROTOCOL_ERROR) when a client opens more.
+    const server = createServer({ settings: { maxConcurrentStreams: 10 } });
+    let open = 0;
+    let most = 0;
+    server.on("stream", (stream) => {
+      open++;
+      most = Math.max(most, open);
+      stream.on("close", () => {
+        open--;
+      });
+      stream.resume();
+      stream.on("end", () =>
+        // Answered a little later, so that calls pile up.
+        setTimeout(() => {
+          stream.respond(
+            { ":status": 200, "content-type": "application/grpc" },
+            { waitForTrailers: true },
+          );
+          stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+          stream.end(grpcFrame(new Uint8Array(1)));
+        }, 2),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = await connectRawGrpc({
+      address: `127.0.0.1:${port}`,
+      path: "/Echo",
+      connections: 1,
+    });
+    // Once the server's SETTINGS are in: the first calls may go out before them (100 assumed).
+    await call(client, grpcFrame(new Uint8Array(1)));
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => call(client, grpcFrame(new Uint8Array(1)))),
+    );
+    client.close();
+    server.close();
+    assert.deepEqual(
+      answers,
+      Array.from({ length: 60 }, () => [undefined, 1]),
+    );
+    assert.ok(most <= 10, `the server saw ${most} streams open at once`);
+  });
+
+  it("spreads calls over its connections, the least busy first", async () => {
+    const server = createServer();
+    const perSession = new Map<unknown, number>();
+    const held: (() => void)[] = [];
+    server.on("stream", (stream) => {
+      perSession.set(stream.session, (perSession.get(stream.session) ?? 0) + 1);
+      stream.resume();
+      // Held until all have arrived: every call is in flight at once.
+      held.push(() => {
+        stream.respond(
+          { ":status": 200, "content-type": "application/grpc" },
+          { waitForTrailers: true },
+        );
+        stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+        stream.end(grpcFrame(new Uint8Array(1)));
+      });
+      if (held.length === 9) {
+        for (const answer of held) {
+          answer();
+        }
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = await connectRawGrpc({
+      address: `127.0.0.1:${port}`,
+      path: "/Echo",
+      connections: 3,
+    });
+    await Promise.all(Array.from({ length: 9 }, () => call(client, grpcFrame(new Uint8Array(1)))));
+    client.close();
+    server.close();
+    assert.deepEqual([...perSession.values()], [3, 3, 3]);
+  });
 });

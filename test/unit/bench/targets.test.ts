@@ -89,6 +89,15 @@ describe("peakPhase", () => {
     assert.equal(peakPhase(goodRun().floor)?.concurrency, 32);
     assert.equal(peakPhase([]), undefined);
   });
+
+  it("never takes a row with errors as a peak", () => {
+    const rows = [
+      phase("gRPC introspect", 32, { throughput: 10_000 }),
+      phase("gRPC introspect", 128, { throughput: 11_000, errors: 1 }),
+    ];
+    assert.equal(peakPhase(rows)?.concurrency, 32);
+    assert.equal(peakPhase(rows.slice(1)), undefined);
+  });
 });
 
 describe("evaluateTargets: the token checks", () => {
@@ -220,5 +229,55 @@ describe("evaluateTargets: the peer and partial runs", () => {
     );
     const errors = targets.find((t) => t.name === "Errors in the peer comparison (both sides)");
     assert.deepEqual(errors && [errors.measured, errors.met], ["3", false]);
+  });
+});
+
+describe("evaluateTargets: issue 27's table", () => {
+  const withPeer = (ours: number, theirs: number, oursP99 = 3, peerP99 = 3) => {
+    const p = point("gRPC create", 32, ours, theirs);
+    p.oursTaken = phase("gRPC create", 32, { throughput: ours, p99Ms: oursP99 });
+    p.peerTaken = phase("Peer gRPC create", 32, { throughput: theirs, p99Ms: peerP99 });
+    return { binary: "peer", requests: 1000, points: [p] };
+  };
+  const grpcCreateRun = (service: number, floor: number, extra: Partial<BenchReport> = {}) =>
+    Object.fromEntries(
+      evaluateTargets(
+        reportOf(goodRun(), {
+          phases: [
+            phase("gRPC create", 32, { throughput: service }),
+            // Concurrency 128 is not a target's: its row does not count.
+            phase("gRPC create", 128, { throughput: 2 * floor }),
+            phase("Floor gRPC create", 64, { throughput: floor }),
+          ],
+          ...extra,
+        }),
+      ).targets.map((t) => [t.name, t] as const),
+    );
+
+  it("compares the service's peak with its own floor's at concurrency 8 to 64", () => {
+    const met = grpcCreateRun(850, 1000);
+    assert.equal(met["gRPC create vs its floor (issue 27)"]?.met, true);
+    assert.equal(
+      met["gRPC create vs its floor (issue 27)"]?.measured,
+      "0.85 (850/s at concurrency 32 vs 1000/s at 64)",
+    );
+    assert.equal(grpcCreateRun(849, 1000)["gRPC create vs its floor (issue 27)"]?.met, false);
+  });
+
+  it("reads the 4-connection point, not the one-connection one, for the peer targets", () => {
+    const peer = withPeer(900, 1000);
+    const single = point("gRPC create", 32, 100, 1000);
+    peer.points.unshift({ ...single, connections: 1 });
+    const met = grpcCreateRun(900, 1000, { peer });
+    assert.equal(met["gRPC create vs the Go peer (issue 27)"]?.measured.startsWith("0.9 "), true);
+  });
+
+  it("compares with the Go peer by each side's peak, and the p99 at concurrency 32", () => {
+    const met = grpcCreateRun(900, 1000, { peer: withPeer(850, 1000, 4.5, 3) });
+    assert.equal(met["gRPC create vs the Go peer (issue 27)"]?.met, true);
+    assert.equal(met["gRPC create p99 at concurrency 32 vs the Go peer's (issue 27)"]?.met, true);
+    const slow = grpcCreateRun(900, 1000, { peer: withPeer(849, 1000, 4.6, 3) });
+    assert.equal(slow["gRPC create vs the Go peer (issue 27)"]?.met, false);
+    assert.equal(slow["gRPC create p99 at concurrency 32 vs the Go peer's (issue 27)"]?.met, false);
   });
 });
