@@ -1,5 +1,7 @@
 import cluster from "node:cluster";
 import { resolve } from "node:path";
+import { ensureGeneratedOperator } from "./admin-auth/generated-operator.js";
+import { readCredentialsFile } from "./admin-auth/operator-credentials.js";
 import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
@@ -117,6 +119,24 @@ async function claimOrExit(config: Config): Promise<void> {
   }
 }
 
+/**
+ * The operators' credentials file: ADMIN_CREDENTIALS_FILE, else the
+ * generated operator's in the data folder, written by the first start (here,
+ * in the primary, before any worker), which says where in one line.
+ */
+function operatorsOf(config: Config): string {
+  if (config.adminCredentialsFile !== undefined) {
+    return config.adminCredentialsFile;
+  }
+  const generated = ensureGeneratedOperator(config.embeddedRedisDir);
+  if (generated.created) {
+    process.stderr.write(
+      `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens run in this folder finds it), its hash in ${generated.credentialsFile}\n`,
+    );
+  }
+  return generated.credentialsFile;
+}
+
 function topologyOf(server: RedisServerProcess): RedisTopology {
   return "path" in server.location
     ? { kind: "socket", path: server.location.path }
@@ -125,9 +145,16 @@ function topologyOf(server: RedisServerProcess): RedisTopology {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  if (config.tls !== undefined || config.console) {
+  if (
+    config.tls !== undefined ||
+    config.console ||
+    (cluster.isPrimary && config.adminCredentialsFile !== undefined)
+  ) {
     // Fail at once, naming the variable, rather than in each worker.
     try {
+      if (cluster.isPrimary && config.adminCredentialsFile !== undefined) {
+        readCredentialsFile(config.adminCredentialsFile);
+      }
       if (config.tls !== undefined) {
         readTls(config.tls);
       }
@@ -170,11 +197,13 @@ async function main(): Promise<void> {
     // (SIGTERM), so that none exits before the primary knows it is stopping
     // (it would start another).
     process.on("SIGINT", () => {});
+    process.on("SIGHUP", () => service.reloadCredentials());
     onSignals(logger, () => service.stop(), ["SIGTERM"]);
     return;
   }
 
   await claimOrExit(config);
+  const settled = { ...config, adminCredentialsFile: operatorsOf(config) };
   const embedded =
     config.redis === undefined ? await embeddedRedis(config.embeddedRedisDir, logger) : undefined;
   const topology = config.redis ?? (embedded === undefined ? undefined : topologyOf(embedded));
@@ -183,7 +212,7 @@ async function main(): Promise<void> {
   }
 
   if (config.workers === 1) {
-    const service = await runService(config, topology, logger).catch(async (err: unknown) => {
+    const service = await runService(settled, topology, logger).catch(async (err: unknown) => {
       // A port taken since claimOrExit looked.
       const listener = listenerInUse(err, listenersOf(config));
       if (listener === undefined) {
@@ -192,6 +221,7 @@ async function main(): Promise<void> {
       await embedded?.stop();
       return exitInUse(inUseLine({ ports: [listener] }));
     });
+    process.on("SIGHUP", () => service.reloadCredentials());
     onSignals(logger, async () => {
       await service.stop();
       await embedded?.stop();
@@ -199,15 +229,17 @@ async function main(): Promise<void> {
     return;
   }
 
-  const env: Record<string, string> =
-    embedded === undefined
+  const env: Record<string, string> = {
+    ADMIN_CREDENTIALS_FILE: settled.adminCredentialsFile,
+    ...(embedded === undefined
       ? {}
       : {
           REDIS_URL:
             "path" in embedded.location
               ? `unix://${embedded.location.path}`
               : embedded.location.url,
-        };
+        }),
+  };
   serveClusterMetrics();
   const workers = startWorkers({
     count: config.workers,
@@ -224,6 +256,12 @@ async function main(): Promise<void> {
     },
   });
   logger.info({ workers: config.workers, reusePort: config.reusePort }, "started workers");
+  // Each worker re-reads the credentials file itself.
+  process.on("SIGHUP", () => {
+    for (const worker of Object.values(cluster.workers ?? {})) {
+      worker?.process.kill("SIGHUP");
+    }
+  });
   onSignals(logger, async () => {
     await workers.stop();
     await embedded?.stop();

@@ -53,6 +53,13 @@ export interface Config {
   corsOrigins: readonly string[];
   /** LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: string;
+  /**
+   * ADMIN_CREDENTIALS_FILE: the operators allowed to call the admin RPCs, one
+   * a line, `<operator name> sha256:<64 hex of the secret's SHA-256>`.
+   * Default: the operator `local` generated in the data folder
+   * (EMBEDDED_REDIS_DIR) on the first start.
+   */
+  adminCredentialsFile: string | undefined;
   /** CONSOLE: serve the token console at `/` on the public listener (`on` or `off`). Default on. */
   console: boolean;
 }
@@ -274,5 +281,6 @@ export function parseConfig(
     corsOrigins: corsOrigins(env),
     logLevel,
     console: onOff(env, "CONSOLE", true),
+    adminCredentialsFile: set(env, "ADMIN_CREDENTIALS_FILE"),
   };
 }

@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
+import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
 import { type Config, ConfigError } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
@@ -12,6 +13,8 @@ export interface RunningService {
   ports: { httpPort: number; grpcPort: number };
   /** Stops accepting, finishes calls in flight, closes Redis. */
   stop(): Promise<void>;
+  /** Re-reads ADMIN_CREDENTIALS_FILE now (SIGHUP); a bad file is logged and the operators in use stay. */
+  reloadCredentials(): void;
 }
 
 /** Reads the PEM files named by TLS_CERT_FILE and TLS_KEY_FILE. */
@@ -37,12 +40,26 @@ export function readConsole(): ConsoleAssets {
   }
 }
 
-/** One service process: its Redis client and both listeners. */
+/**
+ * One service process: its Redis client and both listeners. The primary has
+ * settled ADMIN_CREDENTIALS_FILE (the generated operator's, when none was
+ * configured) before it runs.
+ */
 export async function runService(
   config: Config,
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
+  if (config.adminCredentialsFile === undefined) {
+    throw new Error("runService needs ADMIN_CREDENTIALS_FILE settled");
+  }
+  const credentials = loadOperatorCredentials({
+    path: config.adminCredentialsFile,
+    onReload: (outcome) =>
+      "error" in outcome
+        ? logger.error({ err: outcome.error.message }, "credentials file refused; operators kept")
+        : logger.info(outcome, "credentials file read"),
+  });
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
   const consoleAssets = config.console ? readConsole() : undefined;
   const redis = createRedisClient({ topology });
@@ -75,6 +92,7 @@ export async function runService(
       ? { metricsText: (metrics) => clusterMetricsSource(metrics.registry) }
       : {}),
     corsOrigins: config.corsOrigins,
+    operatorOf: credentials.operatorOf,
     ...(tls === undefined ? {} : { tls }),
     ...(consoleAssets === undefined ? {} : { console: consoleAssets }),
   });
@@ -86,8 +104,16 @@ export async function runService(
   return {
     ports,
     async stop() {
+      credentials.close();
       await app.stop();
       redis.disconnect();
+    },
+    reloadCredentials() {
+      try {
+        credentials.reload();
+      } catch {
+        // Logged by onReload; the operators in use stay.
+      }
     },
   };
 }

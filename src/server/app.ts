@@ -5,6 +5,7 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
+import { adminAuthInterceptor, type OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
@@ -67,7 +68,7 @@ export interface AppOptions {
   logger: Logger;
   /** Bind address of the public listener. */
   host: string;
-  /** Bind address of the internal listener (it registers keys unauthenticated). Default 127.0.0.1. */
+  /** Bind address of the internal listener (it registers keys, for operators). Default 127.0.0.1. */
   internalHost?: string;
   /** Public listener port; 0 picks a free one. */
   httpPort: number;
@@ -99,6 +100,8 @@ export interface AppOptions {
   maxConnectionsPerListener?: number;
   /** Browser origins allowed to call the REST API (CORS), exact. Default none: CORS is off. */
   corsOrigins?: readonly string[];
+  /** Which operator presents a secret: admin calls (UserKeyService, TokenAdminService) need one. */
+  operatorOf: OperatorLookup;
   /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
   console?: ConsoleAssets;
 }
@@ -193,6 +196,8 @@ export function createApp(opts: AppOptions): App {
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),
     callTelemetryInterceptor({ metrics }),
+    // Before anything else reads an admin call: refused ones are still logged and counted.
+    adminAuthInterceptor({ operatorOf: opts.operatorOf }),
     errorInterceptor(),
     // Innermost: every protocol's request meets its proto's rules before the service.
     validationInterceptor(),

@@ -7,13 +7,13 @@ import { after, before, describe, it } from "node:test";
 import { generateToken } from "@perps/token-client/protocol";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
-import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { markdownBlocks } from "../support/markdown-blocks.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { startTestCaddy } from "../support/test-caddy.js";
 import { startTestNginx } from "../support/test-nginx.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -36,7 +36,7 @@ interface Created {
 }
 
 async function register(service: { internalAddress: string }, user: TestUser): Promise<void> {
-  const keys = createGrpcClient(UserKeyService, service.internalAddress);
+  const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
   try {
     await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
   } finally {

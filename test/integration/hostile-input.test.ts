@@ -22,6 +22,7 @@ import {
   signText,
   type TestUser,
 } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -762,7 +763,7 @@ describe("hostile input", () => {
   before(async () => {
     redis = await startTestRedis();
     service = await startTestService({ redisUrl: redis.url });
-    grpcKeys = createGrpcClient(UserKeyService, service.internalAddress);
+    grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     grpcTokens = createGrpcClient(TokenService, service.internalAddress);
     rawInternal = new grpc.Client(service.internalAddress, grpc.credentials.createInsecure());
     rawPublic = new grpc.Client(service.publicAddress, grpc.credentials.createInsecure());

@@ -14,6 +14,7 @@ import {
 } from "../support/main-process.js";
 import { isRunning, redisServersIn } from "../support/process-table.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
+import { operatorHeaders } from "../support/test-operator.js";
 
 // A second start (two terminals, a process manager restarting too early)
 // must leave the first instance untouched: its embedded Redis belongs to it
@@ -124,7 +125,7 @@ describe("a second start never harms the first", () => {
     user = await newUser();
     const put = await fetch(`${internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...operatorHeaders() },
       body: JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
     });
     assert.equal(put.status, 200, await put.text());

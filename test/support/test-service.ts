@@ -1,4 +1,5 @@
 import { Writable } from "node:stream";
+import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
@@ -7,6 +8,7 @@ import { createApp } from "../../src/server/app.js";
 import { loadConsoleAssets } from "../../src/server/console-assets.js";
 import { buildIfStale } from "./build.js";
 import { issuedSignatures } from "./signing.js";
+import { testOperatorLookup } from "./test-operator.js";
 
 const TOKEN_SHAPE = /pt_[A-Za-z0-9_-]{43}/;
 const SIGNATURE_SHAPE = /[0-9a-fA-F]{128}/;
@@ -68,6 +70,8 @@ export interface TestServiceOptions {
   corsOrigins?: readonly string[];
   /** Serve the token console, built from the current sources first. Default false. */
   console?: boolean;
+  /** Who may call the admin RPCs. Default: the test operator (test-operator.ts). */
+  operatorOf?: OperatorLookup;
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -99,6 +103,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     logger,
     ...(opts.console === true ? { console: loadConsoleAssets() } : {}),
     host: "127.0.0.1",
+    operatorOf: opts.operatorOf ?? testOperatorLookup(),
     httpPort: 0,
     grpcPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,

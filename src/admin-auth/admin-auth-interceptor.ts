@@ -1,0 +1,48 @@
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { bearerTokenOf } from "../token/bearer-header.js";
+import { isAdminService } from "./admin-services.js";
+
+/** The operator a call was authenticated as; empty for calls that need none. */
+export const operatorKey = createContextKey("", { description: "operator" });
+
+/** Says which operator presents this secret, or undefined. */
+export type OperatorLookup = (secret: string) => string | undefined;
+
+export interface AdminAuthOptions {
+  operatorOf: OperatorLookup;
+}
+
+const WHAT_TO_SEND =
+  'send "authorization: Bearer <operator secret>" (an operator of ADMIN_CREDENTIALS_FILE; ' +
+  "by default the secret in the service's data folder, .data/redis/operator-secret)";
+
+/**
+ * The one check of operators' credentials: a call to an admin service
+ * (admin-services.ts), whatever its protocol, goes on only with a known
+ * operator's secret, whose name it then carries (`operatorKey`) into the
+ * audit line. Placed after the call telemetry, so that a refusal is logged
+ * and counted like any other (never with the secret).
+ */
+export function adminAuthInterceptor(opts: AdminAuthOptions): Interceptor {
+  return (next) => async (req) => {
+    if (!isAdminService(req.service.typeName)) {
+      return next(req);
+    }
+    const secret = bearerTokenOf(req.header.get("authorization"));
+    if (secret === undefined || secret === "") {
+      throw new ConnectError(
+        `this call needs an operator's credential: ${WHAT_TO_SEND}`,
+        Code.Unauthenticated,
+      );
+    }
+    const operator = opts.operatorOf(secret);
+    if (operator === undefined) {
+      throw new ConnectError(
+        `the operator credential sent is not accepted: ${WHAT_TO_SEND}`,
+        Code.Unauthenticated,
+      );
+    }
+    req.contextValues.set(operatorKey, operator);
+    return next(req);
+  };
+}
