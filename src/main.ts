@@ -131,7 +131,7 @@ function operatorsOf(config: Config): string {
   const generated = ensureGeneratedOperator(config.embeddedRedisDir);
   if (generated.created) {
     process.stderr.write(
-      `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens run in this folder finds it), its hash in ${generated.credentialsFile}\n`,
+      `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens reads ./.data/redis/operator-secret by default, else --operator-secret-file), its hash in ${generated.credentialsFile}\n`,
     );
   }
   return generated.credentialsFile;

@@ -22,7 +22,7 @@ import {
   signText,
   type TestUser,
 } from "../support/signing.js";
-import { createOperatorGrpcClient } from "../support/test-operator.js";
+import { createOperatorGrpcClient, operatorGrpcInterceptor } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -765,7 +765,10 @@ describe("hostile input", () => {
     service = await startTestService({ redisUrl: redis.url });
     grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     grpcTokens = createGrpcClient(TokenService, service.internalAddress);
-    rawInternal = new grpc.Client(service.internalAddress, grpc.credentials.createInsecure());
+    // As an operator: the admin RPCs' own handling of hostile bytes is what is tested.
+    rawInternal = new grpc.Client(service.internalAddress, grpc.credentials.createInsecure(), {
+      interceptors: [operatorGrpcInterceptor()],
+    });
     rawPublic = new grpc.Client(service.publicAddress, grpc.credentials.createInsecure());
   });
 

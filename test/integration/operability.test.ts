@@ -15,7 +15,7 @@ import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
 import { selfSignedCert } from "../support/self-signed-cert.js";
 import { newUser, signedCreate } from "../support/signing.js";
-import { createOperatorGrpcClient } from "../support/test-operator.js";
+import { createOperatorGrpcClient, operatorHeaders } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -132,6 +132,8 @@ describe("operability", () => {
       "--http2-prior-knowledge",
       "--protocol",
       "grpc",
+      "-H",
+      `authorization: ${operatorHeaders().authorization}`,
       "-d",
       JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
       `${url}/perps.token.v1.UserKeyService/PutUserKey`,

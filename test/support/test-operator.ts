@@ -38,6 +38,17 @@ export function operatorConnectInterceptor(secret = TEST_OPERATOR.secret): Conne
   };
 }
 
+/** A @grpc/grpc-js client interceptor sending the operator's credential (option `interceptors`). */
+export function operatorGrpcInterceptor(secret = TEST_OPERATOR.secret): grpc.Interceptor {
+  return (callOptions, nextCall) =>
+    new grpc.InterceptingCall(nextCall(callOptions), {
+      start(metadata, listener, next) {
+        metadata.set("authorization", `Bearer ${secret}`);
+        next(metadata, listener);
+      },
+    });
+}
+
 /** A @grpc/grpc-js client (createGrpcClient) whose every call sends the operator's credential. */
 export function createOperatorGrpcClient<M extends GenServiceMethods>(
   service: GenService<M>,
@@ -46,15 +57,8 @@ export function createOperatorGrpcClient<M extends GenServiceMethods>(
   options: grpc.ChannelOptions = {},
   secret = TEST_OPERATOR.secret,
 ): GrpcClient<M> {
-  const withOperator: grpc.Interceptor = (callOptions, nextCall) =>
-    new grpc.InterceptingCall(nextCall(callOptions), {
-      start(metadata, listener, next) {
-        metadata.set("authorization", `Bearer ${secret}`);
-        next(metadata, listener);
-      },
-    });
   return createGrpcClient(service, address, credentials, {
     ...options,
-    interceptors: [withOperator],
+    interceptors: [operatorGrpcInterceptor(secret)],
   });
 }

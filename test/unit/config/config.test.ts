@@ -26,7 +26,12 @@ describe("parseConfig", () => {
       corsOrigins: [],
       logLevel: "info",
       console: true,
+      adminCredentialsFile: undefined,
     });
+    assert.equal(
+      parseConfig({ ADMIN_CREDENTIALS_FILE: "/etc/perps/operators" }).adminCredentialsFile,
+      "/etc/perps/operators",
+    );
   });
 
   it("reads CORS_ORIGINS: exact origins, comma-separated, spaces around them ignored", () => {
