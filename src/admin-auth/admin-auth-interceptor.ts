@@ -18,8 +18,9 @@ const WHAT_TO_SEND =
 
 /**
  * The one check of operators' credentials: a call to an admin service
- * (admin-services.ts), whatever its protocol, goes on only with a known
- * operator's secret, whose name it then carries (`operatorKey`) into the
+ * (admin-services.ts), whatever its protocol, goes on only without `Origin`
+ * (PERMISSION_DENIED) and with a known operator's secret (else
+ * UNAUTHENTICATED), whose name it then carries (`operatorKey`) into the
  * audit line. Placed after the call telemetry, so that a refusal is logged
  * and counted like any other (never with the secret).
  */
@@ -27,6 +28,14 @@ export function adminAuthInterceptor(opts: AdminAuthOptions): Interceptor {
   return (next) => async (req) => {
     if (!isAdminService(req.service.typeName)) {
       return next(req);
+    }
+    // Only browsers send Origin, and no web page has business with an admin
+    // call (a rebound name or a page on an internal host would).
+    if (req.header.get("origin") !== null) {
+      throw new ConnectError(
+        "admin calls are not taken from web pages: this request carries Origin",
+        Code.PermissionDenied,
+      );
     }
     const secret = bearerTokenOf(req.header.get("authorization"));
     if (secret === undefined || secret === "") {

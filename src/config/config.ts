@@ -7,6 +7,12 @@ export interface Config {
   host: string;
   /** INTERNAL_HOST: bind address of the internal listener (key registration). Default 127.0.0.1. */
   internalHost: string;
+  /**
+   * INTERNAL_HOSTNAMES: host names the internal listener answers to (its
+   * `Host`/`:authority`), besides loopback addresses, `localhost` and
+   * INTERNAL_HOST. Default none.
+   */
+  internalHostnames: readonly string[];
   /** HTTP_PORT: public listener (TokenService, REST, health). Default 8080. */
   httpPort: number;
   /** GRPC_PORT: internal listener (TokenService, UserKeyService, TokenIntrospectionService, gRPC health). Default 9090. */
@@ -240,6 +246,27 @@ function corsOrigins(env: Record<string, string | undefined>): string[] {
   });
 }
 
+// A DNS name: labels of letters, digits and hyphens.
+const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** INTERNAL_HOSTNAMES: comma-separated DNS names, compared lowercase. */
+function internalHostnames(env: Record<string, string | undefined>): string[] {
+  const raw = set(env, "INTERNAL_HOSTNAMES");
+  if (raw === undefined) {
+    return [];
+  }
+  return raw.split(",").map((item) => {
+    const name = item.trim().toLowerCase().replace(/\.$/, "");
+    if (!HOSTNAME.test(name)) {
+      throw new ConfigError(
+        `INTERNAL_HOSTNAMES must be a comma-separated list of host names such as tokens.internal, got "${item.trim()}"`,
+      );
+    }
+    return name;
+  });
+}
+
 /** Parses and checks the environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(
   env: Record<string, string | undefined>,
@@ -258,6 +285,7 @@ export function parseConfig(
   return {
     host: set(env, "HOST") ?? "127.0.0.1",
     internalHost: set(env, "INTERNAL_HOST") ?? "127.0.0.1",
+    internalHostnames: internalHostnames(env),
     httpPort: integer(env, "HTTP_PORT", 8080, 0, 65_535),
     grpcPort: integer(env, "GRPC_PORT", 9090, 0, 65_535),
     redis: redisTopology(env),

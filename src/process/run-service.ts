@@ -77,6 +77,7 @@ export async function runService(
     logger,
     host: config.host,
     internalHost: config.internalHost,
+    internalHostnames: config.internalHostnames,
     httpPort: config.httpPort,
     grpcPort: config.grpcPort,
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,

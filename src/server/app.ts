@@ -57,7 +57,7 @@ import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
-import { createHostGuard } from "./host-guard.js";
+import { createHostGuard, type HostGuardOptions } from "./host-guard.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
@@ -100,6 +100,8 @@ export interface AppOptions {
   maxConnectionsPerListener?: number;
   /** Browser origins allowed to call the REST API (CORS), exact. Default none: CORS is off. */
   corsOrigins?: readonly string[];
+  /** Host names the internal listener answers to besides its address and loopback (INTERNAL_HOSTNAMES). Default none. */
+  internalHostnames?: readonly string[];
   /** Which operator presents a secret: admin calls (UserKeyService, TokenAdminService) need one. */
   operatorOf: OperatorLookup;
   /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
@@ -245,6 +247,7 @@ export function createApp(opts: AppOptions): App {
     routes: (router: ConnectRouter) => void,
     rest: readonly ServiceImplSpec[],
     endpoints: readonly Endpoint[],
+    hosts: HostGuardOptions = {},
   ) {
     const fallback =
       rest.length === 0
@@ -274,7 +277,7 @@ export function createApp(opts: AppOptions): App {
       fallback,
       contextValues: telemetry.contextValues,
     });
-    const hostGuard = createHostGuard();
+    const hostGuard = createHostGuard(hosts);
     return telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
       if (!hostGuard(req, res) && !endpoints.some((endpoint) => endpoint(req, res))) {
         connect(req, res);
@@ -347,6 +350,15 @@ export function createApp(opts: AppOptions): App {
         forwardAuth,
         createMethodGuard({ paths: ["/healthz", "/readyz", "/metrics"] }),
       ],
+      // No DNS rebinding: only its own names. `/auth` is asked by proxies,
+      // which forward their client's Host (Caddy, Envoy).
+      {
+        names: [
+          (opts.internalHost ?? "127.0.0.1").toLowerCase(),
+          ...(opts.internalHostnames ?? []),
+        ],
+        anyNamePaths: ["/auth"],
+      },
     ),
   });
 

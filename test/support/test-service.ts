@@ -72,6 +72,8 @@ export interface TestServiceOptions {
   console?: boolean;
   /** Who may call the admin RPCs. Default: the test operator (test-operator.ts). */
   operatorOf?: OperatorLookup;
+  /** Host names the internal listener answers to besides loopback (INTERNAL_HOSTNAMES). */
+  internalHostnames?: readonly string[];
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -117,6 +119,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),
     ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
     ...(opts.corsOrigins === undefined ? {} : { corsOrigins: opts.corsOrigins }),
+    ...(opts.internalHostnames === undefined ? {} : { internalHostnames: opts.internalHostnames }),
     ...(opts.maxConnectionsPerListener === undefined
       ? {}
       : { maxConnectionsPerListener: opts.maxConnectionsPerListener }),

@@ -11,8 +11,15 @@ import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
 type Next = Parameters<ReturnType<typeof adminAuthInterceptor>>[0];
 type Request = Parameters<Next>[0];
 
-function request(service: typeof TokenService | typeof TokenAdminService, authorization?: string) {
-  const header = new Headers(authorization === undefined ? {} : { authorization });
+function request(
+  service: typeof TokenService | typeof TokenAdminService,
+  authorization?: string,
+  more: Record<string, string> = {},
+) {
+  const header = new Headers({
+    ...(authorization === undefined ? {} : { authorization }),
+    ...more,
+  });
   return {
     service,
     header,
@@ -46,6 +53,14 @@ describe("adminAuthInterceptor", () => {
           !err.rawMessage.includes("wrong"),
       );
     }
+  });
+
+  it("refuses an admin call carrying Origin, even with the operator's secret: PERMISSION_DENIED", async () => {
+    await assert.rejects(
+      interceptor(next)(request(TokenAdminService, "Bearer right", { origin: "http://x" })),
+      (err: unknown) => err instanceof ConnectError && err.code === Code.PermissionDenied,
+    );
+    await interceptor(next)(request(TokenService, undefined, { origin: "http://x" }));
   });
 
   it("lets the operator's call through, carrying the operator's name", async () => {

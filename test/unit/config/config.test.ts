@@ -27,6 +27,7 @@ describe("parseConfig", () => {
       logLevel: "info",
       console: true,
       adminCredentialsFile: undefined,
+      internalHostnames: [],
     });
     assert.equal(
       parseConfig({ ADMIN_CREDENTIALS_FILE: "/etc/perps/operators" }).adminCredentialsFile,
