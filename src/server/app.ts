@@ -42,6 +42,7 @@ import { createUserKeyService } from "../user-key/user-key-service.js";
 import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { createAuditLog } from "./audit-line.js";
+import { withCaller } from "./caller-context.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import type { ConsoleAssets } from "./console-assets.js";
 import { createConsoleEndpoint } from "./console-endpoint.js";
@@ -207,6 +208,8 @@ export function createApp(opts: AppOptions): App {
   // What the interceptors do not see (plain endpoints, refusals made before a
   // call) is logged and counted per answer.
   const telemetry = createAnswerTelemetry({ logger: opts.logger, metrics });
+  // A call's context: its exchange and request id, and who is calling.
+  const callContext = withCaller(telemetry.contextValues);
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
   const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer });
@@ -256,7 +259,7 @@ export function createApp(opts: AppOptions): App {
             services: rest,
             interceptors,
             maxBodyBytes: READ_MAX_BYTES,
-            contextValues: telemetry.contextValues,
+            contextValues: callContext,
             onInternalError: (err) =>
               opts.logger.error({ err: String(err) }, "REST gateway failure"),
             onErrorAnswer: (req, answer) => {
@@ -275,7 +278,7 @@ export function createApp(opts: AppOptions): App {
       readMaxBytes: READ_MAX_BYTES,
       routes,
       fallback,
-      contextValues: telemetry.contextValues,
+      contextValues: callContext,
     });
     const hostGuard = createHostGuard(hosts);
     return telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {

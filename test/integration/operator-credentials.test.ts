@@ -158,6 +158,61 @@ describe("operator credentials on the admin RPCs", () => {
   });
 });
 
+describe("audit lines whatever LOG_LEVEL is", () => {
+  let redis: TestRedis;
+  before(async () => {
+    redis = await startTestRedis();
+  });
+  after(async () => {
+    await redis?.dispose();
+  });
+
+  for (const logLevel of ["warn", "silent"]) {
+    it(`LOG_LEVEL=${logLevel}: PutUserKey and RevokeUserTokens still write theirs, with operator, peer and request id`, async () => {
+      const service = await startTestService({ redis: redis.topology, logLevel });
+      try {
+        const user = await newUser();
+        const calls: [string, unknown][] = [
+          [
+            "perps.token.v1.UserKeyService/PutUserKey",
+            { userId: user.userId, publicKey: user.publicKey },
+          ],
+          ["perps.token.v1.TokenAdminService/RevokeUserTokens", { userId: user.userId }],
+        ];
+        const ids: string[] = [];
+        for (const [method, body] of calls) {
+          const requestId = `audit-${randomUUID()}`;
+          ids.push(requestId);
+          const res = await fetch(`${service.internalUrl}/${method}`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              "x-request-id": requestId,
+              ...operatorHeaders(),
+            },
+            body: JSON.stringify(body),
+          });
+          assert.equal(res.status, 200, await res.text());
+        }
+        const lines = service.logs.map((text) => JSON.parse(text) as Record<string, unknown>);
+        assert.deepEqual(
+          lines.map((line) => [line.msg, line.audit, line.operator, line.requestId]),
+          [
+            ["audit", "PutUserKey", TEST_OPERATOR.name, ids[0]],
+            ["audit", "RevokeUserTokens", TEST_OPERATOR.name, ids[1]],
+          ],
+          "the audit lines, and nothing below the level",
+        );
+        for (const line of lines) {
+          assert.match(String(line.peer), /^(::ffff:)?127\.0\.0\.1$/);
+        }
+      } finally {
+        await service.stop();
+      }
+    });
+  }
+});
+
 /** The HTTP status of ListUserKeys on the internal listener with this secret. */
 async function listStatus(internalUrl: string, secret: string): Promise<number> {
   const res = await fetch(`${internalUrl}/perps.token.v1.UserKeyService/ListUserKeys`, {
