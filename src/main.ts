@@ -98,11 +98,14 @@ function exitInUse(line: string): never {
  * Before anything is stopped or started: the embedded data folder's lock is
  * taken (its Redis belongs to the instance holding it), and the ports must be
  * free, so that a second start harms nothing and ends at once with one line.
- * The lock goes with this process (a crash leaves it stale: its pid is dead).
+ * The lock goes with this process: it is a socket the process listens on,
+ * which the kernel frees when it dies however it dies.
  */
 async function claimOrExit(config: Config): Promise<void> {
   const lock =
-    config.redis === undefined ? acquireInstanceLock({ dir: config.embeddedRedisDir }) : undefined;
+    config.redis === undefined
+      ? await acquireInstanceLock({ dir: config.embeddedRedisDir })
+      : undefined;
   if (lock?.held === true) {
     process.on("exit", () => lock.release());
   }

@@ -94,12 +94,17 @@ const environment = (env: Record<string, string>) => ({
 /**
  * Runs `npm start`'s command (node dist/main.js, built first if src/ changed)
  * as a child process with only `env` (and PATH, HOME and the test operator's
- * ADMIN_CREDENTIALS_FILE unless given) in its environment, in `cwd`.
+ * ADMIN_CREDENTIALS_FILE unless given) in its environment, in `cwd`; `node`
+ * names another node executable (a link named `nodejs`, say) or its options.
  */
-export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainProcess {
+export function startMainProcess(
+  env: Record<string, string>,
+  cwd = ROOT,
+  node: { executable?: string; args?: readonly string[] } = {},
+): MainProcess {
   buildIfStale();
   return track(
-    spawn(process.execPath, [MAIN], {
+    spawn(node.executable ?? process.execPath, [...(node.args ?? []), MAIN], {
       cwd,
       env: environment(env),
       stdio: ["ignore", "pipe", "pipe"],
