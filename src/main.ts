@@ -10,7 +10,7 @@ import { freePort } from "./process/free-port.js";
 import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js";
 import { acquireInstanceLock } from "./process/instance-lock.js";
 import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
-import { readConsole, readTls, runService } from "./process/run-service.js";
+import { readConsole, readPem, readTls, runService } from "./process/run-service.js";
 import { startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
@@ -123,12 +123,13 @@ async function claimOrExit(config: Config): Promise<void> {
 }
 
 /**
- * The operators' credentials file: ADMIN_CREDENTIALS_FILE, else the
+ * The operators' credentials file: ADMIN_CREDENTIALS_FILE; none with only
+ * ADMIN_CLIENT_CA_FILE (certificates name the operators); else the
  * generated operator's in the data folder, written by the first start (here,
  * in the primary, before any worker), which says where in one line.
  */
-function operatorsOf(config: Config): string {
-  if (config.adminCredentialsFile !== undefined) {
+function operatorsOf(config: Config): string | undefined {
+  if (config.adminCredentialsFile !== undefined || config.adminClientCaFile !== undefined) {
     return config.adminCredentialsFile;
   }
   const generated = ensureGeneratedOperator(config.embeddedRedisDir);
@@ -160,6 +161,9 @@ async function main(): Promise<void> {
       }
       if (config.tls !== undefined) {
         readTls(config.tls);
+      }
+      if (config.adminClientCaFile !== undefined) {
+        readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
       }
       if (config.console) {
         readConsole();
@@ -233,7 +237,9 @@ async function main(): Promise<void> {
   }
 
   const env: Record<string, string> = {
-    ADMIN_CREDENTIALS_FILE: settled.adminCredentialsFile,
+    ...(settled.adminCredentialsFile === undefined
+      ? {}
+      : { ADMIN_CREDENTIALS_FILE: settled.adminCredentialsFile }),
     ...(embedded === undefined
       ? {}
       : {

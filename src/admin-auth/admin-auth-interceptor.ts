@@ -1,6 +1,7 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { isAdminService } from "./admin-services.js";
+import { callerKey } from "./caller-context.js";
 
 /** The operator a call was authenticated as; empty for calls that need none. */
 export const operatorKey = createContextKey("", { description: "operator" });
@@ -14,13 +15,15 @@ export interface AdminAuthOptions {
 
 const WHAT_TO_SEND =
   'send "authorization: Bearer <operator secret>" (an operator of ADMIN_CREDENTIALS_FILE; ' +
-  "by default the secret in the service's data folder, .data/redis/operator-secret)";
+  "by default the secret in the service's data folder, .data/redis/operator-secret), " +
+  "or, where ADMIN_CLIENT_CA_FILE is set, a client certificate it issued";
 
 /**
  * The one check of operators' credentials: a call to an admin service
  * (admin-services.ts), whatever its protocol, goes on only without `Origin`
- * (PERMISSION_DENIED) and with a known operator's secret (else
- * UNAUTHENTICATED), whose name it then carries (`operatorKey`) into the
+ * (PERMISSION_DENIED) and with a client certificate the listener verified
+ * (mutual TLS; its subject's CN is the operator) or a known operator's
+ * secret (else UNAUTHENTICATED), whose name it then carries (`operatorKey`) into the
  * audit line. Placed after the call telemetry, so that a refusal is logged
  * and counted like any other (never with the secret).
  */
@@ -36,6 +39,12 @@ export function adminAuthInterceptor(opts: AdminAuthOptions): Interceptor {
         "admin calls are not taken from web pages: this request carries Origin",
         Code.PermissionDenied,
       );
+    }
+    // Mutual TLS: a client certificate the listener verified names the operator.
+    const certified = req.contextValues.get(callerKey).certificateSubject;
+    if (certified !== undefined) {
+      req.contextValues.set(operatorKey, certified);
+      return next(req);
     }
     const secret = bearerTokenOf(req.header.get("authorization"));
     if (secret === undefined || secret === "") {

@@ -41,6 +41,12 @@ export interface Config {
   reusePort: boolean;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): serve both listeners over TLS. Default: cleartext. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /**
+   * ADMIN_CLIENT_CA_FILE (PEM, needs TLS): the internal listener asks for
+   * client certificates, and one this CA issued names an operator by its
+   * subject's CN (mutual TLS). Default: none.
+   */
+  adminClientCaFile: string | undefined;
   /** TOKEN_MAX_LIFETIME_SECONDS: longest token lifetime. Default 31536000 (365 days). */
   tokenMaxLifetimeSeconds: number;
   /** TOKEN_MAX_ACTIVE_PER_USER: most live tokens per user, session ones included. Default 1000. */
@@ -184,6 +190,19 @@ function tlsFiles(env: Record<string, string | undefined>): Config["tls"] {
   return certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile };
 }
 
+function adminClientCaFile(
+  env: Record<string, string | undefined>,
+  tls: Config["tls"],
+): string | undefined {
+  const file = set(env, "ADMIN_CLIENT_CA_FILE");
+  if (file !== undefined && tls === undefined) {
+    throw new ConfigError(
+      "ADMIN_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates come with TLS",
+    );
+  }
+  return file;
+}
+
 /** What the machine and runtime offer, which some defaults follow. */
 export interface HostFacts {
   /** Cores this process may use (`os.availableParallelism()`). */
@@ -282,6 +301,7 @@ export function parseConfig(
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
   }
+  const tls = tlsFiles(env);
   return {
     host: set(env, "HOST") ?? "127.0.0.1",
     internalHost: set(env, "INTERNAL_HOST") ?? "127.0.0.1",
@@ -294,7 +314,8 @@ export function parseConfig(
     embeddedRedisDir: set(env, "EMBEDDED_REDIS_DIR") ?? ".data/redis",
     workers: integer(env, "WORKERS", Math.min(Math.max(host.cores, 1), 256), 1, 256),
     reusePort,
-    tls: tlsFiles(env),
+    tls,
+    adminClientCaFile: adminClientCaFile(env, tls),
     tokenMaxLifetimeSeconds: integer(
       env,
       "TOKEN_MAX_LIFETIME_SECONDS",

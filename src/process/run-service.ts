@@ -17,16 +17,21 @@ export interface RunningService {
   reloadCredentials(): void;
 }
 
+/** Reads the PEM file a variable names; a ConfigError naming it when it cannot. */
+export function readPem(variable: string, path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`${variable}: cannot read ${path} (${String(err)})`);
+  }
+}
+
 /** Reads the PEM files named by TLS_CERT_FILE and TLS_KEY_FILE. */
 export function readTls(files: NonNullable<Config["tls"]>): { cert: string; key: string } {
-  const read = (variable: string, path: string) => {
-    try {
-      return readFileSync(path, "utf8");
-    } catch (err) {
-      throw new ConfigError(`${variable}: cannot read ${path} (${String(err)})`);
-    }
+  return {
+    cert: readPem("TLS_CERT_FILE", files.certFile),
+    key: readPem("TLS_KEY_FILE", files.keyFile),
   };
-  return { cert: read("TLS_CERT_FILE", files.certFile), key: read("TLS_KEY_FILE", files.keyFile) };
 }
 
 /** The token console's built files, or a ConfigError saying how to build them or turn the console off. */
@@ -50,17 +55,25 @@ export async function runService(
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
-  if (config.adminCredentialsFile === undefined) {
-    throw new Error("runService needs ADMIN_CREDENTIALS_FILE settled");
-  }
-  const credentials = loadOperatorCredentials({
-    path: config.adminCredentialsFile,
-    onReload: (outcome) =>
-      "error" in outcome
-        ? logger.error({ err: outcome.error.message }, "credentials file refused; operators kept")
-        : logger.info(outcome, "credentials file read"),
-  });
+  // No file only with mutual TLS: then certificates alone name operators.
+  const credentials =
+    config.adminCredentialsFile === undefined
+      ? undefined
+      : loadOperatorCredentials({
+          path: config.adminCredentialsFile,
+          onReload: (outcome) =>
+            "error" in outcome
+              ? logger.error(
+                  { err: outcome.error.message },
+                  "credentials file refused; operators kept",
+                )
+              : logger.info(outcome, "credentials file read"),
+        });
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
+  const adminClientCa =
+    config.adminClientCaFile === undefined
+      ? undefined
+      : readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
   const consoleAssets = config.console ? readConsole() : undefined;
   const redis = createRedisClient({ topology });
   // Every Redis error event goes to the log (ioredis would print an unheard one
@@ -93,7 +106,8 @@ export async function runService(
       ? { metricsText: (metrics) => clusterMetricsSource(metrics.registry) }
       : {}),
     corsOrigins: config.corsOrigins,
-    operatorOf: credentials.operatorOf,
+    operatorOf: credentials?.operatorOf ?? (() => undefined),
+    ...(adminClientCa === undefined ? {} : { adminClientCa }),
     ...(tls === undefined ? {} : { tls }),
     ...(consoleAssets === undefined ? {} : { console: consoleAssets }),
   });
@@ -105,13 +119,13 @@ export async function runService(
   return {
     ports,
     async stop() {
-      credentials.close();
+      credentials?.close();
       await app.stop();
       redis.disconnect();
     },
     reloadCredentials() {
       try {
-        credentials.reload();
+        credentials?.reload();
       } catch {
         // Logged by onReload; the operators in use stay.
       }

@@ -6,6 +6,7 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import { adminAuthInterceptor, type OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
+import { withCaller } from "../admin-auth/caller-context.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
@@ -42,7 +43,6 @@ import { createUserKeyService } from "../user-key/user-key-service.js";
 import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { createAuditLog } from "./audit-line.js";
-import { withCaller } from "./caller-context.js";
 import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
 import type { ConsoleAssets } from "./console-assets.js";
 import { createConsoleEndpoint } from "./console-endpoint.js";
@@ -93,6 +93,8 @@ export interface AppOptions {
   metricsText?: (metrics: ServiceMetrics) => () => Promise<string>;
   /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
   tls?: { cert: string; key: string };
+  /** With `tls`: PEM CA whose client certificates name operators on the internal listener (mutual TLS). Default none. */
+  adminClientCa?: string;
   /** Time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000 ms. */
   requestTimeoutMs?: number;
   /** Bind each listener with SO_REUSEPORT (one socket per worker process). Default false. */
@@ -292,8 +294,11 @@ export function createApp(opts: AppOptions): App {
   function transport(
     name: "public" | "internal",
   ): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
+    const clientCa = name === "internal" ? opts.adminClientCa : undefined;
     return {
-      ...(opts.tls === undefined ? {} : { tls: opts.tls }),
+      ...(opts.tls === undefined
+        ? {}
+        : { tls: clientCa === undefined ? opts.tls : { ...opts.tls, clientCa } }),
       ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
       ...(opts.reusePort === undefined ? {} : { reusePort: opts.reusePort }),
       ...(opts.maxConnectionsPerListener === undefined

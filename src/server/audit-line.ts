@@ -1,7 +1,7 @@
 import { operatorKey } from "../admin-auth/admin-auth-interceptor.js";
+import { callerKey } from "../admin-auth/caller-context.js";
 import type { AuditLog } from "../log/audit-event.js";
 import type { Logger } from "../log/logger.js";
-import { callerKey } from "./caller-context.js";
 import { requestIdKey } from "./request-id.js";
 
 /**

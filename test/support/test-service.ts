@@ -56,6 +56,8 @@ export interface TestServiceOptions {
   redisMinReplicasAck?: number;
   /** Serve TLS with this PEM certificate and key. */
   tls?: { cert: string; key: string };
+  /** With `tls`: the CA whose client certificates name operators (mutual TLS). */
+  adminClientCa?: string;
   tokenMaxLifetimeSeconds?: number;
   tokenMaxActivePerUser?: number;
   /** Default here 100000: most suites sign many calls per user within a minute. */
@@ -114,6 +116,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       ? {}
       : { redisMinReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),
+    ...(opts.adminClientCa === undefined ? {} : { adminClientCa: opts.adminClientCa }),
     ...(opts.tokenMaxActivePerUser === undefined
       ? {}
       : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),
