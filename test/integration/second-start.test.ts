@@ -310,7 +310,7 @@ describe("a second start never harms the first", () => {
     const runs = [0, 1].map(() =>
       startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir }),
     );
-    const loser = await Promise.race(runs.map(async (run) => (await run.exited, run)));
+    const loser = await Promise.race(runs.map((run) => run.exited.then(() => run)));
     assert.equal(await loser.exited, IN_USE, loser.output());
     const winner = runs.find((run) => run !== loser);
     assert.ok(winner !== undefined);
