@@ -152,12 +152,16 @@ async function main(): Promise<void> {
   if (
     config.tls !== undefined ||
     config.console ||
-    (cluster.isPrimary && config.adminCredentialsFile !== undefined)
+    (cluster.isPrimary &&
+      (config.adminCredentialsFile !== undefined || config.serviceCredentialsFile !== undefined))
   ) {
     // Fail at once, naming the variable, rather than in each worker.
     try {
       if (cluster.isPrimary && config.adminCredentialsFile !== undefined) {
         readCredentialsFile(config.adminCredentialsFile);
+      }
+      if (cluster.isPrimary && config.serviceCredentialsFile !== undefined) {
+        readCredentialsFile(config.serviceCredentialsFile, "SERVICE_CREDENTIALS_FILE");
       }
       if (config.tls !== undefined) {
         readTls(config.tls);

@@ -11,13 +11,18 @@ export interface OperatorEntry {
 const LINE = /^([A-Za-z0-9._@-]{1,64})[ \t]+sha256:([0-9a-fA-F]{64})$/;
 
 /**
- * Parses the operators' credentials file: one operator a line,
+ * Parses the operators' credentials file (or the services', which has its
+ * format, named by `variable` in errors): one operator a line,
  * `<operator name> sha256:<64 hex of the secret's SHA-256>`, blank lines and
  * `#` comments allowed. Other tools write this format, so it is strict: a
  * line that does not match, or a name given twice, is a ConfigError naming
  * the file and the line (never the line's text: it may be a pasted secret).
  */
-export function parseCredentialsFile(text: string, path: string): OperatorEntry[] {
+export function parseCredentialsFile(
+  text: string,
+  path: string,
+  variable = "ADMIN_CREDENTIALS_FILE",
+): OperatorEntry[] {
   const entries: OperatorEntry[] = [];
   const names = new Set<string>();
   text.split(/\r?\n/).forEach((raw, index) => {
@@ -25,7 +30,7 @@ export function parseCredentialsFile(text: string, path: string): OperatorEntry[
     if (line === "" || line.startsWith("#")) {
       return;
     }
-    const where = `ADMIN_CREDENTIALS_FILE ${path} line ${index + 1}`;
+    const where = `${variable} ${path} line ${index + 1}`;
     const match = LINE.exec(line);
     if (match?.[1] === undefined || match[2] === undefined) {
       throw new ConfigError(

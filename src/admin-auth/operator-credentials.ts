@@ -5,8 +5,10 @@ import type { OperatorLookup } from "./admin-auth-interceptor.js";
 import { type OperatorEntry, parseCredentialsFile } from "./credentials-file.js";
 
 export interface OperatorCredentialsOptions {
-  /** ADMIN_CREDENTIALS_FILE. */
+  /** ADMIN_CREDENTIALS_FILE (or SERVICE_CREDENTIALS_FILE, same format). */
   path: string;
+  /** The variable naming the file, for messages. Default ADMIN_CREDENTIALS_FILE. */
+  variable?: string;
   /** How often the file is looked at for a change. Default 1000 ms. */
   watchIntervalMs?: number;
   /** Told after each re-read: the number of operators, or why the file was refused (the old set stays). */
@@ -24,15 +26,18 @@ export interface OperatorCredentials {
 }
 
 /** Reads and parses ADMIN_CREDENTIALS_FILE; a ConfigError names the file and, when it is the file's content, the line. */
-export function readCredentialsFile(path: string): OperatorEntry[] {
+export function readCredentialsFile(
+  path: string,
+  variable = "ADMIN_CREDENTIALS_FILE",
+): OperatorEntry[] {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as { code?: string }).code ?? String(err);
-    throw new ConfigError(`ADMIN_CREDENTIALS_FILE: cannot read ${path} (${code})`);
+    throw new ConfigError(`${variable}: cannot read ${path} (${code})`);
   }
-  return parseCredentialsFile(text, path);
+  return parseCredentialsFile(text, path, variable);
 }
 
 /**
@@ -60,11 +65,11 @@ export function operatorLookup(entries: readonly OperatorEntry[]): OperatorLooku
  * refused and the operators in use stay, told through `onReload`.
  */
 export function loadOperatorCredentials(opts: OperatorCredentialsOptions): OperatorCredentials {
-  let lookup = operatorLookup(readCredentialsFile(opts.path));
+  let lookup = operatorLookup(readCredentialsFile(opts.path, opts.variable));
   const reload = () => {
     let entries: OperatorEntry[];
     try {
-      entries = readCredentialsFile(opts.path);
+      entries = readCredentialsFile(opts.path, opts.variable);
     } catch (err) {
       if (err instanceof ConfigError) {
         opts.onReload?.({ error: err });

@@ -72,6 +72,12 @@ export interface Config {
    * (EMBEDDED_REDIS_DIR) on the first start.
    */
   adminCredentialsFile: string | undefined;
+  /**
+   * SERVICE_CREDENTIALS_FILE: when set, IntrospectToken and `/auth` need a
+   * calling service's secret in `X-Service-Credential`; the services listed
+   * as in ADMIN_CREDENTIALS_FILE. Default: off.
+   */
+  serviceCredentialsFile: string | undefined;
   /** CONSOLE: serve the token console at `/` on the public listener (`on` or `off`). Default on. */
   console: boolean;
 }
@@ -331,5 +337,6 @@ export function parseConfig(
     logLevel,
     console: onOff(env, "CONSOLE", true),
     adminCredentialsFile: set(env, "ADMIN_CREDENTIALS_FILE"),
+    serviceCredentialsFile: set(env, "SERVICE_CREDENTIALS_FILE"),
   };
 }

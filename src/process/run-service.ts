@@ -13,7 +13,7 @@ export interface RunningService {
   ports: { httpPort: number; grpcPort: number };
   /** Stops accepting, finishes calls in flight, closes Redis. */
   stop(): Promise<void>;
-  /** Re-reads ADMIN_CREDENTIALS_FILE now (SIGHUP); a bad file is logged and the operators in use stay. */
+  /** Re-reads ADMIN_CREDENTIALS_FILE and SERVICE_CREDENTIALS_FILE now (SIGHUP); a bad file is logged and the entries in use stay. */
   reloadCredentials(): void;
 }
 
@@ -69,6 +69,20 @@ export async function runService(
                 )
               : logger.info(outcome, "credentials file read"),
         });
+  const services =
+    config.serviceCredentialsFile === undefined
+      ? undefined
+      : loadOperatorCredentials({
+          path: config.serviceCredentialsFile,
+          variable: "SERVICE_CREDENTIALS_FILE",
+          onReload: (outcome) =>
+            "error" in outcome
+              ? logger.error(
+                  { err: outcome.error.message },
+                  "credentials file refused; services kept",
+                )
+              : logger.info(outcome, "service credentials file read"),
+        });
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
   const adminClientCa =
     config.adminClientCaFile === undefined
@@ -107,6 +121,7 @@ export async function runService(
       : {}),
     corsOrigins: config.corsOrigins,
     operatorOf: credentials?.operatorOf ?? (() => undefined),
+    ...(services === undefined ? {} : { serviceOf: services.operatorOf }),
     ...(adminClientCa === undefined ? {} : { adminClientCa }),
     ...(tls === undefined ? {} : { tls }),
     ...(consoleAssets === undefined ? {} : { console: consoleAssets }),
@@ -120,14 +135,17 @@ export async function runService(
     ports,
     async stop() {
       credentials?.close();
+      services?.close();
       await app.stop();
       redis.disconnect();
     },
     reloadCredentials() {
-      try {
-        credentials?.reload();
-      } catch {
-        // Logged by onReload; the operators in use stay.
+      for (const file of [credentials, services]) {
+        try {
+          file?.reload();
+        } catch {
+          // Logged by onReload; the ones in use stay.
+        }
       }
     },
   };

@@ -7,6 +7,8 @@ import {
 } from "@connectrpc/connect";
 import { adminAuthInterceptor, type OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { withCaller } from "../admin-auth/caller-context.js";
+import { serviceCredentialCheck } from "../admin-auth/service-credential.js";
+import { serviceCredentialInterceptor } from "../admin-auth/service-credential-interceptor.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
@@ -107,6 +109,8 @@ export interface AppOptions {
   internalHostnames?: readonly string[];
   /** Which operator presents a secret: admin calls (UserKeyService, TokenAdminService) need one. */
   operatorOf: OperatorLookup;
+  /** Which service presents a secret in X-Service-Credential: IntrospectToken and `/auth` then need one. Default: off. */
+  serviceOf?: OperatorLookup;
   /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
   console?: ConsoleAssets;
 }
@@ -197,12 +201,15 @@ export function createApp(opts: AppOptions): App {
   const reflection = createGrpcReflection({
     services: [TokenService, UserKeyService, TokenIntrospectionService, TokenAdminService, Health],
   });
+  // Off unless SERVICE_CREDENTIALS_FILE lists services.
+  const serviceCheck = serviceCredentialCheck(opts.serviceOf);
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),
     callTelemetryInterceptor({ metrics }),
     // Before anything else reads an admin call: refused ones are still logged and counted.
     adminAuthInterceptor({ operatorOf: opts.operatorOf }),
+    serviceCredentialInterceptor({ check: serviceCheck }),
     errorInterceptor(),
     // Innermost: every protocol's request meets its proto's rules before the service.
     validationInterceptor(),
@@ -214,7 +221,7 @@ export function createApp(opts: AppOptions): App {
   const callContext = withCaller(telemetry.contextValues);
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
-  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer });
+  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, serviceCheck });
   // The committed document (checked in and tested), with the limits of this
   // configuration set where the build found them.
   const openApi = createOpenApiEndpoint(

@@ -288,6 +288,17 @@ describe("ADMIN_CREDENTIALS_FILE and the generated operator (npm start)", () => 
     });
     assert.equal(await missing.exitedWithin(), 2);
     assert.match(missing.output(), /ADMIN_CREDENTIALS_FILE: cannot read .*none \(ENOENT\)/);
+    // SERVICE_CREDENTIALS_FILE has the same format and the same check.
+    const services = join(dir, "bad-services");
+    writeFileSync(services, "edge sha256:abc\n");
+    const badServices = startMainProcess({
+      SERVICE_CREDENTIALS_FILE: services,
+      REDIS_URL: redis.url,
+      HTTP_PORT: "0",
+      GRPC_PORT: "0",
+    });
+    assert.equal(await badServices.exitedWithin(), 2);
+    assert.match(badServices.output(), new RegExp(`SERVICE_CREDENTIALS_FILE ${services} line 1: `));
   });
 
   it("is re-read when it changes and on SIGHUP; a file broken meanwhile keeps the operators", async () => {

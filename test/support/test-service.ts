@@ -74,6 +74,8 @@ export interface TestServiceOptions {
   console?: boolean;
   /** Who may call the admin RPCs. Default: the test operator (test-operator.ts). */
   operatorOf?: OperatorLookup;
+  /** The services that may call IntrospectToken and /auth (SERVICE_CREDENTIALS_FILE). Default: off. */
+  serviceOf?: OperatorLookup;
   /** Host names the internal listener answers to besides loopback (INTERNAL_HOSTNAMES). */
   internalHostnames?: readonly string[];
 }
@@ -108,6 +110,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     ...(opts.console === true ? { console: loadConsoleAssets() } : {}),
     host: "127.0.0.1",
     operatorOf: opts.operatorOf ?? testOperatorLookup(),
+    ...(opts.serviceOf === undefined ? {} : { serviceOf: opts.serviceOf }),
     httpPort: 0,
     grpcPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,

@@ -27,6 +27,7 @@ describe("parseConfig", () => {
       logLevel: "info",
       console: true,
       adminCredentialsFile: undefined,
+      serviceCredentialsFile: undefined,
       adminClientCaFile: undefined,
       internalHostnames: [],
     });
