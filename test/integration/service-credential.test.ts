@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Code } from "@connectrpc/connect";
+import { createIntrospectionClient, TokenApiError } from "../../client/src/sdk/node.js";
 import { parseCredentialsFile } from "../../src/admin-auth/credentials-file.js";
 import { operatorLookup } from "../../src/admin-auth/operator-credentials.js";
 import { grpcStatusOf } from "../support/grpc-status-call.js";
@@ -58,6 +60,26 @@ describe("service credential for IntrospectToken and /auth", () => {
       }),
       "0",
     );
+  });
+
+  it("the SDK's introspection client sends serviceCredential, over Connect and gRPC", async () => {
+    for (const transport of ["connect", "grpc"] as const) {
+      const without = createIntrospectionClient({ baseUrl: service.internalUrl, transport });
+      const withIt = createIntrospectionClient({
+        baseUrl: service.internalUrl,
+        transport,
+        serviceCredential: EDGE.secret,
+      });
+      try {
+        await assert.rejects(without.introspectToken("pt_x"), (err: unknown) => {
+          return err instanceof TokenApiError && err.code === Code.Unauthenticated;
+        });
+        assert.equal((await withIt.introspectToken("pt_x")).active, false);
+      } finally {
+        without.close();
+        withIt.close();
+      }
+    }
   });
 
   it("/auth: 403 without the proxy's secret (never a client's 401 challenge); with it, as usual", async () => {
