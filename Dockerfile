@@ -34,6 +34,9 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/client/dist ./client/dist
 COPY openapi.json openapi-limits.json ./
+# The data folder, where the first start writes the generated operator when no
+# ADMIN_CREDENTIALS_FILE is given: the service's user (node, uid 1000) owns it.
+RUN mkdir -p .data && chown 1000:1000 .data
 # The public listener must be reachable from outside the container; the internal
 # one (keys, introspection, /auth, /metrics) stays on 127.0.0.1 unless
 # INTERNAL_HOST says otherwise (compose.yaml opens it to the compose network only).

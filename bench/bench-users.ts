@@ -1,4 +1,24 @@
-import { generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto";
+import {
+  createHash,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+  sign,
+} from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The operator the bench registers keys as: its secret, new for each bench process. */
+export const BENCH_OPERATOR_SECRET = `op_bench-${randomBytes(16).toString("hex")}`;
+
+/** Writes an ADMIN_CREDENTIALS_FILE listing the bench operator into `dir`; returns its path. */
+export function writeBenchCredentials(dir: string): string {
+  const path = join(dir, "admin-credentials");
+  const hash = createHash("sha256").update(BENCH_OPERATOR_SECRET).digest("hex");
+  writeFileSync(path, `bench sha256:${hash}\n`, { mode: 0o600 });
+  return path;
+}
 
 export interface BenchUser {
   readonly userId: string;
@@ -32,7 +52,10 @@ export async function registerUsers(internalUrl: string, users: readonly BenchUs
       users.slice(i, i + 50).map(async (user) => {
         const res = await fetch(url, {
           method: "POST",
-          headers: { "content-type": "application/json" },
+          headers: {
+            "content-type": "application/json",
+            authorization: `Bearer ${BENCH_OPERATOR_SECRET}`,
+          },
           body: JSON.stringify({ userId: user.userId, publicKey: user.publicKeyHex }),
         });
         if (res.status !== 200) {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePorts } from "../src/process/free-port.js";
+import { writeBenchCredentials } from "./bench-users.js";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -132,6 +133,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
       HTTP_PORT: String(httpPort),
       GRPC_PORT: String(grpcPort),
       REDIS_URL: opts.redisUrl,
+      ADMIN_CREDENTIALS_FILE: writeBenchCredentials(logDir),
       TOKEN_RATE_LIMIT_PER_MINUTE: "1000000",
       TOKEN_MAX_ACTIVE_PER_USER: "1000000",
       // The per-request log line at its default level, whatever the caller's environment says.

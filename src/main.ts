@@ -1,5 +1,7 @@
 import cluster from "node:cluster";
 import { resolve } from "node:path";
+import { ensureGeneratedOperator } from "./admin-auth/generated-operator.js";
+import { readCredentialsFile } from "./admin-auth/operator-credentials.js";
 import { type Config, ConfigError, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
@@ -10,7 +12,7 @@ import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js"
 import { acquireInstanceLock } from "./process/instance-lock.js";
 import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
 import { readyLine } from "./process/ready-line.js";
-import { readConsole, readTls, runService } from "./process/run-service.js";
+import { readConsole, readPem, readTls, runService } from "./process/run-service.js";
 import { type ListeningPorts, startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
@@ -98,11 +100,14 @@ function exitInUse(line: string): never {
  * Before anything is stopped or started: the embedded data folder's lock is
  * taken (its Redis belongs to the instance holding it), and the ports must be
  * free, so that a second start harms nothing and ends at once with one line.
- * The lock goes with this process (a crash leaves it stale: its pid is dead).
+ * The lock goes with this process: it is a socket the process listens on,
+ * which the kernel frees when it dies however it dies.
  */
 async function claimOrExit(config: Config): Promise<void> {
   const lock =
-    config.redis === undefined ? acquireInstanceLock({ dir: config.embeddedRedisDir }) : undefined;
+    config.redis === undefined
+      ? await acquireInstanceLock({ dir: config.embeddedRedisDir })
+      : undefined;
   if (lock?.held === true) {
     process.on("exit", () => lock.release());
   }
@@ -117,6 +122,25 @@ async function claimOrExit(config: Config): Promise<void> {
       }),
     );
   }
+}
+
+/**
+ * The operators' credentials file: ADMIN_CREDENTIALS_FILE; none with only
+ * ADMIN_CLIENT_CA_FILE (certificates name the operators); else the
+ * generated operator's in the data folder, written by the first start (here,
+ * in the primary, before any worker), which says where in one line.
+ */
+function operatorsOf(config: Config): string | undefined {
+  if (config.adminCredentialsFile !== undefined || config.adminClientCaFile !== undefined) {
+    return config.adminCredentialsFile;
+  }
+  const generated = ensureGeneratedOperator(config.embeddedRedisDir);
+  if (generated.created) {
+    process.stderr.write(
+      `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens reads ./.data/redis/operator-secret by default, else --operator-secret-file), its hash in ${generated.credentialsFile}\n`,
+    );
+  }
+  return generated.credentialsFile;
 }
 
 function topologyOf(server: RedisServerProcess): RedisTopology {
@@ -144,11 +168,25 @@ function sayReady(config: Config, ports: ListeningPorts): void {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  if (config.tls !== undefined || config.console) {
+  if (
+    config.tls !== undefined ||
+    config.console ||
+    (cluster.isPrimary &&
+      (config.adminCredentialsFile !== undefined || config.serviceCredentialsFile !== undefined))
+  ) {
     // Fail at once, naming the variable, rather than in each worker.
     try {
+      if (cluster.isPrimary && config.adminCredentialsFile !== undefined) {
+        readCredentialsFile(config.adminCredentialsFile);
+      }
+      if (cluster.isPrimary && config.serviceCredentialsFile !== undefined) {
+        readCredentialsFile(config.serviceCredentialsFile, "SERVICE_CREDENTIALS_FILE");
+      }
       if (config.tls !== undefined) {
         readTls(config.tls);
+      }
+      if (config.adminClientCaFile !== undefined) {
+        readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
       }
       if (config.console) {
         readConsole();
@@ -189,12 +227,14 @@ async function main(): Promise<void> {
     // (SIGTERM), so that none exits before the primary knows it is stopping
     // (it would start another).
     process.on("SIGINT", () => {});
+    process.on("SIGHUP", () => service.reloadCredentials());
     onSignals(logger, () => service.stop(), ["SIGTERM"]);
     process.send?.({ listening: service.ports });
     return;
   }
 
   await claimOrExit(config);
+  const settled = { ...config, adminCredentialsFile: operatorsOf(config) };
   const embedded =
     config.redis === undefined ? await embeddedRedis(config.embeddedRedisDir, logger) : undefined;
   const topology = config.redis ?? (embedded === undefined ? undefined : topologyOf(embedded));
@@ -203,7 +243,7 @@ async function main(): Promise<void> {
   }
 
   if (config.workers === 1) {
-    const service = await runService(config, topology, logger).catch(async (err: unknown) => {
+    const service = await runService(settled, topology, logger).catch(async (err: unknown) => {
       // A port taken since claimOrExit looked.
       const listener = listenerInUse(err, listenersOf(config));
       if (listener === undefined) {
@@ -212,6 +252,7 @@ async function main(): Promise<void> {
       await embedded?.stop();
       return exitInUse(inUseLine({ ports: [listener] }));
     });
+    process.on("SIGHUP", () => service.reloadCredentials());
     onSignals(logger, async () => {
       await service.stop();
       await embedded?.stop();
@@ -220,15 +261,19 @@ async function main(): Promise<void> {
     return;
   }
 
-  const env: Record<string, string> =
-    embedded === undefined
+  const env: Record<string, string> = {
+    ...(settled.adminCredentialsFile === undefined
+      ? {}
+      : { ADMIN_CREDENTIALS_FILE: settled.adminCredentialsFile }),
+    ...(embedded === undefined
       ? {}
       : {
           REDIS_URL:
             "path" in embedded.location
               ? `unix://${embedded.location.path}`
               : embedded.location.url,
-        };
+        }),
+  };
   // The primary's own metric (worker restarts) joins every scrape's answer.
   const primaryMetrics = createServiceMetrics({ processMetrics: false });
   serveClusterMetrics({ registry: primaryMetrics.registry });
@@ -249,6 +294,12 @@ async function main(): Promise<void> {
     },
   });
   logger.info({ workers: config.workers, reusePort: config.reusePort }, "started workers");
+  // Each worker re-reads the credentials file itself.
+  process.on("SIGHUP", () => {
+    for (const worker of Object.values(cluster.workers ?? {})) {
+      worker?.process.kill("SIGHUP");
+    }
+  });
   onSignals(logger, async () => {
     await workers.stop();
     await embedded?.stop();

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash, createPrivateKey, createPublicKey, randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isWellFormedToken } from "@perps/token-client/protocol";
 import { buildIfStale } from "../../test/support/build.js";
+import { TEST_OPERATOR } from "../../test/support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../../test/support/test-redis.js";
 import { startTestService, type TestService } from "../../test/support/test-service.js";
 
@@ -117,6 +118,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     delete baseEnv.PERPS_TOKEN;
     baseEnv.PERPS_TOKENS_URL = service.publicUrl;
     baseEnv.PERPS_TOKENS_INTERNAL_URL = service.internalUrl;
+    baseEnv.PERPS_TOKENS_OPERATOR_SECRET = TEST_OPERATOR.secret;
   });
   after(async () => {
     rmSync(cwd, { recursive: true, force: true });
@@ -473,6 +475,40 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     const refused = await run(["revoke-tokens", "--user", "nobody"]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /^perps-tokens: INVALID_ARGUMENT: userId: /);
+  });
+
+  it("the admin commands send the operator's secret: flag, then env, then .data/redis/operator-secret here", async () => {
+    const userId = randomUUID();
+    const noSecret = { PERPS_TOKENS_OPERATOR_SECRET: "" };
+    // Without any: the service's 401, saying what to send.
+    const refused = await run(["list-keys", "--user", userId], noSecret);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /UNAUTHENTICATED: .*authorization: Bearer <operator secret>/);
+    // A wrong secret in the environment: refused too; the right one in a file given by flag wins.
+    writeFileSync(join(cwd, "operator.secret"), `${TEST_OPERATOR.secret}\n`, { mode: 0o600 });
+    const wrongEnv = { PERPS_TOKENS_OPERATOR_SECRET: "op_not-an-operator" };
+    assert.equal((await run(["list-keys", "--user", userId], wrongEnv)).code, 1);
+    const byFlag = await run(
+      ["list-keys", "--user", userId, "--operator-secret-file", "operator.secret"],
+      wrongEnv,
+    );
+    assert.equal(byFlag.code, 0, byFlag.stderr);
+    const missing = await run(
+      ["list-keys", "--user", userId, "--operator-secret-file", "no-such.secret"],
+      noSecret,
+    );
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /cannot read no-such\.secret/);
+    // Where the service writes its generated operator, when run in this folder.
+    const dataDir = join(cwd, ".data/redis");
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, "operator-secret"), `${TEST_OPERATOR.secret}\n`, { mode: 0o600 });
+    try {
+      const found = await run(["revoke-tokens", "--user", userId], noSecret);
+      assert.equal(found.code, 0, found.stderr);
+    } finally {
+      rmSync(join(cwd, ".data"), { recursive: true, force: true });
+    }
   });
 
   it("a refusal exits 1 with the service's code and message, as JSON with --json", async () => {

@@ -17,7 +17,6 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import vm from "node:vm";
 import * as esbuild from "esbuild";
-import { createGrpcClient } from "../../test/support/grpc-client.js";
 import {
   addLockedDependency,
   CLIENT_DIR,
@@ -27,6 +26,7 @@ import {
   packClient,
   runNpm,
 } from "../../test/support/packed-package.js";
+import { createOperatorGrpcClient } from "../../test/support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../../test/support/test-redis.js";
 import { startTestService, type TestService } from "../../test/support/test-service.js";
 import { UserKeyService } from "../src/gen/perps/token/v1/user_key_pb.js";
@@ -223,7 +223,7 @@ describe("the client package, packed and installed by another project", () => {
     );
     redis = await startTestRedis();
     service = await startTestService({ redisUrl: redis.url });
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     try {
       await keys.putUserKey({ userId, publicKey: await opensslKey(keyFile()) });
     } finally {

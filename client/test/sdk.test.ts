@@ -5,8 +5,8 @@ import { dirname, join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as ed from "@noble/ed25519";
 import ts from "typescript";
-import { createGrpcClient } from "../../test/support/grpc-client.js";
 import { newUser, signBytes, type TestUser } from "../../test/support/signing.js";
+import { createOperatorGrpcClient } from "../../test/support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../../test/support/test-redis.js";
 import { startTestService, type TestService } from "../../test/support/test-service.js";
 import { UserKeyService } from "../src/gen/perps/token/v1/user_key_pb.js";
@@ -44,7 +44,7 @@ async function harness(limits: { maxActive?: number } = {}): Promise<Harness> {
     redisUrl: redis.url,
     ...(limits.maxActive === undefined ? {} : { tokenMaxActivePerUser: limits.maxActive }),
   });
-  const keys = createGrpcClient(UserKeyService, service.internalAddress);
+  const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
   const clients: ReturnType<typeof createTokenClient>[] = [];
   return {
     service,

@@ -9,6 +9,12 @@ export interface Config {
   host: string;
   /** INTERNAL_HOST: bind address of the internal listener (key registration). Default 127.0.0.1. */
   internalHost: string;
+  /**
+   * INTERNAL_HOSTNAMES: host names the internal listener answers to (its
+   * `Host`/`:authority`), besides loopback addresses, `localhost` and
+   * INTERNAL_HOST. Default none.
+   */
+  internalHostnames: readonly string[];
   /** HTTP_PORT: public listener (TokenService, REST, health). Default 8080. */
   httpPort: number;
   /** GRPC_PORT: internal listener (TokenService, UserKeyService, TokenIntrospectionService, gRPC health). Default 9090. */
@@ -37,6 +43,12 @@ export interface Config {
   reusePort: boolean;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): serve both listeners over TLS. Default: cleartext. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /**
+   * ADMIN_CLIENT_CA_FILE (PEM, needs TLS): the internal listener asks for
+   * client certificates, and one this CA issued names an operator by its
+   * subject's CN (mutual TLS). Default: none.
+   */
+  adminClientCaFile: string | undefined;
   /** TOKEN_MAX_LIFETIME_SECONDS: longest token lifetime. Default 31536000 (365 days). */
   tokenMaxLifetimeSeconds: number;
   /** TOKEN_MAX_ACTIVE_PER_USER: most live tokens per user, session ones included. Default 1000. */
@@ -55,6 +67,19 @@ export interface Config {
   corsOrigins: readonly string[];
   /** LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: string;
+  /**
+   * ADMIN_CREDENTIALS_FILE: the operators allowed to call the admin RPCs, one
+   * a line, `<operator name> sha256:<64 hex of the secret's SHA-256>`.
+   * Default: the operator `local` generated in the data folder
+   * (EMBEDDED_REDIS_DIR) on the first start.
+   */
+  adminCredentialsFile: string | undefined;
+  /**
+   * SERVICE_CREDENTIALS_FILE: when set, IntrospectToken and `/auth` need a
+   * calling service's secret in `X-Service-Credential`; the services listed
+   * as in ADMIN_CREDENTIALS_FILE. Default: off.
+   */
+  serviceCredentialsFile: string | undefined;
   /** CONSOLE: serve the token console at `/` on the public listener (`on` or `off`). Default on. */
   console: boolean;
   /** OpenTelemetry traces from the standard OTEL_* variables (tracing-config.ts). Default off. */
@@ -172,6 +197,19 @@ function tlsFiles(env: Record<string, string | undefined>): Config["tls"] {
   return certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile };
 }
 
+function adminClientCaFile(
+  env: Record<string, string | undefined>,
+  tls: Config["tls"],
+): string | undefined {
+  const file = set(env, "ADMIN_CLIENT_CA_FILE");
+  if (file !== undefined && tls === undefined) {
+    throw new ConfigError(
+      "ADMIN_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates come with TLS",
+    );
+  }
+  return file;
+}
+
 /** What the machine and runtime offer, which some defaults follow. */
 export interface HostFacts {
   /** Cores this process may use (`os.availableParallelism()`). */
@@ -234,6 +272,27 @@ function corsOrigins(env: Record<string, string | undefined>): string[] {
   });
 }
 
+// A DNS name: labels of letters, digits and hyphens.
+const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** INTERNAL_HOSTNAMES: comma-separated DNS names, compared lowercase. */
+function internalHostnames(env: Record<string, string | undefined>): string[] {
+  const raw = set(env, "INTERNAL_HOSTNAMES");
+  if (raw === undefined) {
+    return [];
+  }
+  return raw.split(",").map((item) => {
+    const name = item.trim().toLowerCase().replace(/\.$/, "");
+    if (!HOSTNAME.test(name)) {
+      throw new ConfigError(
+        `INTERNAL_HOSTNAMES must be a comma-separated list of host names such as tokens.internal, got "${item.trim()}"`,
+      );
+    }
+    return name;
+  });
+}
+
 /**
  * Parses and checks the environment; throws one ConfigError naming every bad
  * variable, so that a start shows them all at once rather than one per try.
@@ -265,9 +324,11 @@ export function parseConfig(
     }
     return on;
   }, false);
+  const tls = checked(() => tlsFiles(env), undefined);
   const config: Config = {
     host: set(env, "HOST") ?? "127.0.0.1",
     internalHost: set(env, "INTERNAL_HOST") ?? "127.0.0.1",
+    internalHostnames: checked(() => internalHostnames(env), []),
     httpPort: checked(() => integer(env, "HTTP_PORT", 8080, 0, 65_535), 0),
     grpcPort: checked(() => integer(env, "GRPC_PORT", 9090, 0, 65_535), 0),
     redis: checked(() => redisTopology(env), undefined),
@@ -279,7 +340,8 @@ export function parseConfig(
       1,
     ),
     reusePort,
-    tls: checked(() => tlsFiles(env), undefined),
+    tls,
+    adminClientCaFile: checked(() => adminClientCaFile(env, tls), undefined),
     tokenMaxLifetimeSeconds: checked(
       () => integer(env, "TOKEN_MAX_LIFETIME_SECONDS", 31_536_000, 1, MAX_LIFETIME_LIMIT),
       1,
@@ -310,6 +372,8 @@ export function parseConfig(
     }, "info"),
     console: checked(() => onOff(env, "CONSOLE", true), false),
     tracing: checked(() => tracingConfig(env), undefined),
+    adminCredentialsFile: set(env, "ADMIN_CREDENTIALS_FILE"),
+    serviceCredentialsFile: set(env, "SERVICE_CREDENTIALS_FILE"),
   };
   if (problems.length > 0) {
     throw new ConfigError(problems);

@@ -39,12 +39,15 @@ export async function generateKey(): Promise<NewKey> {
 /**
  * The call an operator runs to register the key, as the README's walkthrough
  * makes it: `buf curl` over gRPC to PutUserKey on the internal listener
- * (`$INTERNAL`, else the default http://127.0.0.1:9090).
+ * (`$INTERNAL`, else the default http://127.0.0.1:9090), with the operator's
+ * secret (`$OPERATOR_SECRET`, else the one `npm start` generated, when run in
+ * the service's folder).
  */
 export function registrationCommand(userId: string, publicKeyHex: string): string {
   const body = JSON.stringify({ userId, publicKey: publicKeyHex });
   return [
     "buf curl --http2-prior-knowledge --protocol grpc \\",
+    `  -H "authorization: Bearer \${OPERATOR_SECRET:-$(cat .data/redis/operator-secret)}" \\`,
     `  -d '${body}' \\`,
     `  "\${INTERNAL:-http://127.0.0.1:9090}/perps.token.v1.UserKeyService/PutUserKey"`,
   ].join("\n");

@@ -11,7 +11,7 @@ export interface InUse {
   /** Listeners whose port something already listens on. */
   ports: readonly ListenAddress[];
   /** The embedded data folder, when a live service process holds its lock. */
-  folder?: { dir: string; ownerPid: number };
+  folder?: { dir: string; ownerPid: number | undefined };
 }
 
 /** Thrown by a start that cannot listen; its message is the one line to print. */
@@ -29,7 +29,7 @@ export function inUseLine(inUse: InUse): string {
   );
   if (inUse.folder !== undefined) {
     what.push(
-      `the data folder ${inUse.folder.dir} (EMBEDDED_REDIS_DIR) is in use by the service with pid ${inUse.folder.ownerPid}`,
+      `the data folder ${inUse.folder.dir} (EMBEDDED_REDIS_DIR) is in use by ${inUse.folder.ownerPid === undefined ? "another service process" : `the service with pid ${inUse.folder.ownerPid}`}`,
     );
   }
   const variables = [

@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
+import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
 import { type Config, ConfigError } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
@@ -13,18 +14,25 @@ export interface RunningService {
   ports: { httpPort: number; grpcPort: number };
   /** Stops accepting, finishes calls in flight, closes Redis. */
   stop(): Promise<void>;
+  /** Re-reads ADMIN_CREDENTIALS_FILE and SERVICE_CREDENTIALS_FILE now (SIGHUP); a bad file is logged and the entries in use stay. */
+  reloadCredentials(): void;
+}
+
+/** Reads the PEM file a variable names; a ConfigError naming it when it cannot. */
+export function readPem(variable: string, path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`${variable}: cannot read ${path} (${String(err)})`);
+  }
 }
 
 /** Reads the PEM files named by TLS_CERT_FILE and TLS_KEY_FILE. */
 export function readTls(files: NonNullable<Config["tls"]>): { cert: string; key: string } {
-  const read = (variable: string, path: string) => {
-    try {
-      return readFileSync(path, "utf8");
-    } catch (err) {
-      throw new ConfigError(`${variable}: cannot read ${path} (${String(err)})`);
-    }
+  return {
+    cert: readPem("TLS_CERT_FILE", files.certFile),
+    key: readPem("TLS_KEY_FILE", files.keyFile),
   };
-  return { cert: read("TLS_CERT_FILE", files.certFile), key: read("TLS_KEY_FILE", files.keyFile) };
 }
 
 /** The token console's built files, or a ConfigError saying how to build them or turn the console off. */
@@ -38,13 +46,49 @@ export function readConsole(): ConsoleAssets {
   }
 }
 
-/** One service process: its Redis client and both listeners. */
+/**
+ * One service process: its Redis client and both listeners. The primary has
+ * settled ADMIN_CREDENTIALS_FILE (the generated operator's, when none was
+ * configured) before it runs.
+ */
 export async function runService(
   config: Config,
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
+  // No file only with mutual TLS: then certificates alone name operators.
+  const credentials =
+    config.adminCredentialsFile === undefined
+      ? undefined
+      : loadOperatorCredentials({
+          path: config.adminCredentialsFile,
+          onReload: (outcome) =>
+            "error" in outcome
+              ? logger.error(
+                  { err: outcome.error.message },
+                  "credentials file refused; operators kept",
+                )
+              : logger.info(outcome, "credentials file read"),
+        });
+  const services =
+    config.serviceCredentialsFile === undefined
+      ? undefined
+      : loadOperatorCredentials({
+          path: config.serviceCredentialsFile,
+          variable: "SERVICE_CREDENTIALS_FILE",
+          onReload: (outcome) =>
+            "error" in outcome
+              ? logger.error(
+                  { err: outcome.error.message },
+                  "credentials file refused; services kept",
+                )
+              : logger.info(outcome, "service credentials file read"),
+        });
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
+  const adminClientCa =
+    config.adminClientCaFile === undefined
+      ? undefined
+      : readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
   const consoleAssets = config.console ? readConsole() : undefined;
   const redis = createRedisClient({ topology });
   // Every Redis error event goes to the log (ioredis would print an unheard one
@@ -64,6 +108,7 @@ export async function runService(
     ...(otlp === undefined ? {} : { tracing: otlp.tracing }),
     host: config.host,
     internalHost: config.internalHost,
+    internalHostnames: config.internalHostnames,
     httpPort: config.httpPort,
     grpcPort: config.grpcPort,
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
@@ -79,6 +124,9 @@ export async function runService(
       ? { metricsText: (metrics) => clusterMetricsSource(metrics.registry) }
       : {}),
     corsOrigins: config.corsOrigins,
+    operatorOf: credentials?.operatorOf ?? (() => undefined),
+    ...(services === undefined ? {} : { serviceOf: services.operatorOf }),
+    ...(adminClientCa === undefined ? {} : { adminClientCa }),
     ...(tls === undefined ? {} : { tls }),
     ...(consoleAssets === undefined ? {} : { console: consoleAssets }),
   });
@@ -96,9 +144,20 @@ export async function runService(
   return {
     ports,
     async stop() {
+      credentials?.close();
+      services?.close();
       await app.stop();
       redis.disconnect();
       await otlp?.shutdown();
+    },
+    reloadCredentials() {
+      for (const file of [credentials, services]) {
+        try {
+          file?.reload();
+        } catch {
+          // Logged by onReload; the ones in use stay.
+        }
+      }
     },
   };
 }

@@ -37,6 +37,8 @@ export interface AnswerTelemetry {
    * the REST gateway.
    */
   contextValues(req: NodeServerRequest): ContextValues;
+  /** The same, for an exchange the listener made of a raw HTTP/2 stream. */
+  exchangeValues(exchange: Exchange): ContextValues;
   /**
    * The exchange of an HTTP/2 stream served without node's request and
    * response objects: its request id, and its line and count once the stream
@@ -76,6 +78,14 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   const logger = opts.logger.child({}, { redact: [] });
   const seriesOf = createRequestSeries(opts.metrics);
   const { tracing } = opts;
+
+  /** A call's context values: its exchange and request id. */
+  function valuesOf(exchange: Exchange): ContextValues {
+    const values = createContextValues();
+    values.set(exchangeKey, exchange);
+    values.set(requestIdKey, exchange.requestId);
+    return values;
+  }
 
   /** The exchange's one log line and count, once it is over. */
   function tell(exchange: Exchange, contentType: string | undefined): void {
@@ -222,13 +232,9 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
       );
     },
     contextValues(req) {
-      const values = createContextValues();
       const exchange = exchangeOf(req);
-      if (exchange !== undefined) {
-        values.set(exchangeKey, exchange);
-        values.set(requestIdKey, exchange.requestId);
-      }
-      return values;
+      return exchange === undefined ? createContextValues() : valuesOf(exchange);
     },
+    exchangeValues: valuesOf,
   };
 }

@@ -6,6 +6,10 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
+import { adminAuthInterceptor, type OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
+import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
+import { serviceCredentialCheck } from "../admin-auth/service-credential.js";
+import { serviceCredentialInterceptor } from "../admin-auth/service-credential-interceptor.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { statusJson } from "../gateway/rest-error.js";
 import { createRestGateway } from "../gateway/rest-gateway.js";
@@ -58,7 +62,7 @@ import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
-import { createHostGuard } from "./host-guard.js";
+import { createHostGuard, type HostGuardOptions, hostAllowed, hostOf } from "./host-guard.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
 import { requestIdInterceptor } from "./request-id.js";
@@ -70,7 +74,7 @@ export interface AppOptions {
   logger: Logger;
   /** Bind address of the public listener. */
   host: string;
-  /** Bind address of the internal listener (it registers keys unauthenticated). Default 127.0.0.1. */
+  /** Bind address of the internal listener (it registers keys, for operators). Default 127.0.0.1. */
   internalHost?: string;
   /** Public listener port; 0 picks a free one. */
   httpPort: number;
@@ -94,6 +98,8 @@ export interface AppOptions {
   metricsText?: (metrics: ServiceMetrics) => () => Promise<string>;
   /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
   tls?: { cert: string; key: string };
+  /** With `tls`: PEM CA whose client certificates name operators on the internal listener (mutual TLS). Default none. */
+  adminClientCa?: string;
   /** Time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000 ms. */
   requestTimeoutMs?: number;
   /** Bind each listener with SO_REUSEPORT (one socket per worker process). Default false. */
@@ -102,6 +108,12 @@ export interface AppOptions {
   maxConnectionsPerListener?: number;
   /** Browser origins allowed to call the REST API (CORS), exact. Default none: CORS is off. */
   corsOrigins?: readonly string[];
+  /** Host names the internal listener answers to besides its address and loopback (INTERNAL_HOSTNAMES). Default none. */
+  internalHostnames?: readonly string[];
+  /** Which operator presents a secret: admin calls (UserKeyService, TokenAdminService) need one. */
+  operatorOf: OperatorLookup;
+  /** Which service presents a secret in X-Service-Credential: IntrospectToken and `/auth` then need one. Default: off. */
+  serviceOf?: OperatorLookup;
   /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
   console?: ConsoleAssets;
   /** OpenTelemetry spans of every exchange and Redis operation. Default: none (tracing off). */
@@ -197,11 +209,19 @@ export function createApp(opts: AppOptions): App {
   const reflection = createGrpcReflection({
     services: [TokenService, UserKeyService, TokenIntrospectionService, TokenAdminService, Health],
   });
+  // Off unless SERVICE_CREDENTIALS_FILE lists services.
+  const serviceCheck = serviceCredentialCheck(opts.serviceOf);
   // Outermost first: the log and the metrics see the error the client gets.
   const interceptors: Interceptor[] = [
     ...(opts.tracing === undefined ? [] : [traceContextInterceptor(opts.tracing)]),
     requestIdInterceptor(),
     callTelemetryInterceptor({ metrics }),
+    // Before anything else reads an admin call: refused ones are still logged and counted.
+    adminAuthInterceptor({ operatorOf: opts.operatorOf }),
+    // Only when SERVICE_CREDENTIALS_FILE is set: off, IntrospectToken reads no header.
+    ...(opts.serviceOf === undefined
+      ? []
+      : [serviceCredentialInterceptor({ check: serviceCheck })]),
     errorInterceptor(),
     // Innermost: every protocol's request meets its proto's rules before the service.
     validationInterceptor(),
@@ -213,9 +233,11 @@ export function createApp(opts: AppOptions): App {
     metrics,
     ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
   });
+  // A call's context: its exchange and request id, and who is calling.
+  const callContext = withCaller(telemetry.contextValues);
   const health = createHealthEndpoints(ready);
   const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
-  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer });
+  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, serviceCheck });
   // The committed document (checked in and tested), with the limits of this
   // configuration set where the build found them.
   const openApi = createOpenApiEndpoint(
@@ -253,6 +275,7 @@ export function createApp(opts: AppOptions): App {
     routes: (router: ConnectRouter) => void,
     rest: readonly ServiceImplSpec[],
     endpoints: readonly Endpoint[],
+    hosts: HostGuardOptions = {},
   ) {
     const fallback =
       rest.length === 0
@@ -261,7 +284,7 @@ export function createApp(opts: AppOptions): App {
             services: rest,
             interceptors,
             maxBodyBytes: READ_MAX_BYTES,
-            contextValues: telemetry.contextValues,
+            contextValues: callContext,
             onInternalError: (err) =>
               opts.logger.error({ err: String(err) }, "REST gateway failure"),
             onRoute: (req, method) =>
@@ -282,17 +305,37 @@ export function createApp(opts: AppOptions): App {
       readMaxBytes: READ_MAX_BYTES,
       routes,
       fallback,
-      contextValues: telemetry.contextValues,
+      contextValues: callContext,
     });
-    const hostGuard = createHostGuard();
+    const hostGuard = createHostGuard(hosts);
+    const { names } = hosts;
     return {
       handler: telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
         if (!hostGuard(req, res) && !endpoints.some((endpoint) => endpoint(req, res))) {
           connect.handle(req, res);
         }
       }),
-      streamHandler: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) =>
-        connect.takeStream(stream, headers, () => telemetry.streamExchange(stream, headers)),
+      // A stream for a name this listener does not answer to is left to the
+      // handler, whose host guard refuses it.
+      streamHandler: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+        const authority = headers[":authority"];
+        if (
+          names !== undefined &&
+          (authority === undefined || !hostAllowed(hostOf(authority), names))
+        ) {
+          return undefined;
+        }
+        return connect.takeStream(
+          stream,
+          headers,
+          () => telemetry.streamExchange(stream, headers),
+          (exchange) => {
+            const values = telemetry.exchangeValues(exchange);
+            values.set(callerKey, callerOf(stream.session?.socket));
+            return values;
+          },
+        );
+      },
     };
   }
 
@@ -300,8 +343,11 @@ export function createApp(opts: AppOptions): App {
   function transport(
     name: "public" | "internal",
   ): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
+    const clientCa = name === "internal" ? opts.adminClientCa : undefined;
     return {
-      ...(opts.tls === undefined ? {} : { tls: opts.tls }),
+      ...(opts.tls === undefined
+        ? {}
+        : { tls: clientCa === undefined ? opts.tls : { ...opts.tls, clientCa } }),
       ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
       ...(opts.reusePort === undefined ? {} : { reusePort: opts.reusePort }),
       ...(opts.maxConnectionsPerListener === undefined
@@ -361,6 +407,15 @@ export function createApp(opts: AppOptions): App {
         forwardAuth,
         createMethodGuard({ paths: ["/healthz", "/readyz", "/metrics"] }),
       ],
+      // No DNS rebinding: only its own names. `/auth` is asked by proxies,
+      // which forward their client's Host (Caddy, Envoy).
+      {
+        names: [
+          (opts.internalHost ?? "127.0.0.1").toLowerCase(),
+          ...(opts.internalHostnames ?? []),
+        ],
+        anyNamePaths: ["/auth"],
+      },
     ),
   });
 

@@ -94,7 +94,12 @@ export interface DualProtocolServerOptions {
    * Serve TLS with this PEM certificate (chain) and key; ALPN picks h2 or
    * http/1.1. Default: cleartext, where the first bytes pick the protocol.
    */
-  tls?: { cert: string; key: string };
+  tls?: {
+    cert: string;
+    key: string;
+    /** PEM CA(s): ask each client for a certificate, verified against them; none is required. */
+    clientCa?: string;
+  };
   /**
    * A client's connection failed: reset, broken protocol, failed TLS
    * handshake, over the connection cap. Only that client is affected; the
@@ -415,6 +420,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     const tlsServer = createTlsServer({
       cert: opts.tls.cert,
       key: opts.tls.key,
+      ...(opts.tls.clientCa === undefined
+        ? {}
+        : { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: false }),
       ALPNProtocols: ["h2", "http/1.1"],
       // A client that does not finish the handshake must not be held forever.
       handshakeTimeout: headersTimeoutMs,

@@ -1,4 +1,8 @@
-import type { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  SERVICE_CREDENTIAL_HEADER,
+  type ServiceCredentialCheck,
+} from "../admin-auth/service-credential.js";
 import { errorDetailsJson } from "../gateway/error-details.js";
 import { httpStatusFromCode } from "../gateway/http-status.js";
 import { statusJson } from "../gateway/rest-error.js";
@@ -13,10 +17,15 @@ import { exchangeOf } from "./exchange.js";
 export interface ForwardAuthEndpointOptions {
   /** Checks the bearer token of each request. */
   authenticator: BearerAuthenticator;
+  /** The calling proxy's optional credential (SERVICE_CREDENTIALS_FILE). Default: off. */
+  serviceCheck?: ServiceCredentialCheck;
 }
 
 /** The method label of forward-auth answers in the log and in perps_token_requests_total. */
 export const FORWARD_AUTH_METHOD = "forward-auth";
+
+const PROXY_CREDENTIAL_NEEDED =
+  'forward-auth needs the calling proxy\'s credential: send "X-Service-Credential: <service secret>" (a service of SERVICE_CREDENTIALS_FILE)';
 
 /** `/auth` or a path under `/auth/` (any query), as edge proxies call it. */
 function isForwardAuthPath(req: NodeServerRequest): boolean {
@@ -79,6 +88,11 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     if (!isForwardAuthPath(req)) {
       return false;
+    }
+    // 403, not 401: a proxy would hand a 401 to its client as the client's own challenge.
+    if (opts.serviceCheck?.(req.headers[SERVICE_CREDENTIAL_HEADER]) === false) {
+      refuse(req, res, new ConnectError(PROXY_CREDENTIAL_NEEDED, Code.PermissionDenied));
+      return true;
     }
     const token = bearerTokenOf(req.headers.authorization);
     if (token === undefined) {

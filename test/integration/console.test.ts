@@ -12,6 +12,7 @@ import { createApp } from "../../src/server/app.js";
 import { CONSOLE_CSP } from "../../src/server/console-endpoint.js";
 import { samples } from "../support/prometheus-samples.js";
 import { launchBrowser, type RecordedRequest, recordRequests } from "../support/test-browser.js";
+import { operatorHeaders, TEST_OPERATOR, testOperatorLookup } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -53,7 +54,7 @@ function opensslKey(name: string, ...args: string[]): KeyFile {
 async function putUserKey(service: TestService, userId: string, publicKey: string): Promise<void> {
   const res = await fetch(`${service.internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...operatorHeaders() },
     body: JSON.stringify({ userId, publicKey }),
   });
   assert.equal(res.status, 200, await res.text());
@@ -199,6 +200,7 @@ describe("token console", () => {
       httpPort: 0,
       grpcPort: 0,
       tokenMaxLifetimeSeconds: 3600,
+      operatorOf: testOperatorLookup(),
     });
     const { httpPort } = await app.start();
     try {
@@ -432,7 +434,7 @@ describe("token console", () => {
       const command = (await page.locator("#register-command").textContent()) ?? "";
       assert.match(
         command,
-        /^buf curl --http2-prior-knowledge --protocol grpc \\\n {2}-d '\{"userId":"/,
+        /^buf curl --http2-prior-knowledge --protocol grpc \\\n {2}-H "authorization: Bearer \$\{OPERATOR_SECRET:-\$\(cat \.data\/redis\/operator-secret\)\}" \\\n {2}-d '\{"userId":"/,
       );
       assert.ok(command.includes(newUserId) && command.includes(hex));
       const downloading = page.waitForEvent("download");
@@ -453,6 +455,7 @@ describe("token console", () => {
         env: {
           ...process.env,
           INTERNAL: service.internalUrl,
+          OPERATOR_SECRET: TEST_OPERATOR.secret,
           PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`,
         },
       });

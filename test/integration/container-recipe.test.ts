@@ -198,7 +198,9 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
       }
       const publicUrl = `http://127.0.0.1:${httpPort}`;
       const internalUrl = `http://127.0.0.1:${grpcPort}`;
-      const first = await createFirstToken({ publicUrl, internalUrl }, "container");
+      // No ADMIN_CREDENTIALS_FILE: the first start generated operator `local` in the data folder.
+      const secret = readFileSync(join(final.dir, ".data/redis/operator-secret"), "utf8").trim();
+      const first = await createFirstToken({ publicUrl, internalUrl }, "container", secret);
       assert.equal(first.putStatus, 200);
       assert.equal(first.createStatus, 201, JSON.stringify(first.body));
       const auth = await fetch(`${internalUrl}/auth`, {

@@ -13,6 +13,7 @@ import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -105,7 +106,7 @@ describe("CORS", () => {
       corsOrigins: ["https://app.example.com", listed.origin],
     });
     plain = await startTestService({ redis: redis.topology });
-    keys = createGrpcClient(UserKeyService, service.internalAddress);
+    keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     tokens = createGrpcClient(TokenService, service.internalAddress);
   });
 

@@ -1,19 +1,24 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type Server,
+} from "node:http";
 import { connect as connectH2 } from "node:http2";
 import { connect as connectTcp } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { generateToken } from "@perps/token-client/protocol";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
-import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { markdownBlocks } from "../support/markdown-blocks.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { startTestCaddy } from "../support/test-caddy.js";
 import { startTestNginx } from "../support/test-nginx.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -36,7 +41,7 @@ interface Created {
 }
 
 async function register(service: { internalAddress: string }, user: TestUser): Promise<void> {
-  const keys = createGrpcClient(UserKeyService, service.internalAddress);
+  const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
   try {
     await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
   } finally {
@@ -633,6 +638,24 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
       return { status: res.status, headers: res.headers, text: await res.text() };
     }
 
+    /** A GET through the proxy over node:http, which (unlike fetch) sends any Connection header. */
+    function viaRawProxy(path: string, headers: Record<string, string>) {
+      const { hostname, port } = new URL(edge.url);
+      return new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest({ hostname, port, path, headers, agent: false }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        req.setTimeout(10_000, () => req.destroy(new Error("no answer within 10 s")));
+        req.on("error", reject);
+        req.end();
+      });
+    }
+
     it("a live token: the API gets the request with the user's id and the token's id", async () => {
       const answer = await viaProxy("/api/orders?x=1", {
         headers: { authorization: bearer(live.token) },
@@ -690,6 +713,37 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
               ["x-user-id", owner.userId],
             ],
             JSON.stringify(request?.identity),
+          );
+        }
+      }
+    });
+
+    it("a client's Connection header naming the identity headers does not strip the service's answer", async () => {
+      for (const connection of [
+        "X-User-Id, X-Token-Id",
+        "x-user-id,x-token-id",
+        "keep-alive, X-User-Id, X-Token-Id",
+      ]) {
+        for (const forge of [false, true]) {
+          const answer = await viaRawProxy("/api/hop", {
+            authorization: bearer(live.token),
+            connection,
+            ...(forge
+              ? { ...spellings("X-User-Id", other.userId), ...spellings("X-Token-Id", "forged") }
+              : {}),
+          });
+          assert.equal(answer.status, 200, answer.text);
+          const request = seen.at(-1);
+          assert.equal(request?.url, "/api/hop");
+          assert.deepEqual(
+            request?.identity
+              .map(([name, value]) => [identityName(name), value])
+              .sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+            [
+              ["x-token-id", live.id],
+              ["x-user-id", user.userId],
+            ],
+            `Connection: ${connection}: ${JSON.stringify(request?.identity)}`,
           );
         }
       }

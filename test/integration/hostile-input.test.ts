@@ -22,6 +22,7 @@ import {
   signText,
   type TestUser,
 } from "../support/signing.js";
+import { createOperatorGrpcClient, operatorGrpcInterceptor } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -762,9 +763,12 @@ describe("hostile input", () => {
   before(async () => {
     redis = await startTestRedis();
     service = await startTestService({ redisUrl: redis.url });
-    grpcKeys = createGrpcClient(UserKeyService, service.internalAddress);
+    grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     grpcTokens = createGrpcClient(TokenService, service.internalAddress);
-    rawInternal = new grpc.Client(service.internalAddress, grpc.credentials.createInsecure());
+    // As an operator: the admin RPCs' own handling of hostile bytes is what is tested.
+    rawInternal = new grpc.Client(service.internalAddress, grpc.credentials.createInsecure(), {
+      interceptors: [operatorGrpcInterceptor()],
+    });
     rawPublic = new grpc.Client(service.publicAddress, grpc.credentials.createInsecure());
   });
 

@@ -10,6 +10,7 @@ import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
+import { operatorConnectInterceptor, TEST_OPERATOR } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -45,6 +46,7 @@ describe("incident tools", () => {
     const transport = createConnectTransport({
       baseUrl: service.internalUrl,
       httpVersion: "1.1",
+      interceptors: [operatorConnectInterceptor()],
     });
     keys = createClient(UserKeyService, transport);
     admin = createClient(TokenAdminService, transport);
@@ -118,6 +120,7 @@ describe("incident tools", () => {
       assert.equal(line.level, 30);
       assert.equal(line.keys, 2);
       assert.match(line.requestId, /\S/);
+      assert.equal(line.operator, TEST_OPERATOR.name, "the operator who asked");
     });
 
     it("lists nothing for a user without keys, and a key without a recorded date as 0", async () => {
@@ -173,6 +176,7 @@ describe("incident tools", () => {
       assert.equal(lines.length, 1);
       assert.equal(lines[0]?.level, 30);
       assert.equal(lines[0]?.revokedTokens, 5);
+      assert.equal(lines[0]?.operator, TEST_OPERATOR.name);
     });
 
     it("is idempotent: a second call revokes nothing more", async () => {

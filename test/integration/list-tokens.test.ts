@@ -10,6 +10,7 @@ import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { createOpenApiResponseChecker } from "../unit/openapi/openapi-response-checker.js";
@@ -116,7 +117,7 @@ describe("ListTokens", () => {
     redis = await startTestRedis();
     service = await startTestService({ redis: redis.topology });
     second = await startTestService({ redis: redis.topology });
-    grpcKeys = createGrpcClient(UserKeyService, service.internalAddress);
+    grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     grpcTokens = createGrpcClient(TokenService, service.internalAddress);
     publicGrpc = createGrpcClient(TokenService, service.publicAddress);
     connect = createClient(

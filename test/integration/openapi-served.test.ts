@@ -4,8 +4,8 @@ import { after, before, describe, it } from "node:test";
 import { createTokenMessage, deleteTokenMessage } from "@perps/token-client/protocol";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { JsonSchema, OpenApiDocument } from "../../src/openapi/openapi-document.js";
-import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signBytes, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { componentValidator } from "../unit/openapi/openapi-test-support.js";
@@ -69,7 +69,7 @@ describe("the served OpenAPI document", () => {
     const lower = randomUUID();
     const upper = randomUUID();
     const users: { sent: string; user: TestUser }[] = [];
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     try {
       for (const [registered, sent] of [
         [lower, lower],

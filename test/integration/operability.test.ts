@@ -15,6 +15,7 @@ import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
 import { selfSignedCert } from "../support/self-signed-cert.js";
 import { newUser, signedCreate } from "../support/signing.js";
+import { createOperatorGrpcClient, operatorHeaders } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -39,7 +40,7 @@ describe("operability", () => {
 
   it("serves Prometheus metrics on the internal listener only", async () => {
     const user = await newUser();
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     const tokens = createGrpcClient(TokenService, service.internalAddress);
     try {
       await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
@@ -131,6 +132,8 @@ describe("operability", () => {
       "--http2-prior-knowledge",
       "--protocol",
       "grpc",
+      "-H",
+      `authorization: ${operatorHeaders().authorization}`,
       "-d",
       JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
       `${url}/perps.token.v1.UserKeyService/PutUserKey`,
@@ -236,7 +239,12 @@ describe("TLS", () => {
       client.close();
     }
     // And a refused call over TLS, end to end.
-    const keys = createGrpcClient(UserKeyService, service.internalAddress, credentials, options);
+    const keys = createOperatorGrpcClient(
+      UserKeyService,
+      service.internalAddress,
+      credentials,
+      options,
+    );
     try {
       await assert.rejects(keys.putUserKey({ userId: "x", publicKey: "" }), (err) =>
         isGrpcError(err, grpc.status.INVALID_ARGUMENT),

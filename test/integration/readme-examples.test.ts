@@ -12,6 +12,7 @@ import {
 } from "../support/markdown-blocks.js";
 import { outputShape } from "../support/output-shape.js";
 import { ShellSession } from "../support/shell-session.js";
+import { TEST_OPERATOR } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -186,6 +187,8 @@ describe("the documentation's examples, run as printed", () => {
       // The examples' defaults are 8080 and 9090; this test's service is on free ports.
       API: service.publicUrl,
       INTERNAL: service.internalUrl,
+      // What the walkthrough reads from .data/redis/operator-secret after `npm start`.
+      OPERATOR_SECRET: TEST_OPERATOR.secret,
     };
   });
   after(async () => {

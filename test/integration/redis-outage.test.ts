@@ -13,6 +13,7 @@ import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -43,7 +44,7 @@ describe("health, readiness and a Redis outage", () => {
     redis = await startTestRedis();
     service = await startTestService({ redisUrl: redis.url });
     health = createGrpcClient(Health, service.internalAddress);
-    keys = createGrpcClient(UserKeyService, service.internalAddress);
+    keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     grpcTokens = createGrpcClient(TokenService, service.internalAddress);
   });
 
@@ -148,7 +149,7 @@ describe("graceful shutdown", () => {
     const service = await startTestService({ redisUrl: redis.url });
     try {
       const user = await newUser();
-      const keys = createGrpcClient(UserKeyService, service.internalAddress);
+      const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
       await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
       keys.close();
       const req = await signedCreate(user, { name: "in flight" });

@@ -5,10 +5,10 @@ import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CreateTokenRequestSchema } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { createGrpcClient } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
 import { rawExchange } from "../support/raw-exchange.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -105,7 +105,7 @@ describe("every answer is observable", () => {
     // Debug: health probes' lines are debug lines (the next suite checks info).
     service = await startTestService({ redis: redis.topology, logLevel: "debug" });
     user = await newUser();
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     try {
       await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
     } finally {

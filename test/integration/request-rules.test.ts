@@ -11,6 +11,7 @@ import {
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
+import { createOperatorGrpcClient, operatorConnectInterceptor } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -83,7 +84,7 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
       tokenMaxLifetimeSeconds: 31_536_000,
     });
     grpc = createGrpcClient(TokenService, service.publicAddress);
-    grpcKeys = createGrpcClient(UserKeyService, service.internalAddress);
+    grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     const connect = createClient(
       TokenService,
       createConnectTransport({ baseUrl: service.publicUrl, httpVersion: "1.1" }),
@@ -270,7 +271,11 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
   it("UserKeyService (internal): the proto's rules too, fields named by JSON name", async () => {
     const connect = createClient(
       UserKeyService,
-      createConnectTransport({ baseUrl: service.internalUrl, httpVersion: "1.1" }),
+      createConnectTransport({
+        baseUrl: service.internalUrl,
+        httpVersion: "1.1",
+        interceptors: [operatorConnectInterceptor()],
+      }),
     );
     for (const [req, message] of [
       [{}, "userId: is required; publicKey: is required"],

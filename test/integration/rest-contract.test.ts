@@ -15,6 +15,7 @@ import {
   signText,
   type TestUser,
 } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { createOpenApiResponseChecker } from "../unit/openapi/openapi-response-checker.js";
@@ -358,7 +359,7 @@ describe("REST contract of /user/tokens", () => {
       redis: redis.topology,
       tokenMaxLifetimeSeconds: MAX_LIFETIME,
     });
-    grpcKeys = createGrpcClient(UserKeyService, service.internalAddress);
+    grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     grpcTokens = createGrpcClient(TokenService, service.internalAddress);
   });
 

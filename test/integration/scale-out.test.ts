@@ -5,9 +5,10 @@ import * as grpc from "@grpc/grpc-js";
 import { Cluster } from "ioredis";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { redisKeysOf } from "../../src/store/keys.js";
-import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
+import { isGrpcError } from "../support/grpc-client.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 import { startTestRedisCluster } from "../support/test-redis-cluster.js";
 import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
@@ -36,7 +37,7 @@ async function rest(baseUrl: string, method: "POST" | "DELETE", fields: Fields):
 }
 
 async function register(service: TestService, user: TestUser): Promise<void> {
-  const keys = createGrpcClient(UserKeyService, service.internalAddress);
+  const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
   try {
     await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
   } finally {
@@ -302,7 +303,7 @@ describe("WORKERS and graceful shutdown of the process", () => {
       const publicUrl = `http://127.0.0.1:${match?.[1]}`;
       const grpcAddress = `127.0.0.1:${match?.[2]}`;
       const user = await newUser();
-      const keys = createGrpcClient(UserKeyService, grpcAddress);
+      const keys = createOperatorGrpcClient(UserKeyService, grpcAddress);
       await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
       keys.close();
 

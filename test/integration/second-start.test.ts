@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +22,7 @@ import {
 } from "../support/main-process.js";
 import { isRunning, redisServersIn } from "../support/process-table.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
+import { operatorHeaders } from "../support/test-operator.js";
 
 // A second start (two terminals, a process manager restarting too early)
 // must leave the first instance untouched: its embedded Redis belongs to it
@@ -124,7 +133,7 @@ describe("a second start never harms the first", () => {
     user = await newUser();
     const put = await fetch(`${internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...operatorHeaders() },
       body: JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
     });
     assert.equal(put.status, 200, await put.text());
@@ -251,6 +260,66 @@ describe("a second start never harms the first", () => {
         occupant === undefined ? resolve() : occupant.close(() => resolve()),
       );
     }
+  });
+
+  it("an owner named nodejs or with another process.title is never taken for dead", async () => {
+    const bin = tempDir();
+    symlinkSync(process.execPath, join(bin, "nodejs"));
+    for (const node of [{ executable: join(bin, "nodejs") }, { args: ["--title=perps-tokens"] }]) {
+      const dir = join(tempDir(), "redis");
+      const owner = startMainProcess(
+        { HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir },
+        undefined,
+        node,
+      );
+      const [ports] = await owner.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+      const comm = readFileSync(`/proc/${owner.child.pid}/comm`, "utf8").trim();
+      assert.notEqual(comm, "node", "the owner does not look like node");
+      const second = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+      assert.equal(await second.exitedWithin(10_000), IN_USE, second.output());
+      assert.match(
+        second.output(),
+        new RegExp(`in use by the service with pid ${owner.child.pid}`),
+      );
+      assert.doesNotMatch(second.output(), /stopped a redis-server/);
+      // The owner and its Redis serve on.
+      const ready = await fetch(`http://127.0.0.1:${ports?.[1]}/readyz`);
+      assert.equal(ready.status, 200, `${comm}: /readyz`);
+      owner.child.kill("SIGTERM");
+      assert.equal(await owner.exitedWithin(), 0);
+    }
+  });
+
+  it("kill -9 of the owner frees the folder; a lock naming a live unrelated node process blocks nothing", async () => {
+    const dir = join(tempDir(), "redis");
+    const owner = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    await owner.waitFor(/"msg":"listening"/);
+    owner.child.kill("SIGKILL");
+    await owner.exitedWithin();
+    // The pid in the lock is now a live node process that is no service: this test's.
+    writeFileSync(join(dir, "service.lock"), `${process.pid}\n`);
+    const next = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    await next.waitFor(/"msg":"listening"/);
+    assert.equal(readFileSync(join(dir, "service.lock"), "utf8").trim(), String(next.child.pid));
+    next.child.kill("SIGTERM");
+    assert.equal(await next.exitedWithin(), 0, next.output());
+  });
+
+  it("two starts racing for one folder: one serves, the other exits 3 and touches nothing", async () => {
+    const dir = join(tempDir(), "redis");
+    const runs = [0, 1].map(() =>
+      startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir }),
+    );
+    const loser = await Promise.race(runs.map((run) => run.exited.then(() => run)));
+    assert.equal(await loser.exited, IN_USE, loser.output());
+    const winner = runs.find((run) => run !== loser);
+    assert.ok(winner !== undefined);
+    await winner.waitFor(/"msg":"listening"/);
+    assert.doesNotMatch(winner.output(), /stopped a redis-server/);
+    const [ports] = await winner.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+    assert.equal((await fetch(`http://127.0.0.1:${ports?.[1]}/readyz`)).status, 200);
+    winner.child.kill("SIGTERM");
+    assert.equal(await winner.exitedWithin(), 0);
   });
 
   it("a stale lock (its pid dead) does not block a start, and is taken over", async () => {

@@ -19,6 +19,7 @@ import {
   signedDelete,
   type TestUser,
 } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -64,7 +65,7 @@ async function harness(limits: { maxActive?: number; ratePerMinute?: number } = 
       ? {}
       : { tokenRateLimitPerMinute: limits.ratePerMinute }),
   });
-  const keys = createGrpcClient(UserKeyService, service.internalAddress);
+  const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
   const tokens = createGrpcClient(TokenService, service.internalAddress);
   const h: Harness = {
     redis,

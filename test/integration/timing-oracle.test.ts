@@ -4,8 +4,8 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signedCreate } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -47,7 +47,7 @@ describe("timing does not tell which users have keys", () => {
 
   it(`unknown user vs known user with a wrong signature: medians within ${TOLERANCE * 100}%`, async (t) => {
     const known = await newUser();
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     try {
       await keys.putUserKey({ userId: known.userId, publicKey: known.publicKey });
     } finally {

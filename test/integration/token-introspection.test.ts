@@ -13,6 +13,7 @@ import { redisKeysOf } from "../../src/store/keys.js";
 import { createGrpcClient, type GrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -105,7 +106,7 @@ describe("IntrospectToken", () => {
     redis = await startTestRedis();
     first = await startTestService({ redis: redis.topology });
     second = await startTestService({ redis: redis.topology });
-    keys = createGrpcClient(UserKeyService, first.internalAddress);
+    keys = createOperatorGrpcClient(UserKeyService, first.internalAddress);
     grpcIntrospect = createGrpcClient(TokenIntrospectionService, first.internalAddress);
     grpcIntrospectSecond = createGrpcClient(TokenIntrospectionService, second.internalAddress);
   });
@@ -269,7 +270,7 @@ describe("IntrospectToken while Redis is down", () => {
   });
 
   it("answers UNAVAILABLE within about a second, not a hang, and works again after", async () => {
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     const grpcIntrospect = createGrpcClient(TokenIntrospectionService, service.internalAddress);
     const connectIntrospect = createClient(
       TokenIntrospectionService,

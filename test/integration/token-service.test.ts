@@ -16,6 +16,7 @@ import {
   signText,
   type TestUser,
 } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -70,7 +71,7 @@ describe("TokenService and UserKeyService", () => {
       createConnectTransport({ baseUrl: service.publicUrl, httpVersion: "2" }),
     );
     grpcTokens = createGrpcClient(TokenService, service.internalAddress);
-    grpcKeys = createGrpcClient(UserKeyService, service.internalAddress);
+    grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
   });
 
   after(async () => {
@@ -647,7 +648,7 @@ describe("TokenService and UserKeyService", () => {
         body: "{}",
       });
       assert.equal(res.status, 404);
-      const grpcPublicKeys = createGrpcClient(UserKeyService, service.publicAddress);
+      const grpcPublicKeys = createOperatorGrpcClient(UserKeyService, service.publicAddress);
       try {
         const user = await newUser();
         await assert.rejects(

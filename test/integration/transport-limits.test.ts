@@ -84,7 +84,7 @@ function rawHttp1(port: number, first: string, trickle = ""): Promise<RawAnswer>
 function isServed(port: number): Promise<boolean> {
   return new Promise((done) => {
     const socket = connect(port, "127.0.0.1", () => {
-      socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     });
     let text = "";
     socket.on("data", (chunk: Buffer) => {

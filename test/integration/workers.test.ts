@@ -3,10 +3,10 @@ import { after, describe, it } from "node:test";
 import { hostFacts } from "../../src/config/config.js";
 import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { freePorts } from "../../src/process/free-port.js";
-import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 after(killMainProcesses);
@@ -64,7 +64,7 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
 
   async function registered(): Promise<TestUser> {
     const user = await newUser();
-    const keys = createGrpcClient(UserKeyService, internal);
+    const keys = createOperatorGrpcClient(UserKeyService, internal);
     try {
       await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
     } finally {

@@ -1,5 +1,6 @@
 import { grpcStatusOf } from "./grpc-status-call.js";
 import { newUser, signedCreate } from "./signing.js";
+import { operatorHeaders, TEST_OPERATOR } from "./test-operator.js";
 
 export interface ServiceUrls {
   /** The public listener, e.g. `http://127.0.0.1:8080`. */
@@ -18,14 +19,19 @@ export interface FirstToken {
 
 /**
  * What an operator does first with a service that was just deployed:
- * registers a new user's key on the internal listener (Connect JSON) and
+ * registers a new user's key on the internal listener (Connect JSON, with
+ * the operator's secret, the test operator's by default) and
  * creates a named token with it over REST on the public one.
  */
-export async function createFirstToken(urls: ServiceUrls, name: string): Promise<FirstToken> {
+export async function createFirstToken(
+  urls: ServiceUrls,
+  name: string,
+  operatorSecret = TEST_OPERATOR.secret,
+): Promise<FirstToken> {
   const user = await newUser();
   const put = await fetch(`${urls.internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...operatorHeaders(operatorSecret) },
     body: JSON.stringify({ userId: user.userId, publicKey: user.publicKey }),
   });
   await put.arrayBuffer();

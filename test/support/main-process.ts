@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildIfStale } from "./build.js";
+import { credentialsText, TEST_OPERATOR } from "./test-operator.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const MAIN = join(ROOT, "dist/main.js");
@@ -64,21 +67,44 @@ function track(child: ChildProcess, group = false): MainProcess {
   return run;
 }
 
+let testCredentials: string | undefined;
+
+/**
+ * A credentials file listing the test operator (TEST_OPERATOR), written once
+ * per test process and removed when it exits: what the services started here
+ * use unless a test sets ADMIN_CREDENTIALS_FILE ("" for the generated operator).
+ */
+function testCredentialsFile(): string {
+  if (testCredentials === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "perps-operators-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    testCredentials = join(dir, "admin-credentials");
+    writeFileSync(testCredentials, credentialsText([TEST_OPERATOR]), { mode: 0o600 });
+  }
+  return testCredentials;
+}
+
 const environment = (env: Record<string, string>) => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "",
+  ADMIN_CREDENTIALS_FILE: testCredentialsFile(),
   ...env,
 });
 
 /**
  * Runs `npm start`'s command (node dist/main.js, built first if src/ changed)
- * as a child process with only `env` (and PATH, HOME unless given) in its
- * environment, in `cwd`.
+ * as a child process with only `env` (and PATH, HOME and the test operator's
+ * ADMIN_CREDENTIALS_FILE unless given) in its environment, in `cwd`; `node`
+ * names another node executable (a link named `nodejs`, say) or its options.
  */
-export function startMainProcess(env: Record<string, string>, cwd = ROOT): MainProcess {
+export function startMainProcess(
+  env: Record<string, string>,
+  cwd = ROOT,
+  node: { executable?: string; args?: readonly string[] } = {},
+): MainProcess {
   buildIfStale();
   return track(
-    spawn(process.execPath, [MAIN], {
+    spawn(node.executable ?? process.execPath, [...(node.args ?? []), MAIN], {
       cwd,
       env: environment(env),
       stdio: ["ignore", "pipe", "pipe"],

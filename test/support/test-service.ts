@@ -1,4 +1,5 @@
 import { Writable } from "node:stream";
+import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
@@ -7,6 +8,7 @@ import { createApp } from "../../src/server/app.js";
 import { loadConsoleAssets } from "../../src/server/console-assets.js";
 import { buildIfStale } from "./build.js";
 import { issuedSignatures } from "./signing.js";
+import { testOperatorLookup } from "./test-operator.js";
 
 const TOKEN_SHAPE = /pt_[A-Za-z0-9_-]{43}/;
 const SIGNATURE_SHAPE = /[0-9a-fA-F]{128}/;
@@ -54,6 +56,8 @@ export interface TestServiceOptions {
   redisMinReplicasAck?: number;
   /** Serve TLS with this PEM certificate and key. */
   tls?: { cert: string; key: string };
+  /** With `tls`: the CA whose client certificates name operators (mutual TLS). */
+  adminClientCa?: string;
   tokenMaxLifetimeSeconds?: number;
   tokenMaxActivePerUser?: number;
   /** Default here 100000: most suites sign many calls per user within a minute. */
@@ -68,6 +72,12 @@ export interface TestServiceOptions {
   corsOrigins?: readonly string[];
   /** Serve the token console, built from the current sources first. Default false. */
   console?: boolean;
+  /** Who may call the admin RPCs. Default: the test operator (test-operator.ts). */
+  operatorOf?: OperatorLookup;
+  /** The services that may call IntrospectToken and /auth (SERVICE_CREDENTIALS_FILE). Default: off. */
+  serviceOf?: OperatorLookup;
+  /** Host names the internal listener answers to besides loopback (INTERNAL_HOSTNAMES). */
+  internalHostnames?: readonly string[];
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -99,6 +109,8 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     logger,
     ...(opts.console === true ? { console: loadConsoleAssets() } : {}),
     host: "127.0.0.1",
+    operatorOf: opts.operatorOf ?? testOperatorLookup(),
+    ...(opts.serviceOf === undefined ? {} : { serviceOf: opts.serviceOf }),
     httpPort: 0,
     grpcPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
@@ -107,11 +119,13 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       ? {}
       : { redisMinReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),
+    ...(opts.adminClientCa === undefined ? {} : { adminClientCa: opts.adminClientCa }),
     ...(opts.tokenMaxActivePerUser === undefined
       ? {}
       : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),
     ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
     ...(opts.corsOrigins === undefined ? {} : { corsOrigins: opts.corsOrigins }),
+    ...(opts.internalHostnames === undefined ? {} : { internalHostnames: opts.internalHostnames }),
     ...(opts.maxConnectionsPerListener === undefined
       ? {}
       : { maxConnectionsPerListener: opts.maxConnectionsPerListener }),

@@ -2,6 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
 import { fromConnectError } from "../sdk/connect-error-mapping.js";
 import { createFetchConnectTransport } from "../sdk/connect-transport.js";
+import { operatorAuthorization } from "../sdk/operator-authorization.js";
 
 /** Options of {@link createTokenAdminClient}. */
 export interface TokenAdminClientOptions {
@@ -9,6 +10,8 @@ export interface TokenAdminClientOptions {
   baseUrl: string;
   /** Deadline of each call in milliseconds. Default 10000. */
   timeoutMs?: number;
+  /** The operator's secret, sent with every call. Default none (the service refuses the call). */
+  operatorSecret?: string;
 }
 
 /** An operator's incident tools on the internal listener; failures are TokenApiErrors, as on the SDK. */
@@ -24,6 +27,7 @@ export function createTokenAdminClient(opts: TokenAdminClientOptions): TokenAdmi
     createFetchConnectTransport({
       baseUrl: opts.baseUrl,
       fetch: (input, init) => globalThis.fetch(input, init),
+      interceptors: operatorAuthorization(opts.operatorSecret),
     }),
   );
   const callOptions = { timeoutMs: opts.timeoutMs ?? 10_000 };

@@ -2,6 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import { fromConnectError } from "../sdk/connect-error-mapping.js";
 import { createFetchConnectTransport } from "../sdk/connect-transport.js";
+import { operatorAuthorization } from "../sdk/operator-authorization.js";
 
 /** Options of {@link createUserKeyClient}. */
 export interface UserKeyClientOptions {
@@ -9,6 +10,8 @@ export interface UserKeyClientOptions {
   baseUrl: string;
   /** Deadline of each call in milliseconds. Default 10000. */
   timeoutMs?: number;
+  /** The operator's secret, sent with every call. Default none (the service refuses the call). */
+  operatorSecret?: string;
 }
 
 /** A registered key, as ListUserKeys answers it. */
@@ -37,6 +40,7 @@ export function createUserKeyClient(opts: UserKeyClientOptions): UserKeyClient {
     createFetchConnectTransport({
       baseUrl: opts.baseUrl,
       fetch: (input, init) => globalThis.fetch(input, init),
+      interceptors: operatorAuthorization(opts.operatorSecret),
     }),
   );
   const callOptions = { timeoutMs: opts.timeoutMs ?? 10_000 };

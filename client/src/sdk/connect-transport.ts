@@ -1,4 +1,4 @@
-import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import type { TransportHandle } from "./lazy-transport.js";
 import { REDIRECT_MODE, redirectRefusal } from "./redirect-refusal.js";
@@ -9,6 +9,8 @@ export interface ConnectTransportOptions {
   baseUrl: string;
   /** The fetch to use. */
   fetch: typeof globalThis.fetch;
+  /** Run on every call (e.g. an operator's credential). Default none. */
+  interceptors?: Interceptor[];
 }
 
 function urlOf(input: Parameters<typeof globalThis.fetch>[0]): string {
@@ -53,7 +55,11 @@ export function createFetchConnectTransport(opts: ConnectTransportOptions): Tran
     }
     return res;
   };
-  return createConnectTransport({ baseUrl: opts.baseUrl, fetch: fetchFn });
+  return createConnectTransport({
+    baseUrl: opts.baseUrl,
+    fetch: fetchFn,
+    ...(opts.interceptors === undefined ? {} : { interceptors: opts.interceptors }),
+  });
 }
 
 /** {@link createFetchConnectTransport} as the rpc calls open it. */

@@ -28,6 +28,12 @@ export interface IntrospectionClientOptions {
   timeoutMs?: number;
   /** The fetch used by "connect". Default `globalThis.fetch`. */
   fetch?: typeof globalThis.fetch;
+  /**
+   * This service's secret, sent as `X-Service-Credential` with every call:
+   * needed when the token service runs with SERVICE_CREDENTIALS_FILE.
+   * Default: none sent.
+   */
+  serviceCredential?: string;
 }
 
 /** What IntrospectToken says of a token. */
@@ -101,12 +107,19 @@ export function createIntrospectionClient(opts: IntrospectionClientOptions): Int
   const transport = opts.transport ?? "connect";
   const lazy = createLazyTransport(openTransport(opts, transport));
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const headers =
+    opts.serviceCredential === undefined
+      ? undefined
+      : { "x-service-credential": opts.serviceCredential };
   return {
     transport,
     async introspectToken(token, options = {}) {
       try {
         const client = createClient(TokenIntrospectionService, await lazy.get());
-        const res = await client.introspectToken({ token }, { timeoutMs, signal: options.signal });
+        const res = await client.introspectToken(
+          { token },
+          { timeoutMs, signal: options.signal, ...(headers === undefined ? {} : { headers }) },
+        );
         return {
           active: res.active,
           userId: res.userId,

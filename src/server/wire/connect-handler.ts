@@ -77,6 +77,7 @@ export interface ConnectHandler {
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
     begin: () => Exchange,
+    contextValues: (exchange: Exchange) => ContextValues,
   ) => Exchange | undefined;
 }
 
@@ -175,8 +176,8 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
   };
   return {
     handle,
-    takeStream: (stream, headers, begin) =>
-      takeGrpcStream(streamRoutes, serving, stream, headers, begin),
+    takeStream: (stream, headers, begin, contextValues) =>
+      takeGrpcStream(streamRoutes, serving, stream, headers, begin, contextValues),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Message } from "@bufbuild/protobuf";
-import { type ConnectError, createContextValues } from "@connectrpc/connect";
+import type { ConnectError, ContextValues } from "@connectrpc/connect";
 import {
   type Compression,
   compressionNegotiate,
@@ -10,8 +10,7 @@ import * as grpc from "@connectrpc/connect/protocol-grpc";
 import { lazyCallSignal } from "../../gateway/call-signal.js";
 import type { UnaryResult } from "../../gateway/unary-invoker.js";
 import { type RequestBody, readBody } from "../../http/request-body.js";
-import { type Exchange, exchangeKey } from "../exchange.js";
-import { requestIdKey } from "../request-id.js";
+import type { Exchange } from "../exchange.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import { whenCompressed } from "./grpc-unary.js";
 import {
@@ -54,6 +53,7 @@ export function takeGrpcStream(
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
   begin: () => Exchange,
+  contextValues: (exchange: Exchange) => ContextValues,
 ): Exchange | undefined {
   const path = headers[":path"];
   const route = path === undefined ? undefined : routes.get(path);
@@ -91,7 +91,7 @@ export function takeGrpcStream(
   const exchange = begin();
   exchange.names(route.name, "grpc");
   readBody(stream, route.unary.readMaxBytes + ENVELOPE_HEAD_BYTES, (body) =>
-    serve(route.unary, serving, stream, headers, exchange, answer, deadline, body),
+    serve(route.unary, serving, stream, headers, exchange, answer, deadline, body, contextValues),
   );
   return exchange;
 }
@@ -105,17 +105,15 @@ function serve(
   answer: StreamAnswer,
   deadline: number | null,
   body: RequestBody,
+  contextValues: (exchange: Exchange) => ContextValues,
 ): void {
   const call = (input: Message): void => {
-    const values = createContextValues();
-    values.set(exchangeKey, exchange);
-    values.set(requestIdKey, exchange.requestId);
     serving
       .call("grpc", served.method, input, {
         requestMethod: "POST",
         url: () => `${schemeOf(stream)}://${headers[":authority"]}${headers[":path"]}`,
         header: () => webHeaders(headers),
-        contextValues: values,
+        contextValues: contextValues(exchange),
         signal: lazyCallSignal(stream, deadline),
         ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
       })

@@ -34,6 +34,8 @@ const SERVICE: Package = {
     ["openapi"],
     // REST to RPC transcoding, HTTP statuses of RPC codes.
     ["gateway"],
+    // Who may call the admin RPCs: operators' credentials, their file, their check.
+    ["admin-auth"],
     // Where a request is checked: the proto's buf.validate rules, on every protocol.
     ["validation"],
     // The services: request rules, signatures, outcomes to client answers.

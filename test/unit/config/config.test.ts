@@ -27,7 +27,27 @@ describe("parseConfig", () => {
       logLevel: "info",
       console: true,
       tracing: undefined,
+      adminCredentialsFile: undefined,
+      serviceCredentialsFile: undefined,
+      adminClientCaFile: undefined,
+      internalHostnames: [],
     });
+    assert.equal(
+      parseConfig({ ADMIN_CREDENTIALS_FILE: "/etc/perps/operators" }).adminCredentialsFile,
+      "/etc/perps/operators",
+    );
+    assert.throws(
+      () => parseConfig({ ADMIN_CLIENT_CA_FILE: "/etc/perps/ca.pem" }),
+      /ADMIN_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE/,
+    );
+    assert.equal(
+      parseConfig({
+        ADMIN_CLIENT_CA_FILE: "/etc/perps/ca.pem",
+        TLS_CERT_FILE: "c.pem",
+        TLS_KEY_FILE: "k.pem",
+      }).adminClientCaFile,
+      "/etc/perps/ca.pem",
+    );
   });
 
   it("reads CORS_ORIGINS: exact origins, comma-separated, spaces around them ignored", () => {

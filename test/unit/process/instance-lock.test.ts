@@ -1,74 +1,123 @@
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { acquireInstanceLock, LOCK_FILE } from "../../../src/process/instance-lock.js";
 
+const MODULE = resolve(import.meta.dirname, "../../../src/process/instance-lock.ts");
+
+/**
+ * Another process that takes the folder's lock and keeps it until killed,
+ * with this title (what `ps` and /proc/<pid>/comm show).
+ */
+async function holder(dir: string, title: string): Promise<ChildProcess> {
+  const script = `process.title = ${JSON.stringify(title)};
+const { acquireInstanceLock } = await import(${JSON.stringify(MODULE)});
+const lock = await acquireInstanceLock({ dir: ${JSON.stringify(dir)} });
+console.log(lock.held ? "held" : "not held");
+setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const [line] = (await once(child.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
+  assert.equal(line.toString().trim(), "held");
+  return child;
+}
+
 describe("acquireInstanceLock", () => {
   const dirs: string[] = [];
+  const children: ChildProcess[] = [];
   const tempDir = () => {
     const dir = mkdtempSync(join(tmpdir(), "perps-lock-"));
     dirs.push(dir);
     return join(dir, "redis");
   };
   after(() => {
+    for (const child of children) {
+      child.kill("SIGKILL");
+    }
     for (const dir of dirs) {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it("takes a free folder's lock with its pid, and releases it", () => {
+  it("takes a free folder's lock, writes its pid for people, and releases it", async () => {
     const dir = tempDir();
-    const lock = acquireInstanceLock({ dir });
+    const lock = await acquireInstanceLock({ dir });
     assert.equal(lock.held, true);
     assert.equal(readFileSync(join(dir, LOCK_FILE), "utf8"), `${process.pid}\n`);
-    assert.deepEqual(readdirSync(dir), [LOCK_FILE], "no temp file left");
+    assert.deepEqual(readdirSync(dir), [LOCK_FILE], "nothing else on disk");
+    // Held: a second taker in the same process is told, with the owner's pid.
+    const again = await acquireInstanceLock({ dir });
+    assert.deepEqual(again.held ? "held" : again.ownerPid, process.pid);
     if (lock.held) {
       lock.release();
     }
     assert.equal(existsSync(join(dir, LOCK_FILE)), false);
+    const after = await acquireInstanceLock({ dir });
+    assert.equal(after.held, true, "free again once released");
+    if (after.held) {
+      after.release();
+    }
   });
 
-  it("a lock held by a live service process (node) is in use: left as it is", () => {
+  it("an owner with another title (nodejs, a custom process.title) is alive: never taken", async () => {
+    for (const title of ["nodejs", "perps-tokens-primary"]) {
+      const dir = tempDir();
+      const owner = await holder(dir, title);
+      children.push(owner);
+      const lock = await acquireInstanceLock({ dir });
+      assert.deepEqual(lock.held ? "held" : lock.ownerPid, owner.pid, title);
+      // Even with the lock file pointing elsewhere: the socket is the lock.
+      writeFileSync(join(dir, LOCK_FILE), "1\n");
+      const again = await acquireInstanceLock({ dir });
+      assert.deepEqual(again.held ? "held" : again.ownerPid, owner.pid);
+      owner.kill("SIGKILL");
+    }
+  });
+
+  it("kill -9 of the owner frees the lock at once; a pid reused by another node process does not hold it", async () => {
     const dir = tempDir();
-    const mine = acquireInstanceLock({ dir });
-    const other = acquireInstanceLock({ dir, pid: 2 ** 22 + 1 });
-    assert.deepEqual(
-      { held: other.held, owner: other.held ? 0 : other.ownerPid },
-      {
-        held: false,
-        owner: process.pid,
-      },
-    );
+    const owner = await holder(dir, "node");
+    children.push(owner);
+    owner.kill("SIGKILL");
+    await once(owner, "exit");
+    // The dead owner's lock file names a pid that now belongs to a live node
+    // process (this one): liveness is not read from it.
+    writeFileSync(join(dir, LOCK_FILE), `${process.pid}\n`);
+    const lock = await acquireInstanceLock({ dir });
+    assert.equal(lock.held, true);
     assert.equal(readFileSync(join(dir, LOCK_FILE), "utf8"), `${process.pid}\n`);
-    if (mine.held) {
-      mine.release();
+    if (lock.held) {
+      lock.release();
     }
   });
 
-  it("a lock whose pid is dead, or reused by another program, is stale and taken over", () => {
-    const dead = spawnSync("true").pid ?? 0;
-    const sleeper = spawn("sleep", ["5"]);
-    try {
-      for (const pid of [dead, sleeper.pid ?? 0]) {
-        const dir = tempDir();
-        const lock = acquireInstanceLock({ dir, pid: 1 });
-        assert.equal(lock.held, true);
-        writeFileSync(join(dir, LOCK_FILE), `${pid}\n`);
-        const taken = acquireInstanceLock({ dir });
-        assert.equal(taken.held, true, `pid ${pid}`);
-        assert.equal(readFileSync(join(dir, LOCK_FILE), "utf8"), `${process.pid}\n`);
-        // The earlier holder's release leaves the new holder's lock alone.
-        if (lock.held) {
-          lock.release();
-        }
-        assert.equal(existsSync(join(dir, LOCK_FILE)), true);
-        assert.deepEqual(readdirSync(dir), [LOCK_FILE]);
-      }
-    } finally {
-      sleeper.kill();
-    }
+  it("two takers racing: exactly one holds it", async () => {
+    const dir = tempDir();
+    const script = `const { acquireInstanceLock } = await import(${JSON.stringify(MODULE)});
+const lock = await acquireInstanceLock({ dir: ${JSON.stringify(dir)} });
+console.log(lock.held ? "held" : "not held");
+setTimeout(() => {}, 3000);`;
+    const racers = Array.from({ length: 4 }, () =>
+      spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        stdio: ["ignore", "pipe", "inherit"],
+      }),
+    );
+    children.push(...racers);
+    const said = await Promise.all(
+      racers.map(async (racer) => {
+        const [line] = (await once(racer.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
+        return line.toString().trim();
+      }),
+    );
+    assert.deepEqual(
+      said.sort(),
+      ["held", "not held", "not held", "not held"],
+      "one holder, three told",
+    );
   });
 });

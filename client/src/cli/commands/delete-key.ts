@@ -2,6 +2,7 @@ import type { Command } from "../cli-context.js";
 import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
 import { liveTokensText } from "../live-tokens-text.js";
+import { OPERATOR_SECRET_HELP, secretOption } from "../operator-secret.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
 import { resolvePublicKey } from "../public-key.js";
@@ -16,6 +17,7 @@ const OPTIONS = {
   "public-key": { type: "string" },
   key: { type: "string" },
   "internal-url": { type: "string" },
+  "operator-secret-file": { type: "string" },
 } as const;
 
 /** `delete-key`: DeleteUserKey on the internal listener. */
@@ -38,6 +40,7 @@ Options:
   --public-key HEX     the public key, 64 hex characters
   --key FILE           or: the private key file whose public key to remove
 ${INTERNAL_URL_HELP}
+${OPERATOR_SECRET_HELP}
 ${COMMON_HELP}
 
 With --json: {"deleted":true,"publicKey":"…","userId":"…","revokedTokens":N}
@@ -53,7 +56,10 @@ ${EXIT_CODES_HELP}`,
       publicKey: values["public-key"],
       keyFile: values.key,
     });
-    const revokedTokens = await createUserKeyClient({ baseUrl }).deleteUserKey(userId, publicKey);
+    const revokedTokens = await createUserKeyClient({
+      baseUrl,
+      ...(await secretOption(values["operator-secret-file"], ctx.env)),
+    }).deleteUserKey(userId, publicKey);
     printResult(
       ctx,
       `Removed public key ${publicKey} of user ${userId} (if it was registered); revoked ${liveTokensText(revokedTokens)} of the user.`,

@@ -1,6 +1,7 @@
 import type { Command } from "../cli-context.js";
 import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
+import { OPERATOR_SECRET_HELP, secretOption } from "../operator-secret.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
 import { resolvePublicKey } from "../public-key.js";
@@ -15,6 +16,7 @@ const OPTIONS = {
   "public-key": { type: "string" },
   key: { type: "string" },
   "internal-url": { type: "string" },
+  "operator-secret-file": { type: "string" },
 } as const;
 
 /** `register-key`: PutUserKey on the internal listener. */
@@ -34,6 +36,7 @@ Options:
   --public-key HEX     the public key, 64 hex characters (as 'keygen' prints it)
   --key FILE           or: the private key file whose public key to register
 ${INTERNAL_URL_HELP}
+${OPERATOR_SECRET_HELP}
 ${COMMON_HELP}
 
 With --json: {"publicKey":"…","userId":"…"}
@@ -49,7 +52,10 @@ ${EXIT_CODES_HELP}`,
       publicKey: values["public-key"],
       keyFile: values.key,
     });
-    await createUserKeyClient({ baseUrl }).putUserKey(userId, publicKey);
+    await createUserKeyClient({
+      baseUrl,
+      ...(await secretOption(values["operator-secret-file"], ctx.env)),
+    }).putUserKey(userId, publicKey);
     printResult(ctx, `Registered public key ${publicKey} for user ${userId}.`, {
       publicKey,
       userId,

@@ -2,6 +2,7 @@ import type { Command } from "../cli-context.js";
 import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
 import { liveTokensText } from "../live-tokens-text.js";
+import { OPERATOR_SECRET_HELP, secretOption } from "../operator-secret.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
 import { INTERNAL_URL_HELP, internalUrl } from "../service-urls.js";
@@ -13,6 +14,7 @@ const OPTIONS = {
   ...COMMON_OPTIONS,
   user: { type: "string" },
   "internal-url": { type: "string" },
+  "operator-secret-file": { type: "string" },
 } as const;
 
 /** `revoke-tokens`: RevokeUserTokens on the internal listener. */
@@ -32,6 +34,7 @@ revokes only what was created since.
 Options:
   --user USER_ID       the user's UUID
 ${INTERNAL_URL_HELP}
+${OPERATOR_SECRET_HELP}
 ${COMMON_HELP}
 
 With --json: {"revokedTokens":N,"userId":"…"}
@@ -42,7 +45,10 @@ ${EXIT_CODES_HELP}`,
     const values = parseOptions(NAME, args, OPTIONS);
     const userId = required(NAME, values.user, "--user");
     const baseUrl = internalUrl(NAME, values["internal-url"], ctx.env);
-    const revokedTokens = await createTokenAdminClient({ baseUrl }).revokeUserTokens(userId);
+    const revokedTokens = await createTokenAdminClient({
+      baseUrl,
+      ...(await secretOption(values["operator-secret-file"], ctx.env)),
+    }).revokeUserTokens(userId);
     printResult(ctx, `Revoked ${liveTokensText(revokedTokens)} of user ${userId}.`, {
       revokedTokens,
       userId,

@@ -286,7 +286,12 @@ describe("the wire paths answer as Connect's own handler", () => {
       handler: connect.handle,
       // The common gRPC unary call is served off the raw HTTP/2 stream: compared here too.
       streamHandler: (stream, headers) =>
-        connect.takeStream(stream, headers, () => new Exchange("", performance.now())),
+        connect.takeStream(
+          stream,
+          headers,
+          () => new Exchange("", performance.now()),
+          () => createContextValues(),
+        ),
     });
     theirs = createDualProtocolServer({
       host: "127.0.0.1",

@@ -1,0 +1,66 @@
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { bearerTokenOf } from "../token/bearer-header.js";
+import { isAdminService } from "./admin-services.js";
+import { callerKey } from "./caller-context.js";
+
+/** The operator a call was authenticated as; empty for calls that need none. */
+export const operatorKey = createContextKey("", { description: "operator" });
+
+/** Says which operator presents this secret, or undefined. */
+export type OperatorLookup = (secret: string) => string | undefined;
+
+export interface AdminAuthOptions {
+  operatorOf: OperatorLookup;
+}
+
+const WHAT_TO_SEND =
+  'send "authorization: Bearer <operator secret>" (an operator of ADMIN_CREDENTIALS_FILE; ' +
+  "by default the secret in the service's data folder, .data/redis/operator-secret), " +
+  "or, where ADMIN_CLIENT_CA_FILE is set, a client certificate it issued";
+
+/**
+ * The one check of operators' credentials: a call to an admin service
+ * (admin-services.ts), whatever its protocol, goes on only without `Origin`
+ * (PERMISSION_DENIED) and with a client certificate the listener verified
+ * (mutual TLS; its subject's CN is the operator) or a known operator's
+ * secret (else UNAUTHENTICATED), whose name it then carries (`operatorKey`) into the
+ * audit line. Placed after the call telemetry, so that a refusal is logged
+ * and counted like any other (never with the secret).
+ */
+export function adminAuthInterceptor(opts: AdminAuthOptions): Interceptor {
+  return (next) => async (req) => {
+    if (!isAdminService(req.service.typeName)) {
+      return next(req);
+    }
+    // Only browsers send Origin, and no web page has business with an admin
+    // call (a rebound name or a page on an internal host would).
+    if (req.header.get("origin") !== null) {
+      throw new ConnectError(
+        "admin calls are not taken from web pages: this request carries Origin",
+        Code.PermissionDenied,
+      );
+    }
+    // Mutual TLS: a client certificate the listener verified names the operator.
+    const certified = req.contextValues.get(callerKey).certificateSubject;
+    if (certified !== undefined) {
+      req.contextValues.set(operatorKey, certified);
+      return next(req);
+    }
+    const secret = bearerTokenOf(req.header.get("authorization"));
+    if (secret === undefined || secret === "") {
+      throw new ConnectError(
+        `this call needs an operator's credential: ${WHAT_TO_SEND}`,
+        Code.Unauthenticated,
+      );
+    }
+    const operator = opts.operatorOf(secret);
+    if (operator === undefined) {
+      throw new ConnectError(
+        `the operator credential sent is not accepted: ${WHAT_TO_SEND}`,
+        Code.Unauthenticated,
+      );
+    }
+    req.contextValues.set(operatorKey, operator);
+    return next(req);
+  };
+}

@@ -1,0 +1,97 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readFileSync, unwatchFile, watchFile } from "node:fs";
+import { ConfigError } from "../config/config.js";
+import type { OperatorLookup } from "./admin-auth-interceptor.js";
+import { type OperatorEntry, parseCredentialsFile } from "./credentials-file.js";
+
+export interface OperatorCredentialsOptions {
+  /** ADMIN_CREDENTIALS_FILE (or SERVICE_CREDENTIALS_FILE, same format). */
+  path: string;
+  /** The variable naming the file, for messages. Default ADMIN_CREDENTIALS_FILE. */
+  variable?: string;
+  /** How often the file is looked at for a change. Default 1000 ms. */
+  watchIntervalMs?: number;
+  /** Told after each re-read: the number of operators, or why the file was refused (the old set stays). */
+  onReload?: (outcome: { operators: number } | { error: ConfigError }) => void;
+}
+
+/** The operators of ADMIN_CREDENTIALS_FILE, kept current. */
+export interface OperatorCredentials {
+  /** The operator whose secret this is, or undefined: compared with every operator, in constant time. */
+  operatorOf: OperatorLookup;
+  /** Re-reads the file now (SIGHUP); a bad file keeps the operators in use and throws its ConfigError. */
+  reload(): void;
+  /** Stops watching the file. */
+  close(): void;
+}
+
+/** Reads and parses ADMIN_CREDENTIALS_FILE; a ConfigError names the file and, when it is the file's content, the line. */
+export function readCredentialsFile(
+  path: string,
+  variable = "ADMIN_CREDENTIALS_FILE",
+): OperatorEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? String(err);
+    throw new ConfigError(`${variable}: cannot read ${path} (${code})`);
+  }
+  return parseCredentialsFile(text, path, variable);
+}
+
+/**
+ * Which of these operators presents a secret: its SHA-256 is compared with
+ * every operator's, each in constant time and none skipped, so the time taken
+ * does not tell which one (or none) matched.
+ */
+export function operatorLookup(entries: readonly OperatorEntry[]): OperatorLookup {
+  return (secret) => {
+    const presented = createHash("sha256").update(secret, "utf8").digest();
+    let found: string | undefined;
+    for (const entry of entries) {
+      if (timingSafeEqual(presented, entry.sha256) && found === undefined) {
+        found = entry.name;
+      }
+    }
+    return found;
+  };
+}
+
+/**
+ * Loads ADMIN_CREDENTIALS_FILE (a bad one throws its ConfigError: the start
+ * stops) and re-reads it when it changes, so that an operator is added or
+ * removed without a restart. A file broken while the service runs is
+ * refused and the operators in use stay, told through `onReload`.
+ */
+export function loadOperatorCredentials(opts: OperatorCredentialsOptions): OperatorCredentials {
+  let lookup = operatorLookup(readCredentialsFile(opts.path, opts.variable));
+  const reload = () => {
+    let entries: OperatorEntry[];
+    try {
+      entries = readCredentialsFile(opts.path, opts.variable);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        opts.onReload?.({ error: err });
+      }
+      throw err;
+    }
+    lookup = operatorLookup(entries);
+    opts.onReload?.({ operators: entries.length });
+  };
+  const watcher = () => {
+    try {
+      reload();
+    } catch {
+      // Told through onReload; the operators in use stay.
+    }
+  };
+  watchFile(opts.path, { interval: opts.watchIntervalMs ?? 1000, persistent: false }, watcher);
+  return {
+    operatorOf: (secret) => lookup(secret),
+    reload,
+    close() {
+      unwatchFile(opts.path, watcher);
+    },
+  };
+}
