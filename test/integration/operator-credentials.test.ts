@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { ADMIN_SERVICES } from "../../src/admin-auth/admin-services.js";
+import { PutUserKeyRequestSchema } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { grpcStatusOf } from "../support/grpc-status-call.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
@@ -194,12 +196,32 @@ describe("audit lines whatever LOG_LEVEL is", () => {
           });
           assert.equal(res.status, 200, await res.text());
         }
+        // Over gRPC too (served straight off the HTTP/2 stream): the same line, the same peer.
+        const grpcId = `audit-${randomUUID()}`;
+        ids.push(grpcId);
+        const message = toBinary(
+          PutUserKeyRequestSchema,
+          create(PutUserKeyRequestSchema, { userId: user.userId, publicKey: user.publicKey }),
+        );
+        const envelope = new Uint8Array(5 + message.length);
+        new DataView(envelope.buffer).setUint32(1, message.length);
+        envelope.set(message, 5);
+        assert.equal(
+          await grpcStatusOf(
+            service.internalUrl,
+            "/perps.token.v1.UserKeyService/PutUserKey",
+            envelope,
+            { ...operatorHeaders(), "x-request-id": grpcId },
+          ),
+          "0",
+        );
         const lines = service.logs.map((text) => JSON.parse(text) as Record<string, unknown>);
         assert.deepEqual(
           lines.map((line) => [line.msg, line.audit, line.operator, line.requestId]),
           [
             ["audit", "PutUserKey", TEST_OPERATOR.name, ids[0]],
             ["audit", "RevokeUserTokens", TEST_OPERATOR.name, ids[1]],
+            ["audit", "PutUserKey", TEST_OPERATOR.name, ids[2]],
           ],
           "the audit lines, and nothing below the level",
         );
