@@ -324,7 +324,6 @@ export function parseConfig(
     }
     return on;
   }, false);
-  const tls = checked(() => tlsFiles(env), undefined);
   const config: Config = {
     host: set(env, "HOST") ?? "127.0.0.1",
     internalHost: set(env, "INTERNAL_HOST") ?? "127.0.0.1",
@@ -340,8 +339,9 @@ export function parseConfig(
       1,
     ),
     reusePort,
-    tls,
-    adminClientCaFile: checked(() => adminClientCaFile(env, tls), undefined),
+    tls: checked(() => tlsFiles(env), undefined),
+    // Read after the rest: it depends on tls, and problems are listed in the variables' order.
+    adminClientCaFile: undefined,
     tokenMaxLifetimeSeconds: checked(
       () => integer(env, "TOKEN_MAX_LIFETIME_SECONDS", 31_536_000, 1, MAX_LIFETIME_LIMIT),
       1,
@@ -375,6 +375,7 @@ export function parseConfig(
     adminCredentialsFile: set(env, "ADMIN_CREDENTIALS_FILE"),
     serviceCredentialsFile: set(env, "SERVICE_CREDENTIALS_FILE"),
   };
+  config.adminClientCaFile = checked(() => adminClientCaFile(env, config.tls), undefined);
   if (problems.length > 0) {
     throw new ConfigError(problems);
   }
