@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readFileSync, unwatchFile, watchFile } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { ConfigError } from "../config/config.js";
 import type { OperatorLookup } from "./admin-auth-interceptor.js";
 import { type OperatorEntry, parseCredentialsFile } from "./credentials-file.js";
@@ -65,8 +65,12 @@ export function operatorLookup(entries: readonly OperatorEntry[]): OperatorLooku
  * refused and the operators in use stay, told through `onReload`.
  */
 export function loadOperatorCredentials(opts: OperatorCredentialsOptions): OperatorCredentials {
+  // The file as it was read: a poll compares with it, not with its own first
+  // look, which could come after a change made right after the start.
+  let seen = versionOf(opts.path);
   let lookup = operatorLookup(readCredentialsFile(opts.path, opts.variable));
   const reload = () => {
+    seen = versionOf(opts.path);
     let entries: OperatorEntry[];
     try {
       entries = readCredentialsFile(opts.path, opts.variable);
@@ -79,19 +83,32 @@ export function loadOperatorCredentials(opts: OperatorCredentialsOptions): Opera
     lookup = operatorLookup(entries);
     opts.onReload?.({ operators: entries.length });
   };
-  const watcher = () => {
+  const poll = setInterval(() => {
+    if (versionOf(opts.path) === seen) {
+      return;
+    }
     try {
       reload();
     } catch {
       // Told through onReload; the operators in use stay.
     }
-  };
-  watchFile(opts.path, { interval: opts.watchIntervalMs ?? 1000, persistent: false }, watcher);
+  }, opts.watchIntervalMs ?? 1000);
+  poll.unref();
   return {
     operatorOf: (secret) => lookup(secret),
     reload,
     close() {
-      unwatchFile(opts.path, watcher);
+      clearInterval(poll);
     },
   };
+}
+
+/** What tells one version of a file from the next: its inode, size and change times ("" when missing). */
+function versionOf(path: string): string {
+  try {
+    const stat = statSync(path);
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+  } catch {
+    return "";
+  }
 }
