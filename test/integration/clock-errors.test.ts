@@ -13,6 +13,7 @@ import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { grpcStatusDetails } from "../support/grpc-status-details.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -113,7 +114,7 @@ describe("clock errors on REST, Connect, gRPC and gRPC-Web", () => {
     redis = await startTestRedis();
     service = await startTestService({ redis: redis.topology });
     grpc = createGrpcClient(TokenService, service.publicAddress);
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     user = await newUser();
     await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
     keys.close();

@@ -13,6 +13,7 @@ import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { codeName } from "../../src/server/code-name.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
+import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -220,7 +221,7 @@ describe("the rules and the dashboard name only what /metrics exports", () => {
   before(async () => {
     redis = await startTestRedisServer();
     service = await startTestService({ redis: redis.topology, tokenRateLimitPerMinute: 4 });
-    const keys = createGrpcClient(UserKeyService, service.internalAddress);
+    const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
     const grpc = createGrpcClient(TokenService, service.publicAddress);
     const connect = createClient(
       TokenService,

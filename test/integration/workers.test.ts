@@ -146,6 +146,9 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
     assert.equal((await scrape()).get("perps_token_worker_restarts_total"), 0);
     assert.equal((await scrape()).get("perps_token_ready"), 1);
     const [first] = await main.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/);
+    // Its log lines are written in batches (at the latest after 100 ms): let it write them
+    // before the kill, so that the last test still finds every create's line.
+    await new Promise((done) => setTimeout(done, 500));
     process.kill(Number(first?.[1]), "SIGKILL");
     await main.waitFor(/"msg":"worker died; starting another"/);
     // Two from the start, one from the new worker.

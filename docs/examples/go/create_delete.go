@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,6 +40,11 @@ func call(method, url string, body any, out any) error {
 		return err
 	}
 	req.Header.Set("content-type", "application/json")
+	// The key registry is for operators: their secret (by default the one the service's first
+	// start wrote in .data/redis/operator-secret). REST calls carry their own signature instead.
+	if strings.Contains(url, "UserKeyService") {
+		req.Header.Set("authorization", "Bearer "+os.Getenv("OPERATOR_SECRET"))
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

@@ -23,6 +23,9 @@ from perps.token.v1 import user_key_pb2, user_key_pb2_grpc
 
 API = os.environ.get("API", "http://127.0.0.1:8080")
 INTERNAL = os.environ.get("INTERNAL", "http://127.0.0.1:9090")
+# The key registry is for operators: their secret (by default the one the service's first start
+# wrote in .data/redis/operator-secret), sent as gRPC metadata.
+OPERATOR = [("authorization", f"Bearer {os.environ['OPERATOR_SECRET']}")]
 
 
 def now_ms() -> int:
@@ -89,7 +92,10 @@ def main() -> None:
     with grpc.insecure_channel(urlparse(INTERNAL).netloc) as channel:
         keys = user_key_pb2_grpc.UserKeyServiceStub(channel)
         introspection = token_introspection_pb2_grpc.TokenIntrospectionServiceStub(channel)
-        keys.PutUserKey(user_key_pb2.PutUserKeyRequest(user_id=user_id, public_key=public_key))
+        keys.PutUserKey(
+            user_key_pb2.PutUserKeyRequest(user_id=user_id, public_key=public_key),
+            metadata=OPERATOR,
+        )
 
         named = create_token(key, user_id, expires_in=3600, name="py-bot")
         print(f"named token {named['id']} expires {named['expiresAt']}")
@@ -113,7 +119,8 @@ def main() -> None:
 
         # Removing the key also revokes the user's live tokens (the session token here).
         removed = keys.DeleteUserKey(
-            user_key_pb2.DeleteUserKeyRequest(user_id=user_id, public_key=public_key)
+            user_key_pb2.DeleteUserKeyRequest(user_id=user_id, public_key=public_key),
+            metadata=OPERATOR,
         )
         print(f"key removed, revoked tokens: {removed.revoked_tokens}")
 
