@@ -10,7 +10,7 @@ const MISSING_HOST = "an HTTP/1.1 request must have a Host header";
 export interface HostGuardOptions {
   /**
    * The names this listener answers to, besides loopback addresses and
-   * `localhost`: its bound address and INTERNAL_HOSTNAMES. Undefined: any
+   * `localhost`: its bound address and INTERNAL_HOSTNAMES. Undefined: every
    * name (the public listener, behind whatever name it is published under).
    * A wildcard bound address (`0.0.0.0`, `::`) admits every IP literal.
    */
