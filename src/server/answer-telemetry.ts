@@ -111,6 +111,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
         protocol,
         status: answered ? exchange.status : 0,
         code: metricCode,
+        grpcStatus: code ?? 0,
         serverFault: code !== undefined && SERVER_SIDE.has(code),
         requestId: exchange.requestId,
       });

@@ -29,6 +29,8 @@ export interface CallOutcome {
   readonly status: number;
   /** The code's name as the metrics write it ("ok", "invalid_argument", …). */
   readonly code: string;
+  /** The gRPC status number of the code (0 for ok). */
+  readonly grpcStatus: number;
   /** Whether the code points at the service rather than the caller. */
   readonly serverFault: boolean;
   readonly requestId: string;
@@ -69,27 +71,6 @@ function rpcSystem(protocol: string): string | undefined {
   }
   return protocol === "connect" ? "connect_rpc" : undefined;
 }
-
-/** gRPC status numbers by the metrics' code names. */
-const GRPC_STATUS: Readonly<Record<string, number>> = {
-  ok: 0,
-  canceled: 1,
-  unknown: 2,
-  invalid_argument: 3,
-  deadline_exceeded: 4,
-  not_found: 5,
-  already_exists: 6,
-  permission_denied: 7,
-  resource_exhausted: 8,
-  failed_precondition: 9,
-  aborted: 10,
-  out_of_range: 11,
-  unimplemented: 12,
-  internal: 13,
-  unavailable: 14,
-  data_loss: 15,
-  unauthenticated: 16,
-};
 
 /** A header's one value, as the W3C propagator reads it. */
 function single(value: string | string[] | undefined): string | undefined {
@@ -147,7 +128,7 @@ export function createCallTracing(tracer: Tracer, propagator: TextMapPropagator)
           span.setAttribute("rpc.system", system);
         }
         if (system === "grpc") {
-          span.setAttribute("rpc.grpc.status_code", GRPC_STATUS[outcome.code] ?? 2);
+          span.setAttribute("rpc.grpc.status_code", outcome.grpcStatus);
         } else if (system === "connect_rpc" && outcome.code !== "ok") {
           span.setAttribute("rpc.connect_rpc.error_code", outcome.code);
         }

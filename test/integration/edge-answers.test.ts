@@ -96,6 +96,28 @@ describe("answers at the edges", () => {
     const base = (listener: "public" | "internal") =>
       listener === "public" ? service.publicUrl : service.internalUrl;
 
+    it("a probe is counted but writes no info line (balancers ask every few seconds); other answers do", async () => {
+      const ids: string[] = [];
+      for (const url of [
+        `${service.publicUrl}/healthz`,
+        `${service.internalUrl}/readyz`,
+        `${service.publicUrl}/openapi.json`,
+      ]) {
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        assert.equal(res.status, 200);
+        ids.push(res.headers.get("x-request-id") ?? "");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const logged = (id: string) => service.logs.join("").includes(`"requestId":"${id}"`);
+      assert.deepEqual(ids.map(logged), [false, false, true]);
+      const metrics = await (await fetch(`${service.internalUrl}/metrics`)).text();
+      const ok = samples(metrics).get(
+        'perps_token_requests_total{method="http",protocol="http",code="ok"}',
+      );
+      assert.ok((ok ?? 0) >= 3, `probes are counted: ${ok}`);
+    });
+
     for (const [listener, path] of endpoints) {
       it(`HEAD ${path} (${listener}) answers as GET, without a body`, async () => {
         const got = await fetch(`${base(listener)}${path}`);
