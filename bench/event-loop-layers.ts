@@ -31,7 +31,7 @@ export const CREATE_PATH_LAYERS: readonly Layer[] = [
   },
   {
     name: "REST gateway: routing, body, strict JSON, transcoding, headers, JSON answer",
-    frames: /src\/gateway\/(?!unary-invoker)|@bufbuild\/protobuf|bufbuild\/protobuf|undici|webidl/,
+    frames: /src\/rest\/|@bufbuild\/protobuf|bufbuild\/protobuf|undici|webidl/,
   },
   {
     name: "Interceptors and invoker: request id, telemetry, error mapping",

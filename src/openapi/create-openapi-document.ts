@@ -9,9 +9,9 @@ import {
 } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { isBindablePath } from "../gateway/field-path.js";
-import { type RestRoute, restRoutesOfService } from "../gateway/rest-route.js";
 import { bearer_auth } from "../gen/perps/api/v1/http_pb.js";
+import { isBindablePath } from "../rest/field-path.js";
+import { type RestRoute, restRoutesOfService } from "../rest/rest-route.js";
 import { isRequired } from "../validation/field-rules.js";
 import {
   defaultErrorResponse,

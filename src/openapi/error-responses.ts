@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { httpStatusFromCode } from "../gateway/http-status.js";
+import { httpStatusFromCode } from "../status/http-status.js";
 import type { JsonSchema, OpenApiHeader, OpenApiResponse } from "./openapi-document.js";
 
 /** Name of the error body's component schema. */
@@ -14,7 +14,7 @@ export interface ErrorAnswer {
   description: string;
   /**
    * The HTTP status. Default: the gateway's mapping of `code`
-   * (src/gateway/http-status.ts); only the HTTP layer's own answers (413,
+   * (src/status/http-status.ts); only the HTTP layer's own answers (413,
    * 415) differ from it.
    */
   httpStatus?: number;
@@ -34,7 +34,7 @@ export function codeName(code: Code): string {
 }
 
 /**
- * The google.rpc.Status JSON body every REST error has (src/gateway/rest-error.ts),
+ * The google.rpc.Status JSON body every REST error has (src/rest/rest-error.ts),
  * with the code → HTTP status mapping of the gateway in its description, so
  * that table cannot drift from the code.
  */

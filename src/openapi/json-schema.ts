@@ -7,7 +7,7 @@ import { ruleSchema } from "./rule-schema.js";
 
 /**
  * Which way a message travels. The gateway reads requests with the strict
- * typing of src/gateway/strict-json.ts (64-bit integers are JSON numbers
+ * typing of src/rest/strict-json.ts (64-bit integers are JSON numbers
  * within ±(2^53−1), enums by name or number) and writes responses in
  * protobuf JSON (64-bit integers as strings, enums by name), so the two
  * schemas of one message can differ.
@@ -48,7 +48,7 @@ export interface SchemaBuilder {
   components(): Record<string, JsonSchema>;
 }
 
-// The strict gateway typing (src/gateway/strict-json.ts): 64-bit integers
+// The strict gateway typing (src/rest/strict-json.ts): 64-bit integers
 // must be exact in a JSON number.
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const MAX_FLOAT = 3.4028234663852886e38;
@@ -309,7 +309,7 @@ function scalarSchema(type: ScalarType, dir: Direction): JsonSchema {
   }
 }
 
-// In a URL, text is parsed exactly (src/gateway/text-value.ts), so 64-bit
+// In a URL, text is parsed exactly (src/rest/text-value.ts), so 64-bit
 // integers take their whole range, and floats also NaN and the infinities.
 function scalarTextSchema(type: ScalarType): JsonSchema {
   switch (type) {

@@ -1,11 +1,11 @@
 import { STATUS_CODES } from "node:http";
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, type ContextValues, createContextValues } from "@connectrpc/connect";
-import { codeFromHttpStatus } from "../gateway/http-status.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import { codeFromHttpStatus } from "../status/http-status.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { SERVER_SIDE } from "./call-telemetry-interceptor.js";

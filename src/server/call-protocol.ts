@@ -1,5 +1,5 @@
 import type { StreamRequest, UnaryRequest } from "@connectrpc/connect";
-import { restCallKey } from "../gateway/rest-call.js";
+import { restCallKey } from "../rest/rest-call.js";
 import { exchangeKey } from "./exchange.js";
 
 /** The wire protocol a call came in on: rest, connect, grpc or grpc-web. */

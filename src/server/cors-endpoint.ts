@@ -1,8 +1,8 @@
 import { Code } from "@connectrpc/connect";
-import { statusJson } from "../gateway/rest-error.js";
-import type { RouteTable } from "../gateway/route-table.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
+import type { RouteTable } from "../rest/route-table.js";
+import { statusJson } from "../status/status-json.js";
 import { exchangeOf } from "./exchange.js";
 
 /** The method label of preflight answers in the log and in perps_token_requests_total. */

@@ -3,11 +3,11 @@ import {
   SERVICE_CREDENTIAL_HEADER,
   type ServiceCredentialCheck,
 } from "../admin-auth/service-credential.js";
-import { errorDetailsJson } from "../gateway/error-details.js";
-import { httpStatusFromCode } from "../gateway/http-status.js";
-import { statusJson } from "../gateway/rest-error.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
+import { errorDetailsJson } from "../status/error-details.js";
+import { httpStatusFromCode } from "../status/http-status.js";
+import { statusJson } from "../status/status-json.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { clientErrorOf } from "../token/client-error.js";

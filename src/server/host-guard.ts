@@ -1,8 +1,8 @@
 import { isIP } from "node:net";
 import { Code } from "@connectrpc/connect";
-import { statusJson } from "../gateway/rest-error.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
+import { statusJson } from "../status/status-json.js";
 import { exchangeOf } from "./exchange.js";
 
 const MISSING_HOST = "an HTTP/1.1 request must have a Host header";

@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
-import { statusJson } from "../gateway/rest-error.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
+import { statusJson } from "../status/status-json.js";
 import { exchangeOf } from "./exchange.js";
 
 export interface MethodGuardOptions {

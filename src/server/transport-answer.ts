@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import { Code } from "@connectrpc/connect";
-import { statusJson } from "../gateway/rest-error.js";
+import { statusJson } from "../status/status-json.js";
 
 /**
  * An answer the transport layer gives by itself, before (or instead of) the

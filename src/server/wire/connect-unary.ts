@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Compression, compressionNegotiate } from "@connectrpc/connect/protocol";
 import * as connect from "@connectrpc/connect/protocol-connect";
-import { isCallOver } from "../../gateway/call-signal.js";
-import type { UnaryResult } from "../../gateway/unary-invoker.js";
+import { isCallOver } from "../../call/call-signal.js";
+import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { joined, readRequestBody } from "../../http/request-body.js";
 import { exchangeOf } from "../exchange.js";

@@ -7,8 +7,8 @@ import {
   encodeEnvelope,
 } from "@connectrpc/connect/protocol";
 import * as grpc from "@connectrpc/connect/protocol-grpc";
-import { lazyCallSignal } from "../../gateway/call-signal.js";
-import type { UnaryResult } from "../../gateway/unary-invoker.js";
+import { lazyCallSignal } from "../../call/call-signal.js";
+import type { UnaryResult } from "../../call/unary-invoker.js";
 import { type RequestBody, readBody } from "../../http/request-body.js";
 import type { Exchange } from "../exchange.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";

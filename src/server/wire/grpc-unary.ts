@@ -12,8 +12,8 @@ import {
 } from "@connectrpc/connect/protocol";
 import * as grpc from "@connectrpc/connect/protocol-grpc";
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
-import { isCallOver } from "../../gateway/call-signal.js";
-import type { UnaryResult } from "../../gateway/unary-invoker.js";
+import { isCallOver } from "../../call/call-signal.js";
+import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { readRequestBody } from "../../http/request-body.js";
 import { exchangeOf } from "../exchange.js";

@@ -12,13 +12,13 @@ import {
   type MethodSerializationLookup,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
-import { isCallOver, lazyCallSignal } from "../../gateway/call-signal.js";
+import { isCallOver, lazyCallSignal } from "../../call/call-signal.js";
 import {
   createUnaryInvoker,
   type UnaryCall,
   type UnaryInvoker,
   type UnaryResult,
-} from "../../gateway/unary-invoker.js";
+} from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { exchangeOf } from "../exchange.js";
 

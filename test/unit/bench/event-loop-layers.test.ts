@@ -15,7 +15,7 @@ describe("parsePerfScript", () => {
   it("reads one stack per sample, innermost frame first, without addresses", () => {
     const text = [
       "\t  14ce1f7 Builtins_ResumeGeneratorTrampoline",
-      "\t  7f51931b1bf4 JS:*serve file:///app/src/gateway/rest-gateway.ts:1:1133",
+      "\t  7f51931b1bf4 JS:*serve file:///app/src/rest/rest-gateway.ts:1:1133",
       "",
       "\t  c4993d v8::internal::Heap::CollectGarbage",
       "",
@@ -24,7 +24,7 @@ describe("parsePerfScript", () => {
     assert.deepEqual(parsePerfScript(text), [
       [
         "Builtins_ResumeGeneratorTrampoline",
-        "JS:*serve file:///app/src/gateway/rest-gateway.ts:1:1133",
+        "JS:*serve file:///app/src/rest/rest-gateway.ts:1:1133",
       ],
       ["v8::internal::Heap::CollectGarbage"],
     ]);
@@ -38,7 +38,7 @@ describe("eventLoopLayers", () => {
       "Builtins_StringAdd_CheckNone",
       "JS:*toWritable /app/node_modules/ioredis/built/Command.js:111:15",
       "JS:*create file:///app/src/store/token-store.ts:1:1929",
-      "JS:*serve file:///app/src/gateway/rest-gateway.ts:1:1133",
+      "JS:*serve file:///app/src/rest/rest-gateway.ts:1:1133",
     ];
     const [only] = eventLoopLayers([stack], 100);
     assert.deepEqual(only, { name: IOREDIS, microseconds: 100, share: 1 });
@@ -46,8 +46,8 @@ describe("eventLoopLayers", () => {
 
   it("counts anything under a collection as GC, and splits the time by samples", () => {
     const gc = ["v8::internal::Scavenger::ScavengeObject", "v8::internal::Heap::CollectGarbage"];
-    const gateway = ["JS:*readJsonBody file:///app/src/gateway/rest-gateway.ts:1:2290"];
-    const invoker = ["JS:*invoke file:///app/src/gateway/unary-invoker.ts:1:659"];
+    const gateway = ["JS:*readJsonBody file:///app/src/rest/rest-gateway.ts:1:2290"];
+    const invoker = ["JS:*invoke file:///app/src/call/unary-invoker.ts:1:659"];
     const other = ["epoll_pwait", "uv__io_poll"];
     const layers = eventLoopLayers([gc, gc, gateway, invoker, [...gc, ...gateway], other], 120);
     assert.deepEqual(

@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errorDetailsJson } from "../../../src/gateway/error-details.js";
 import { ErrorInfoSchema, RetryInfoSchema } from "../../../src/gen/google/rpc/error_details_pb.js";
+import { errorDetailsJson } from "../../../src/status/error-details.js";
 
 describe("errorDetailsJson", () => {
   it("writes each known detail as a protojson Any, in order", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
-import { codeFromHttpStatus, httpStatusFromCode } from "../../../src/gateway/http-status.js";
+import { codeFromHttpStatus, httpStatusFromCode } from "../../../src/status/http-status.js";
 
 describe("httpStatusFromCode", () => {
   const table: [Code, number][] = [

@@ -8,18 +8,19 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import { lazyCallSignal } from "../call/call-signal.js";
+import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "../call/unary-invoker.js";
 import { joined, readRequestBody } from "../http/request-body.js";
 import { requestPath } from "../http/request-path.js";
-import { lazyCallSignal } from "./call-signal.js";
-import { errorDetailsJson } from "./error-details.js";
+import { errorDetailsJson } from "../status/error-details.js";
+import { statusJson } from "../status/status-json.js";
 import { isJsonMediaType } from "./media-type.js";
 import { transcodeRequest } from "./request-transcoder.js";
 import { transcodeResponse } from "./response-transcoder.js";
 import { restCallKey } from "./rest-call.js";
-import { invalidArgument, RestError, statusJson } from "./rest-error.js";
+import { invalidArgument, RestError } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
 import { createRouteTable } from "./route-table.js";
-import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "./unary-invoker.js";
 
 type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
 /** Node request of the http or http2 module, as connect-node accepts it. */

@@ -1,6 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { httpStatusFromCode } from "./http-status.js";
+import { httpStatusFromCode } from "../status/http-status.js";
 
 /**
  * An error the gateway answers as a google.rpc.Status JSON body. The HTTP
@@ -37,16 +37,4 @@ export class RestError extends Error {
 /** Shorthand for the most common gateway error: a malformed REST request. */
 export function invalidArgument(message: string): RestError {
   return new RestError(Code.InvalidArgument, message);
-}
-
-/**
- * The google.rpc.Status JSON body. `details` are protojson Any values, as
- * errorDetailsJson makes them from a ConnectError's details; default none.
- */
-export function statusJson(
-  code: Code,
-  message: string,
-  details: readonly JsonValue[] = [],
-): string {
-  return JSON.stringify({ code, message, details });
 }

@@ -5,7 +5,7 @@ import {
   decodeVariable,
   matchPathTemplate,
   parsePathTemplate,
-} from "../../../src/gateway/path-template.js";
+} from "../../../src/rest/path-template.js";
 
 /** Matches and decodes: field path → value, or undefined for no match. */
 function bind(template: string, path: string): Record<string, string> | undefined {

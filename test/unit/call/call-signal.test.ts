@@ -5,7 +5,7 @@ import { connect, createServer as createHttp2Server } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { lazyCallSignal } from "../../../src/gateway/call-signal.js";
+import { lazyCallSignal } from "../../../src/call/call-signal.js";
 
 /** Where the signal of a call stands when it is first asked for after the answer was sent. */
 type Seen = { aborted: boolean; code: Code | undefined };

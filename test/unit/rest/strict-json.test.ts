@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { checkStrictJson, StrictJsonError } from "../../../src/gateway/strict-json.js";
 import { CreateTokenRequestSchema } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { checkStrictJson, StrictJsonError } from "../../../src/rest/strict-json.js";
 import { EchoRequestSchema } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
 
 const max = Number.MAX_SAFE_INTEGER;

@@ -13,14 +13,14 @@ import {
   type ServiceImpl,
 } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { httpStatusFromCode } from "../../../src/gateway/http-status.js";
-import { createRestGateway } from "../../../src/gateway/rest-gateway.js";
 import {
   CreateTokenResponseSchema,
   DeleteTokenResponseSchema,
   ListTokensResponseSchema,
   TokenService,
 } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { createRestGateway } from "../../../src/rest/rest-gateway.js";
+import { httpStatusFromCode } from "../../../src/status/http-status.js";
 import {
   type EchoRequest,
   EchoResponseSchema,
