@@ -1,6 +1,6 @@
+import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { bearerTokenOf } from "../token/bearer-header.js";
-import { isAdminService } from "./admin-services.js";
 import { callerKey } from "./caller-context.js";
 
 /** The operator a call was authenticated as; empty for calls that need none. */
@@ -11,6 +11,8 @@ export type OperatorLookup = (secret: string) => string | undefined;
 
 export interface AdminAuthOptions {
   operatorOf: OperatorLookup;
+  /** The services only an operator may call (the `operatorOnly` entries of src/server/api-services.ts). */
+  adminServices: readonly DescService[];
 }
 
 const WHAT_TO_SEND =
@@ -19,8 +21,8 @@ const WHAT_TO_SEND =
   "or, where ADMIN_CLIENT_CA_FILE is set, a client certificate it issued";
 
 /**
- * The one check of operators' credentials: a call to an admin service
- * (admin-services.ts), whatever its protocol, goes on only without `Origin`
+ * The one check of operators' credentials: a call to an admin service,
+ * whatever its protocol, goes on only without `Origin`
  * (PERMISSION_DENIED) and with a client certificate the listener verified
  * (mutual TLS; its subject's CN is the operator) or a known operator's
  * secret (else UNAUTHENTICATED), whose name it then carries (`operatorKey`) into the
@@ -28,8 +30,9 @@ const WHAT_TO_SEND =
  * and counted like any other (never with the secret).
  */
 export function adminAuthInterceptor(opts: AdminAuthOptions): Interceptor {
+  const adminServices = new Set(opts.adminServices);
   return (next) => async (req) => {
-    if (!isAdminService(req.service.typeName)) {
+    if (!adminServices.has(req.service)) {
       return next(req);
     }
     // Only browsers send Origin, and no web page has business with an admin

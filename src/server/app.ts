@@ -1,24 +1,8 @@
-import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import {
-  Code,
-  type ConnectRouter,
-  createServiceImplSpec,
-  type Interceptor,
-  type ServiceImplSpec,
-} from "@connectrpc/connect";
-import { adminAuthInterceptor, type OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
-import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
+import type { OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { serviceCredentialCheck } from "../admin-auth/service-credential.js";
-import { serviceCredentialInterceptor } from "../admin-auth/service-credential-interceptor.js";
-import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
-import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
-import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
-import { TokenService } from "../gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
-import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
 import {
@@ -32,42 +16,26 @@ import { loadLimitLocations } from "../openapi/limit-locations.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
 import { DEFAULT_SERVICE_LIMITS } from "../openapi/service-limits.js";
 import type { RedisClient } from "../redis/redis-client.js";
-import { createRestGateway } from "../rest/rest-gateway.js";
 import { createRouteTable } from "../rest/route-table.js";
-import { statusJson } from "../status/status-json.js";
 import { createRedisCall } from "../store/redis-call.js";
-import { createTokenStore } from "../store/token-store.js";
-import { createUserKeyStore } from "../store/user-key-store.js";
-import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
-import { createTokenAdminService } from "../token/token-admin-service.js";
-import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
-import { createTokenService } from "../token/token-service.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
-import { createUserKeyService } from "../user-key/user-key-service.js";
-import { validationInterceptor } from "../validation/validation-interceptor.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
-import { createAuditLog } from "./audit-line.js";
-import { callTelemetryInterceptor } from "./call-telemetry-interceptor.js";
+import { createApiImplementations } from "./api-implementations.js";
+import { apiServices } from "./api-services.js";
 import type { ConsoleAssets } from "./console-assets.js";
 import { createConsoleEndpoint } from "./console-endpoint.js";
 import { createCorsEndpoint } from "./cors-endpoint.js";
-import {
-  type ClientErrorSource,
-  createDualProtocolServer,
-  type DualProtocolServerOptions,
-} from "./dual-protocol-server.js";
-import { errorInterceptor } from "./error-interceptor.js";
-import { exchangeOf } from "./exchange.js";
+import { createDualProtocolServer } from "./dual-protocol-server.js";
 import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
-import { createHostGuard, type HostGuardOptions, hostAllowed, hostOf } from "./host-guard.js";
+import { createInterceptorChain } from "./interceptor-chain.js";
+import { createListenerHandler } from "./listener-handler.js";
+import { listenerTransport } from "./listener-transport.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
-import { requestIdInterceptor } from "./request-id.js";
-import { traceContextInterceptor } from "./trace-context-interceptor.js";
-import { createConnectHandler } from "./wire/connect-handler.js";
+import { servedOn, servedService } from "./served-service.js";
 
 export interface AppOptions {
   redis: RedisClient;
@@ -133,114 +101,13 @@ export interface App {
 
 /** Largest request message accepted on any protocol. */
 const READ_MAX_BYTES = 64 * 1024;
-/** Largest IntrospectToken request accepted (internal listener). */
-const INTROSPECTION_READ_MAX_BYTES = 2 * 1024 * 1024;
-
-function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
-  res.writeHead(404, { "content-type": "application/json" });
-  res.end(statusJson(Code.NotFound, "no such resource"));
-}
 
 /**
- * The service: the public listener serves TokenService (Connect, gRPC,
- * gRPC-Web and the REST mapping) and health checks;
- * the internal listener also serves UserKeyService, TokenAdminService,
- * TokenIntrospectionService, grpc.health.v1, gRPC server reflection, the
- * Prometheus metrics and forward-auth (`/auth`) for the edge proxy.
+ * GET /openapi.json: the committed document (checked in and tested), with the
+ * limits of this configuration set where the build found them.
  */
-export function createApp(opts: AppOptions): App {
-  // Aborted by stop(): /readyz and gRPC health say NOT_SERVING from then on.
-  const stopping = new AbortController();
-  const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
-  const metrics = opts.metrics ?? createServiceMetrics({ ready });
-  const call = createRedisCall({
-    observe: observeRedis(metrics),
-    ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),
-  });
-  const durability = {
-    ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
-    ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
-  };
-  const tokenStore = createTokenStore({
-    redis: opts.redis,
-    call,
-    ...durability,
-    ...(opts.tokenMaxActivePerUser === undefined
-      ? {}
-      : { maxActivePerUser: opts.tokenMaxActivePerUser }),
-    ...(opts.tokenRateLimitPerMinute === undefined
-      ? {}
-      : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
-  });
-  const tokenService = createTokenService({
-    store: tokenStore,
-    verifier: createEd25519Verifier(),
-    maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
-    ...(opts.now === undefined ? {} : { now: opts.now }),
-  });
-  const bearer = createBearerAuthenticator({
-    store: tokenStore,
-    ...(opts.now === undefined ? {} : { now: opts.now }),
-  });
-  const introspected = {
-    active: metrics.introspections.labels({ outcome: "active" }),
-    inactive: metrics.introspections.labels({ outcome: "inactive" }),
-  };
-  const introspectionService = createTokenIntrospectionService({
-    authenticator: bearer,
-    observe: (active) => (active ? introspected.active : introspected.inactive).inc(),
-  });
-  const audit = createAuditLog(opts.logger);
-  const userKeyService = createUserKeyService({
-    store: createUserKeyStore({ redis: opts.redis, call, ...durability }),
-    audit,
-  });
-  const tokenAdminService = createTokenAdminService({ store: tokenStore, audit });
-  const grpcHealth = createGrpcHealth({
-    ready,
-    stopping: stopping.signal,
-    services: [
-      TokenService.typeName,
-      UserKeyService.typeName,
-      TokenIntrospectionService.typeName,
-      TokenAdminService.typeName,
-    ],
-  });
-  const reflection = createGrpcReflection({
-    services: [TokenService, UserKeyService, TokenIntrospectionService, TokenAdminService, Health],
-  });
-  // Off unless SERVICE_CREDENTIALS_FILE lists services.
-  const serviceCheck = serviceCredentialCheck(opts.serviceOf);
-  // Outermost first: the log and the metrics see the error the client gets.
-  const interceptors: Interceptor[] = [
-    ...(opts.tracing === undefined ? [] : [traceContextInterceptor(opts.tracing)]),
-    requestIdInterceptor(),
-    callTelemetryInterceptor({ metrics }),
-    // Before anything else reads an admin call: refused ones are still logged and counted.
-    adminAuthInterceptor({ operatorOf: opts.operatorOf }),
-    // Only when SERVICE_CREDENTIALS_FILE is set: off, IntrospectToken reads no header.
-    ...(opts.serviceOf === undefined
-      ? []
-      : [serviceCredentialInterceptor({ check: serviceCheck })]),
-    errorInterceptor(),
-    // Innermost: every protocol's request meets its proto's rules before the service.
-    validationInterceptor(),
-  ];
-  // What the interceptors do not see (plain endpoints, refusals made before a
-  // call) is logged and counted per answer.
-  const telemetry = createAnswerTelemetry({
-    logger: opts.logger,
-    metrics,
-    ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
-  });
-  // A call's context: its exchange and request id, and who is calling.
-  const callContext = withCaller(telemetry.contextValues);
-  const health = createHealthEndpoints(ready);
-  const metricsEndpoint = createMetricsEndpoint(metrics, opts.metricsText?.(metrics));
-  const forwardAuth = createForwardAuthEndpoint({ authenticator: bearer, serviceCheck });
-  // The committed document (checked in and tested), with the limits of this
-  // configuration set where the build found them.
-  const openApi = createOpenApiEndpoint(
+function openApiEndpoint(opts: AppOptions) {
+  return createOpenApiEndpoint(
     configuredOpenApiDocument(
       loadOpenApiDocument(),
       {
@@ -252,171 +119,117 @@ export function createApp(opts: AppOptions): App {
       loadLimitLocations(),
     ),
   );
-  // Off unless origins are listed: then it answers preflights on the REST paths.
-  const cors =
-    opts.corsOrigins === undefined || opts.corsOrigins.length === 0
-      ? []
-      : [
-          createCorsEndpoint({
-            origins: opts.corsOrigins,
-            routes: createRouteTable(TokenService.methods),
-          }),
-        ];
+}
 
-  type Endpoint = (req: NodeServerRequest, res: NodeServerResponse) => boolean;
-
-  /**
-   * A listener's handler: plain HTTP endpoints (health, metrics), then
-   * Connect/gRPC/gRPC-Web, then the REST mapping of the google.api.http rules
-   * of the `rest` services (the same implementations and interceptors); each
-   * answer, whoever gives it, with its request id, log line and count.
-   */
-  function listener(
-    routes: (router: ConnectRouter) => void,
-    rest: readonly ServiceImplSpec[],
-    endpoints: readonly Endpoint[],
-    hosts: HostGuardOptions = {},
-  ) {
-    const fallback =
-      rest.length === 0
-        ? notFound
-        : createRestGateway({
-            services: rest,
-            interceptors,
-            maxBodyBytes: READ_MAX_BYTES,
-            contextValues: callContext,
-            onInternalError: (err) =>
-              opts.logger.error({ err: String(err) }, "REST gateway failure"),
-            onRoute: (req, method) =>
-              exchangeOf(req)?.names(`${method.parent.typeName}/${method.name}`, "rest"),
-            onErrorAnswer: (req, answer) => {
-              const exchange = exchangeOf(req);
-              exchange?.names(
-                answer.method === undefined
-                  ? exchange.method
-                  : `${answer.method.parent.typeName}/${answer.method.name}`,
-                "rest",
-              );
-              exchange?.answers(answer.code, answer.message);
-            },
-          }).handle;
-    const connect = createConnectHandler({
-      interceptors,
-      readMaxBytes: READ_MAX_BYTES,
-      routes,
-      fallback,
-      contextValues: callContext,
-    });
-    const hostGuard = createHostGuard(hosts);
-    const { names } = hosts;
-    return {
-      handler: telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
-        if (!hostGuard(req, res) && !endpoints.some((endpoint) => endpoint(req, res))) {
-          connect.handle(req, res);
-        }
+/**
+ * The service: the public listener serves TokenService (Connect, gRPC,
+ * gRPC-Web and the REST mapping) and health checks;
+ * the internal listener also serves UserKeyService, TokenAdminService,
+ * TokenIntrospectionService, grpc.health.v1, gRPC server reflection, the
+ * Prometheus metrics and forward-auth (`/auth`) for the edge proxy. Which
+ * service is served where is said once, in api-services.ts.
+ */
+export function createApp(opts: AppOptions): App {
+  // Aborted by stop(): /readyz and gRPC health say NOT_SERVING from then on.
+  const stopping = new AbortController();
+  const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
+  const metrics = opts.metrics ?? createServiceMetrics({ ready });
+  const call = createRedisCall({
+    observe: observeRedis(metrics),
+    ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),
+  });
+  const { impl, bearer } = createApiImplementations({ ...opts, call, metrics });
+  const api = apiServices(impl);
+  const reflection = createGrpcReflection({ services: [...api.map((s) => s.service), Health] });
+  const services = [
+    ...api,
+    servedService(
+      Health,
+      createGrpcHealth({
+        ready,
+        stopping: stopping.signal,
+        services: api.map((s) => s.service.typeName),
       }),
-      // A stream for a name this listener does not answer to is left to the
-      // handler, whose host guard refuses it.
-      streamHandler: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-        const authority = headers[":authority"];
-        if (
-          names !== undefined &&
-          (authority === undefined || !hostAllowed(hostOf(authority), names))
-        ) {
-          return undefined;
-        }
-        return connect.takeStream(
-          stream,
-          headers,
-          () => telemetry.streamExchange(stream, headers),
-          (exchange) => {
-            const values = telemetry.exchangeValues(exchange);
-            values.set(callerKey, callerOf(stream.session?.socket));
-            return values;
-          },
-        );
-      },
-    };
-  }
+      { listeners: ["internal"] },
+    ),
+    servedService(ReflectionV1, reflection.v1, { listeners: ["internal"] }),
+    servedService(ReflectionV1Alpha, reflection.v1alpha, { listeners: ["internal"] }),
+  ];
 
-  /** What both listeners share: limits, TLS, and where transport events are reported. */
-  function transport(
-    name: "public" | "internal",
-  ): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
-    const clientCa = name === "internal" ? opts.adminClientCa : undefined;
-    return {
-      ...(opts.tls === undefined
-        ? {}
-        : { tls: clientCa === undefined ? opts.tls : { ...opts.tls, clientCa } }),
-      ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
-      ...(opts.reusePort === undefined ? {} : { reusePort: opts.reusePort }),
-      ...(opts.maxConnectionsPerListener === undefined
-        ? {}
-        : { maxConnections: opts.maxConnectionsPerListener }),
-      // A reset or a broken connection harms nobody but its client: a debug line.
-      onClientError: (err: Error & { code?: string }, source: ClientErrorSource) =>
-        opts.logger.debug(
-          { listener: name, source, err: err.code ?? err.message },
-          "client connection error",
-        ),
-      onServerError: (err: Error) =>
-        opts.logger.warn({ listener: name, err: String(err) }, "listener error"),
-      onTransportAnswer: telemetry.transportAnswer,
-    };
-  }
+  // Off unless SERVICE_CREDENTIALS_FILE lists services.
+  const serviceCheck = serviceCredentialCheck(opts.serviceOf);
+  const interceptors = createInterceptorChain({
+    operatorOf: opts.operatorOf,
+    adminServices: api.filter((s) => s.operatorOnly).map((s) => s.service),
+    ...(opts.serviceOf === undefined ? {} : { serviceCheck }),
+    ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
+  });
+  // What the interceptors do not see (plain endpoints, refusals made before a
+  // call) is logged and counted per answer.
+  const telemetry = createAnswerTelemetry({
+    logger: opts.logger,
+    metrics,
+    ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
+  });
+  const health = createHealthEndpoints(ready);
+  const shared = {
+    services,
+    interceptors,
+    telemetry,
+    readMaxBytes: READ_MAX_BYTES,
+    logger: opts.logger,
+  };
 
   const publicServer = createDualProtocolServer({
-    ...transport("public"),
+    ...listenerTransport("public", opts, telemetry),
     host: opts.host,
     port: opts.httpPort,
-    ...listener(
-      (router) => router.service(TokenService, tokenService),
-      [createServiceImplSpec<typeof TokenService>(TokenService, tokenService)],
-      [
-        ...cors,
+    ...createListenerHandler({
+      ...shared,
+      name: "public",
+      endpoints: [
+        // Off unless origins are listed: then it answers preflights on the REST paths.
+        ...(opts.corsOrigins === undefined || opts.corsOrigins.length === 0
+          ? []
+          : [
+              createCorsEndpoint({
+                origins: opts.corsOrigins,
+                routes: createRouteTable(
+                  servedOn(api, "public")
+                    .filter((s) => s.rest.includes("public"))
+                    .flatMap((s) => s.service.methods),
+                ),
+              }),
+            ]),
         health,
-        openApi,
+        openApiEndpoint(opts),
         createMethodGuard({ paths: ["/healthz", "/readyz", "/openapi.json"] }),
         ...(opts.console === undefined ? [] : [createConsoleEndpoint(opts.console)]),
       ],
-    ),
+    }),
   });
+  const internalHost = opts.internalHost ?? "127.0.0.1";
   const internalServer = createDualProtocolServer({
-    ...transport("internal"),
-    host: opts.internalHost ?? "127.0.0.1",
+    ...listenerTransport("internal", opts, telemetry),
+    host: internalHost,
     port: opts.grpcPort,
-    ...listener(
-      (router) => {
-        router.service(TokenService, tokenService);
-        router.service(UserKeyService, userKeyService);
-        router.service(TokenAdminService, tokenAdminService);
-        // Any string a caller forwards answers `active: false`, not a size
-        // error: up to 2 MiB here (gRPC's own default is 4 MiB).
-        router.service(TokenIntrospectionService, introspectionService, {
-          readMaxBytes: INTROSPECTION_READ_MAX_BYTES,
-        });
-        router.service(Health, grpcHealth);
-        router.service(ReflectionV1, reflection.v1);
-        router.service(ReflectionV1Alpha, reflection.v1alpha);
-      },
-      [],
+    ...createListenerHandler({
+      ...shared,
+      name: "internal",
       // `/auth` answers every method: a proxy asks with the method of the request it checks.
-      [
+      endpoints: [
         health,
-        metricsEndpoint,
-        forwardAuth,
+        createMetricsEndpoint(metrics, opts.metricsText?.(metrics)),
+        createForwardAuthEndpoint({ authenticator: bearer, serviceCheck }),
         createMethodGuard({ paths: ["/healthz", "/readyz", "/metrics"] }),
       ],
       // No DNS rebinding: only its own names. `/auth` is asked by proxies,
       // which forward their client's Host (Caddy, Envoy).
-      {
-        names: [
-          (opts.internalHost ?? "127.0.0.1").toLowerCase(),
-          ...(opts.internalHostnames ?? []),
-        ],
+      hosts: {
+        names: [internalHost.toLowerCase(), ...(opts.internalHostnames ?? [])],
         anyNamePaths: ["/auth"],
       },
-    ),
+    }),
   });
 
   return {

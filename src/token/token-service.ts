@@ -41,6 +41,8 @@ export interface TokenServiceOptions {
   keyCacheUsers?: number;
   /** Checks the bearer token of ListTokens. Default: `createBearerAuthenticator` over `store`, with `now`. */
   authenticator?: BearerAuthenticator;
+  /** Told of each token created or deleted (the metrics count them). Default: nobody. */
+  observe?: (event: "created" | "deleted") => void;
 }
 
 /** A valid Ed25519 public key (hex) whose secret is dropped at once: it verifies no signature. */
@@ -57,7 +59,7 @@ function newDecoyKey(): string {
  * token of the user (list-tokens.ts).
  */
 export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeof TokenService> {
-  const { store, verifier } = opts;
+  const { store, verifier, observe } = opts;
   const now = opts.now ?? Date.now;
   const keyCache = createUserKeyCache(opts.keyCacheUsers ?? 10_000);
   const decoyKey = newDecoyKey();
@@ -164,6 +166,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       });
       switch (outcome.kind) {
         case "created":
+          observe?.("created");
           return create(CreateTokenResponseSchema, { expiresAt: utcDate(expiresAt), id, token });
         case "already-created":
           throw alreadyCreated(id);
@@ -187,6 +190,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       const outcome = await store.delete({ ...call, tokenId: checked.tokenId });
       switch (outcome.kind) {
         case "deleted":
+          observe?.("deleted");
           return create(DeleteTokenResponseSchema);
         case "not-found":
           throw tokenNotFound();

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { ADMIN_SERVICES } from "../../src/admin-auth/admin-services.js";
 import { PutUserKeyRequestSchema } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { apiServices } from "../../src/server/api-services.js";
 import { grpcStatusOf } from "../support/grpc-status-call.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
@@ -16,12 +16,16 @@ import { startTestRedis, startTestRedisServer, type TestRedis } from "../support
 import { startTestService, type TestService } from "../support/test-service.js";
 
 // Issue 29: anyone who reached the internal port was an operator. Every admin
-// RPC (the list in src/admin-auth/admin-services.ts) now needs an operator's
+// RPC (the `operatorOnly` entries of src/server/api-services.ts) now needs an operator's
 // secret, on every protocol, checked before the request is even validated.
 
 const WRONG_SECRET = "op_a-secret-no-operator-has";
 /** An empty gRPC message in its envelope: the check comes before the request's own rules. */
 const EMPTY_ENVELOPE = new Uint8Array(5);
+
+const ADMIN_SERVICES = apiServices({ token: {}, userKey: {}, tokenAdmin: {}, introspection: {} })
+  .filter((served) => served.operatorOnly)
+  .map((served) => served.service);
 
 /** Every method of every admin service, as "package.Service/Method". */
 const ADMIN_METHODS = ADMIN_SERVICES.flatMap((service) =>

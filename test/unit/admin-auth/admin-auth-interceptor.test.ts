@@ -30,6 +30,7 @@ function request(
 describe("adminAuthInterceptor", () => {
   const interceptor = adminAuthInterceptor({
     operatorOf: (secret) => (secret === "right" ? "alice" : undefined),
+    adminServices: [TokenAdminService],
   });
   const seen: string[] = [];
   const next: Next = async (req) => {

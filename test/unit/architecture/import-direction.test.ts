@@ -17,8 +17,8 @@ interface Package {
 }
 
 /**
- * The service's layers: a request enters at `server`, the `gateway` turns REST
- * into calls, the services (`token`, `user-key`) check and decide, `store`
+ * The service's layers: a request enters at `server`, `rest` turns REST into
+ * calls, `call` runs a call through the interceptors, the services (`token`, `user-key`) check and decide, `store`
  * keeps tokens and keys, `redis` connects.
  */
 const SERVICE: Package = {
@@ -28,12 +28,14 @@ const SERVICE: Package = {
     ["main.ts", "process"],
     // Listeners, protocols, interceptors, plain endpoints; wires everything.
     ["server"],
-    // The OpenAPI document, built from the gateway's routes and the services' rules at
+    // The OpenAPI document, built from the REST mapping's routes and the services' rules at
     // build time (`npm run openapi`); the service loads only the modules that serve
     // it (test/integration/service-module-graph.test.ts).
     ["openapi"],
-    // REST to RPC transcoding, HTTP statuses of RPC codes.
-    ["gateway"],
+    // REST to RPC transcoding.
+    ["rest"],
+    // The protocol-free call path: interceptors, then the service.
+    ["call"],
     // Who may call the admin RPCs: operators' credentials, their file, their check.
     ["admin-auth"],
     // Where a request is checked: the proto's buf.validate rules, on every protocol.
@@ -47,7 +49,8 @@ const SERVICE: Package = {
     // the OpenTelemetry tracing those settings turn on.
     ["redis", "config", "tracing"],
     // Support any layer may use.
-    ["http", "metrics", "log", "crypto"],
+    // (`status`: google.rpc.Status answers, HTTP statuses of RPC codes.)
+    ["http", "metrics", "log", "crypto", "status"],
     ["gen"],
   ],
 };
@@ -62,7 +65,7 @@ const CLIENT: Package = {
 const CONSOLE = "console";
 
 /** Layers between the listeners and the store: they reach Redis only through the store. */
-const THROUGH_THE_STORE = ["openapi", "gateway", "validation", "token", "user-key"];
+const THROUGH_THE_STORE = ["openapi", "rest", "call", "status", "validation", "token", "user-key"];
 
 /** Folders that must not depend on the RPC framework: their failures are their own. */
 const WITHOUT_CONNECT = ["store", "redis"];
@@ -186,7 +189,7 @@ describe("architecture", () => {
     }
   });
 
-  it("imports point down the layers (server → gateway → service → store → redis; cli → sdk → protocol), never up, never out of the package", () => {
+  it("imports point down the layers (server → rest → call → service → store → redis; cli → sdk → protocol), never up, never out of the package", () => {
     const wrong: string[] = [];
     for (const [pkg, imports] of [
       [SERVICE, service],

@@ -1,0 +1,87 @@
+import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
+import type { Logger } from "../log/logger.js";
+import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisCall } from "../store/redis-call.js";
+import { createTokenStore } from "../store/token-store.js";
+import { createUserKeyStore } from "../store/user-key-store.js";
+import {
+  type BearerAuthenticator,
+  createBearerAuthenticator,
+} from "../token/bearer-authenticator.js";
+import { createTokenAdminService } from "../token/token-admin-service.js";
+import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
+import { createTokenService } from "../token/token-service.js";
+import { createUserKeyService } from "../user-key/user-key-service.js";
+import type { ApiImplementations } from "./api-services.js";
+import { createAuditLog } from "./audit-line.js";
+
+export interface ApiImplementationOptions {
+  redis: RedisClient;
+  /** Every Redis operation goes through it (metrics, traces). */
+  call: RedisCall;
+  metrics: ServiceMetrics;
+  /** Where the admin services' audit lines go. */
+  logger: Logger;
+  tokenMaxLifetimeSeconds: number;
+  tokenMaxActivePerUser?: number;
+  tokenRateLimitPerMinute?: number;
+  redisMinReplicasAck?: number;
+  redisWaitTimeoutMs?: number;
+  now?: () => number;
+}
+
+/**
+ * The contract's services over their stores, and the bearer check that
+ * IntrospectToken and forward-auth share.
+ */
+export function createApiImplementations(opts: ApiImplementationOptions): {
+  impl: ApiImplementations;
+  bearer: BearerAuthenticator;
+} {
+  const { redis, call, metrics } = opts;
+  const now = opts.now === undefined ? {} : { now: opts.now };
+  const durability = {
+    ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
+    ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
+  };
+  const tokenStore = createTokenStore({
+    redis,
+    call,
+    ...durability,
+    ...(opts.tokenMaxActivePerUser === undefined
+      ? {}
+      : { maxActivePerUser: opts.tokenMaxActivePerUser }),
+    ...(opts.tokenRateLimitPerMinute === undefined
+      ? {}
+      : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
+  });
+  const bearer = createBearerAuthenticator({ store: tokenStore, ...now });
+  const introspected = {
+    active: metrics.introspections.labels({ outcome: "active" }),
+    inactive: metrics.introspections.labels({ outcome: "inactive" }),
+  };
+  const audit = createAuditLog(opts.logger);
+  return {
+    bearer,
+    impl: {
+      token: createTokenService({
+        store: tokenStore,
+        verifier: createEd25519Verifier(),
+        maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
+        observe: (event) =>
+          (event === "created" ? metrics.tokensCreated : metrics.tokensDeleted).inc(),
+        ...now,
+      }),
+      userKey: createUserKeyService({
+        store: createUserKeyStore({ redis, call, ...durability }),
+        audit,
+      }),
+      tokenAdmin: createTokenAdminService({ store: tokenStore, audit }),
+      introspection: createTokenIntrospectionService({
+        authenticator: bearer,
+        observe: (active) => (active ? introspected.active : introspected.inactive).inc(),
+      }),
+    },
+  };
+}

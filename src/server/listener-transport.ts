@@ -1,0 +1,42 @@
+import type { Logger } from "../log/logger.js";
+import type { AnswerTelemetry } from "./answer-telemetry.js";
+import type { ClientErrorSource, DualProtocolServerOptions } from "./dual-protocol-server.js";
+import type { ListenerName } from "./served-service.js";
+
+export interface ListenerTransportOptions {
+  logger: Logger;
+  tls?: { cert: string; key: string };
+  /** With `tls`: the CA of operators' client certificates, asked for on the internal listener only. */
+  adminClientCa?: string;
+  requestTimeoutMs?: number;
+  reusePort?: boolean;
+  maxConnectionsPerListener?: number;
+}
+
+/** What both listeners share: limits, TLS, and where transport events are reported. */
+export function listenerTransport(
+  name: ListenerName,
+  opts: ListenerTransportOptions,
+  telemetry: AnswerTelemetry,
+): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
+  const clientCa = name === "internal" ? opts.adminClientCa : undefined;
+  return {
+    ...(opts.tls === undefined
+      ? {}
+      : { tls: clientCa === undefined ? opts.tls : { ...opts.tls, clientCa } }),
+    ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
+    ...(opts.reusePort === undefined ? {} : { reusePort: opts.reusePort }),
+    ...(opts.maxConnectionsPerListener === undefined
+      ? {}
+      : { maxConnections: opts.maxConnectionsPerListener }),
+    // A reset or a broken connection harms nobody but its client: a debug line.
+    onClientError: (err: Error & { code?: string }, source: ClientErrorSource) =>
+      opts.logger.debug(
+        { listener: name, source, err: err.code ?? err.message },
+        "client connection error",
+      ),
+    onServerError: (err: Error) =>
+      opts.logger.warn({ listener: name, err: String(err) }, "listener error"),
+    onTransportAnswer: telemetry.transportAnswer,
+  };
+}

@@ -1,0 +1,66 @@
+import type { DescService } from "@bufbuild/protobuf";
+import {
+  type ConnectRouter,
+  createServiceImplSpec,
+  type ServiceImpl,
+  type ServiceImplSpec,
+} from "@connectrpc/connect";
+
+/** The service's two listeners: the public one (clients) and the internal one (services, operators). */
+export type ListenerName = "public" | "internal";
+
+/**
+ * One RPC service as the app serves it: the one declaration from which the
+ * listeners' routes, the REST mapping, the operator check, grpc.health.v1 and
+ * reflection are derived (app-services.ts lists them). Adding a service is one
+ * more entry there.
+ */
+export interface ServedService {
+  readonly service: DescService;
+  /** The listeners it is served on (Connect, gRPC, gRPC-Web). */
+  readonly listeners: readonly ListenerName[];
+  /** The listeners that also serve its `google.api.http` rules (the REST mapping). */
+  readonly rest: readonly ListenerName[];
+  /** Only an operator may call it (admin-auth). */
+  readonly operatorOnly: boolean;
+  /** Registers it on a listener's Connect router. */
+  route(router: ConnectRouter): void;
+  /** Its implementation, for the REST gateway. */
+  spec(): ServiceImplSpec;
+}
+
+export interface ServedServiceOptions {
+  listeners: readonly ListenerName[];
+  /** Default none. */
+  rest?: readonly ListenerName[];
+  /** Default false. */
+  operatorOnly?: boolean;
+  /** Largest request message, when not the listener's default. */
+  readMaxBytes?: number;
+}
+
+/** Declares a service served with `impl`; the implementation's type is checked against the service. */
+export function servedService<S extends DescService>(
+  service: S,
+  impl: Partial<ServiceImpl<S>>,
+  opts: ServedServiceOptions,
+): ServedService {
+  const routerOptions: Parameters<ConnectRouter["service"]>[2] =
+    opts.readMaxBytes === undefined ? {} : { readMaxBytes: opts.readMaxBytes };
+  return {
+    service,
+    listeners: opts.listeners,
+    rest: opts.rest ?? [],
+    operatorOnly: opts.operatorOnly ?? false,
+    route: (router) => router.service(service, impl, routerOptions),
+    spec: () => createServiceImplSpec(service, impl),
+  };
+}
+
+/** The services served on `listener`. */
+export function servedOn(
+  services: readonly ServedService[],
+  listener: ListenerName,
+): ServedService[] {
+  return services.filter((s) => s.listeners.includes(listener));
+}
