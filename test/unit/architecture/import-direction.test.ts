@@ -17,7 +17,7 @@ interface Package {
 }
 
 /**
- * The service's layers: a request enters at `server`, the `gateway` turns REST
+ * The service's layers: a request enters at `server`, `rest` turns REST
  * into calls, the services (`token`, `user-key`) check and decide, `store`
  * keeps tokens and keys, `redis` connects.
  */
@@ -32,8 +32,9 @@ const SERVICE: Package = {
     // build time (`npm run openapi`); the service loads only the modules that serve
     // it (test/integration/service-module-graph.test.ts).
     ["openapi"],
-    // REST to RPC transcoding, HTTP statuses of RPC codes.
-    ["gateway"],
+    // REST to RPC transcoding; the call path every protocol shares; google.rpc.Status
+    // answers and the HTTP statuses of RPC codes.
+    ["rest", "call", "status"],
     // Who may call the admin RPCs: operators' credentials, their file, their check.
     ["admin-auth"],
     // Where a request is checked: the proto's buf.validate rules, on every protocol.
@@ -62,7 +63,7 @@ const CLIENT: Package = {
 const CONSOLE = "console";
 
 /** Layers between the listeners and the store: they reach Redis only through the store. */
-const THROUGH_THE_STORE = ["openapi", "gateway", "validation", "token", "user-key"];
+const THROUGH_THE_STORE = ["openapi", "rest", "call", "status", "validation", "token", "user-key"];
 
 /** Folders that must not depend on the RPC framework: their failures are their own. */
 const WITHOUT_CONNECT = ["store", "redis"];
@@ -186,7 +187,7 @@ describe("architecture", () => {
     }
   });
 
-  it("imports point down the layers (server → gateway → service → store → redis; cli → sdk → protocol), never up, never out of the package", () => {
+  it("imports point down the layers (server → rest → service → store → redis; cli → sdk → protocol), never up, never out of the package", () => {
     const wrong: string[] = [];
     for (const [pkg, imports] of [
       [SERVICE, service],
