@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
-import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
+import { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 
 /**
  * The services only an operator may call: the one list the credential check

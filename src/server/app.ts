@@ -6,6 +6,10 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
+import { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
+import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { adminAuthInterceptor, type OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
 import { serviceCredentialCheck } from "../admin-auth/service-credential.js";
@@ -14,10 +18,6 @@ import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
-import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
-import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
-import { TokenService } from "../gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";

@@ -49,6 +49,8 @@ const SERVICE: Package = {
     ["redis", "config", "tracing"],
     // Support any layer may use.
     ["http", "metrics", "log", "crypto"],
+    // The gRPC health and reflection services (the contract's messages come from the
+    // client package: @perps/token-client/contract/…).
     ["gen"],
   ],
 };
@@ -80,9 +82,21 @@ function isConnectInternal(specifier: string): boolean {
   return /^@connectrpc\/connect\/protocol(?:-[a-z-]+)?$/.test(specifier);
 }
 
-/** The client package's name, and the one entry of it the service's own code may import. */
+/**
+ * The client package's name, and the entries of it the service's own code may
+ * import: the shared protocol, and the contract's generated code (one module per
+ * proto file, `${CONTRACT_ENTRY}/<proto path>_pb.js`).
+ */
 const CLIENT_NAME = "@perps/token-client";
 const SHARED_ENTRY = `${CLIENT_NAME}/protocol`;
+const CONTRACT_ENTRY = `${CLIENT_NAME}/contract`;
+
+/** True for the imports of the client package that the service's own code may make. */
+function isSharedEntry(specifier: string): boolean {
+  return (
+    specifier === SHARED_ENTRY || /^@perps\/token-client\/contract\/[\w/]+_pb\.js$/.test(specifier)
+  );
+}
 
 /** The layer index of `folder`, or undefined when the package has no such folder. */
 function layerOf(pkg: Package, folder: string): number | undefined {
@@ -173,6 +187,7 @@ describe("architecture", () => {
     assert.ok(service.filter((i) => i.specifier.startsWith("../")).length > 100);
     assert.ok(service.some((i) => i.specifier === "@connectrpc/connect"));
     assert.ok(service.some((i) => i.specifier === SHARED_ENTRY));
+    assert.ok(service.some((i) => i.specifier.startsWith(`${CONTRACT_ENTRY}/`)));
     assert.ok(client.filter((i) => i.specifier.startsWith("../")).length > 30);
   });
 
@@ -218,14 +233,15 @@ describe("architecture", () => {
     assert.deepEqual(wrong, []);
   });
 
-  it(`the service imports nothing of the client but ${SHARED_ENTRY} (the console: the SDK's root entry)`, () => {
+  it(`the service imports nothing of the client but ${SHARED_ENTRY} and ${CONTRACT_ENTRY}/… (the console: the SDK's root entry)`, () => {
     const wrong = service
       .filter(({ file, specifier }) => {
         if (packageOf(specifier) !== CLIENT_NAME) {
           return false;
         }
-        const allowed = folderOf(SERVICE, file) === CONSOLE ? CLIENT_NAME : SHARED_ENTRY;
-        return specifier !== allowed;
+        return folderOf(SERVICE, file) === CONSOLE
+          ? specifier !== CLIENT_NAME
+          : !isSharedEntry(specifier);
       })
       .map(({ file, specifier }) => `${rel(file)} imports ${specifier}`);
     assert.deepEqual(wrong, []);
@@ -292,6 +308,9 @@ describe("architecture", () => {
     );
     assert.equal(violation(SERVICE, "server", "sdk"), "sdk is not a layer of server's package");
     assert.equal(packageOf("@perps/token-client/protocol"), CLIENT_NAME);
+    assert.equal(isSharedEntry(`${CONTRACT_ENTRY}/perps/token/v1/token_pb.js`), true);
+    assert.equal(isSharedEntry(`${CONTRACT_ENTRY}/../sdk/index.js`), false);
+    assert.equal(isSharedEntry(`${CLIENT_NAME}/node`), false);
     assert.equal(packageOf("node:crypto"), undefined);
     assert.equal(packageOf("ioredis"), "ioredis");
   });
