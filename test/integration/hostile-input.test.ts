@@ -84,7 +84,7 @@ function parseOrUndefined(text: string): unknown {
 }
 
 // HTTP status → the gRPC codes the REST error body may carry with it
-// (src/status/http-status.ts, plus the HTTP-level 404/405/413/415).
+// (client/src/protocol/http-status.ts, plus the HTTP-level 404/405/413/415).
 const REST_CODES_BY_STATUS: Record<number, readonly number[]> = {
   400: [3, 9, 11],
   401: [16],

@@ -9,8 +9,8 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { connectCodeName } from "@perps/token-client/protocol";
 import { parse } from "yaml";
-import { codeName } from "../../src/server/code-name.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
@@ -35,7 +35,7 @@ const PROMETHEUS_METRICS = new Map([["up", new Set(TARGET_LABELS)]]);
 const CODE_NAMES = new Set(
   Object.values(Code)
     .filter((value): value is Code => typeof value === "number")
-    .map((code) => codeName(code)),
+    .map((code) => connectCodeName(code)),
 );
 const KEYWORDS = new Set([
   "and",

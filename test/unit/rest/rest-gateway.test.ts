@@ -19,8 +19,8 @@ import {
   ListTokensResponseSchema,
   TokenService,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { httpStatusFromCode } from "@perps/token-client/protocol";
 import { createRestGateway } from "../../../src/rest/rest-gateway.js";
-import { httpStatusFromCode } from "../../../src/status/http-status.js";
 import {
   type EchoRequest,
   EchoResponseSchema,
