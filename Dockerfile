@@ -9,7 +9,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # Two packages (npm workspaces): the service, and the client package whose
-# `@perps/token-client/protocol` the service imports.
+# `@perps/token-client/protocol` and `@perps/token-client/contract/…` (the
+# contract's generated code) the service imports.
 COPY package.json package-lock.json ./
 COPY client/package.json ./client/
 # No scripts: `prepare` would build before the sources are here.

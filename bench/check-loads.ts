@@ -1,5 +1,5 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { IntrospectTokenRequestSchema } from "../src/gen/perps/token/v1/token_introspection_pb.js";
+import { IntrospectTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { grpcFrame } from "./grpc-frame.js";
 import type { LoadResult } from "./load-result.js";
 import { runPacedHttpLoad } from "./paced-http-load.js";

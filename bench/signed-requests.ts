@@ -1,9 +1,9 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { createTokenMessage, deleteTokenMessage } from "@perps/token-client/protocol";
 import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
-} from "../src/gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { createTokenMessage, deleteTokenMessage } from "@perps/token-client/protocol";
 import { type BenchUser, signHex } from "./bench-users.js";
 
 /** Lifetime of the benchmark's tokens: short, they only need to outlive the run. */

@@ -6,7 +6,7 @@
 // `npx tsx bench/validator-cost.ts`; BENCH_SECONDS (default 2) per row.
 import { create } from "@bufbuild/protobuf";
 import { createValidator } from "@bufbuild/protovalidate";
-import { CreateTokenRequestSchema } from "../src/gen/perps/token/v1/token_pb.js";
+import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { checkCreateRequest } from "../src/token/request-rules.js";
 import { createRequestValidator } from "../src/validation/request-validator.js";
 

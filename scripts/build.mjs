@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds the service's dist/, what `npm start` runs, after the client package's
-// (client/dist/: the service imports its `@perps/token-client/protocol`, and
-// the console bundles its SDK; client/scripts/build.mjs):
+// (client/dist/: the service imports its `@perps/token-client/protocol` and the
+// contract's generated code, `@perps/token-client/contract/…`, and the console
+// bundles its SDK; client/scripts/build.mjs):
 //   dist/**.js, .d.ts  every module of src/ as ESM (tsc -p tsconfig.build.json),
 //                      at the same depth as in src/, so new URL("../../x",
 //                      import.meta.url) still finds the repository's files;

@@ -35,6 +35,17 @@ import {
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
+  IntrospectTokenRequestSchema,
+  IntrospectTokenResponseSchema,
+  TokenIntrospectionService,
+} from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import {
+  type CreateTokenRequest,
+  CreateTokenRequestSchema,
+  CreateTokenResponseSchema,
+  TokenService,
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import {
   createTokenMessage,
   generateToken,
   parseToken,
@@ -42,17 +53,6 @@ import {
   tokenIdOf,
 } from "@perps/token-client/protocol";
 import { createEd25519Verifier } from "../../src/crypto/ed25519-verifier.js";
-import {
-  IntrospectTokenRequestSchema,
-  IntrospectTokenResponseSchema,
-  TokenIntrospectionService,
-} from "../../src/gen/perps/token/v1/token_introspection_pb.js";
-import {
-  type CreateTokenRequest,
-  CreateTokenRequestSchema,
-  CreateTokenResponseSchema,
-  TokenService,
-} from "../../src/gen/perps/token/v1/token_pb.js";
 import { requestPath } from "../../src/http/request-path.js";
 import { createLogger } from "../../src/log/logger.js";
 import { createRequestSeries } from "../../src/metrics/request-series.js";

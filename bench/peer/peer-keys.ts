@@ -1,5 +1,5 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { PutUserKeyRequestSchema } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { PutUserKeyRequestSchema } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import type { BenchUser } from "../bench-users.js";
 import { grpcFrame } from "../grpc-frame.js";
 import { connectRawGrpc } from "../raw-grpc-client.js";

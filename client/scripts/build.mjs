@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the client package's dist/, what `npm pack` ships and the service loads
-// (`@perps/token-client/protocol`):
+// (`@perps/token-client/protocol`, and the contract's generated code as
+// `@perps/token-client/contract/<proto path>_pb.js`, dist/gen/):
 //   dist/**.js, .d.ts  every module of src/ as ESM (tsc -p tsconfig.build.json);
 //   dist/cjs/          the entries' modules as CommonJS, one file per module (so
 //                      "." and "./node" share TokenApiError & co.), with the
@@ -19,12 +20,13 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { isStale, resolveTool } from "./build-freshness.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -40,8 +42,19 @@ const INPUTS = [
   "scripts/build.mjs",
   "scripts/build-freshness.mjs",
 ];
-/** The package's entries; their import graph is what dist/cjs/ holds. */
-const ENTRIES = ["src/sdk/index.ts", "src/sdk/node.ts", "src/protocol/index.ts"];
+/**
+ * The package's entries; their import graph is what dist/cjs/ holds. Every
+ * generated module is one: "./contract/*.js" exports each of them.
+ */
+const ENTRIES = [
+  "src/sdk/index.ts",
+  "src/sdk/node.ts",
+  "src/protocol/index.ts",
+  ...readdirSync(join(ROOT, "src/gen"), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith("_pb.ts"))
+    .map((file) => `src/gen/${file.split(sep).join("/")}`)
+    .sort(),
+];
 /** Dependencies that cannot be require()d before Node 20.19 (ESM only): inlined into dist/cjs. */
 const INLINED_IN_CJS = ["@noble/ed25519"];
 

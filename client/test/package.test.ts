@@ -161,7 +161,9 @@ const TYPED_ESM = `import {
   type TokenSummary,
 } from "@perps/token-client";
 import { createIntrospectionClient, isWellFormedToken } from "@perps/token-client/node";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 
+export const tokenService: string = TokenService.typeName;
 declare const pem: string;
 const client: TokenClient = createTokenClient({
   baseUrl: "http://127.0.0.1:1",
@@ -185,7 +187,9 @@ signerFromPem(42);
 
 const TYPED_CJS = `import { createTokenClient, signerFromPem, type TokenClient } from "@perps/token-client";
 import { isWellFormedToken } from "@perps/token-client/node";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 
+export const tokenService: string = TokenService.typeName;
 export const client: TokenClient = createTokenClient({
   baseUrl: "http://127.0.0.1:1",
   signer: signerFromPem(new Uint8Array()),
@@ -266,6 +270,10 @@ describe("the client package, packed and installed by another project", () => {
       "dist/cjs/sdk/node.d.ts",
       "dist/cjs/package.json",
       "dist/protocol/index.js",
+      "dist/gen/perps/token/v1/token_pb.js",
+      "dist/gen/perps/token/v1/token_pb.d.ts",
+      "dist/cjs/gen/perps/token/v1/token_pb.js",
+      "dist/cjs/gen/perps/token/v1/token_pb.d.ts",
       "dist/cli/perps-tokens.js",
       "dist/browser/index.js",
       "dist/browser/index.global.js",
@@ -429,6 +437,22 @@ client.close();
     await assertStored(Object.values(outcome.transports).map((t) => t.id));
   });
 
+  it("the contract's generated code: import and require of one module per proto file", async () => {
+    const contract = "@perps/token-client/contract/perps/token/v1/token_pb.js";
+    writeFileSync(
+      join(consumer, "contract.mjs"),
+      `import { TokenService } from "${contract}";\nconsole.log(TokenService.typeName);\n`,
+    );
+    writeFileSync(
+      join(consumer, "contract.cjs"),
+      `const { TokenService } = require("${contract}");\nconsole.log(TokenService.typeName);\n`,
+    );
+    for (const file of ["contract.mjs", "contract.cjs"]) {
+      const { stdout } = await run(process.execPath, [file], { cwd: consumer });
+      assert.equal(stdout.trim(), "perps.token.v1.TokenService", file);
+    }
+  });
+
   it("browser: a bundle for platform browser has no Node.js module and runs with page globals only", async () => {
     writeFileSync(join(consumer, "page.mjs"), BROWSER_CONSUMER);
     const result = await esbuild.build({
@@ -531,6 +555,8 @@ client.close();
       "dist/sdk/index.d.ts",
       "dist/cjs/sdk/index.d.ts",
       "dist/cjs/sdk/node.d.ts",
+      "dist/gen/perps/token/v1/token_pb.d.ts",
+      "dist/cjs/gen/perps/token/v1/token_pb.d.ts",
     ]) {
       assert.ok(stdout.includes(`node_modules/@perps/token-client/${file}`), `${file} not used`);
     }

@@ -1,5 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
+import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { SERVICE_CREDENTIAL_HEADER, type ServiceCredentialCheck } from "./service-credential.js";
 
 export interface ServiceCredentialInterceptorOptions {

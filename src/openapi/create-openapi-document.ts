@@ -9,7 +9,7 @@ import {
 } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { bearer_auth } from "../gen/perps/api/v1/http_pb.js";
+import { bearer_auth } from "@perps/token-client/contract/perps/api/v1/http_pb.js";
 import { isBindablePath } from "../rest/field-path.js";
 import { type RestRoute, restRoutesOfService } from "../rest/rest-route.js";
 import { isRequired } from "../validation/field-rules.js";

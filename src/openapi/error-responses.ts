@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { httpStatusFromCode } from "../status/http-status.js";
+import { grpcCodeName, httpStatusFromCode } from "@perps/token-client/protocol";
 import type { JsonSchema, OpenApiHeader, OpenApiResponse } from "./openapi-document.js";
 
 /** Name of the error body's component schema. */
@@ -14,7 +14,7 @@ export interface ErrorAnswer {
   description: string;
   /**
    * The HTTP status. Default: the gateway's mapping of `code`
-   * (src/status/http-status.ts); only the HTTP layer's own answers (413,
+   * (client/src/protocol/http-status.ts); only the HTTP layer's own answers (413,
    * 415) differ from it.
    */
   httpStatus?: number;
@@ -24,22 +24,13 @@ export interface ErrorAnswer {
 
 const allCodes: Code[] = Object.values(Code).filter((v): v is Code => typeof v === "number");
 
-/** The gRPC name of a code, e.g. INVALID_ARGUMENT. */
-export function codeName(code: Code): string {
-  // Connect spells it the American way; gRPC's name is CANCELLED.
-  if (code === Code.Canceled) {
-    return "CANCELLED";
-  }
-  return Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-}
-
 /**
  * The google.rpc.Status JSON body every REST error has (src/rest/rest-error.ts),
  * with the code → HTTP status mapping of the gateway in its description, so
  * that table cannot drift from the code.
  */
 export function statusSchema(): JsonSchema {
-  const rows = allCodes.map((c) => `| ${c} | \`${codeName(c)}\` | ${httpStatusFromCode(c)} |`);
+  const rows = allCodes.map((c) => `| ${c} | \`${grpcCodeName(c)}\` | ${httpStatusFromCode(c)} |`);
   return {
     type: "object",
     description: [

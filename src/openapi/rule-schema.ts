@@ -1,6 +1,6 @@
 import { type DescField, isFieldSet, ScalarType } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
-import { StringRulesSchema } from "../gen/buf/validate/validate_pb.js";
+import { StringRulesSchema } from "@perps/token-client/contract/buf/validate/validate_pb.js";
 import { fieldRules, integerBounds, isRequired } from "../validation/field-rules.js";
 import type { JsonSchema } from "./openapi-document.js";
 

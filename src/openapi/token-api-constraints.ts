@@ -1,11 +1,11 @@
 import type { DescField } from "@bufbuild/protobuf";
-import { TOKEN_PREFIX } from "@perps/token-client/protocol";
 import {
   CreateTokenRequestSchema,
   CreateTokenResponseSchema,
   DeleteTokenRequestSchema,
   TokenSummarySchema,
-} from "../gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { TOKEN_PREFIX } from "@perps/token-client/protocol";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
 import { fieldRules } from "../validation/field-rules.js";
 import type { JsonSchema } from "./openapi-document.js";

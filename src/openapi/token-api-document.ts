@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED, TOKEN_PREFIX } from "@perps/token-client/protocol";
 import { parseConfig } from "../config/config.js";
-import { TokenService } from "../gen/perps/token/v1/token_pb.js";
 import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../token/token-errors.js";
 import { createOpenApiDocument } from "./create-openapi-document.js";

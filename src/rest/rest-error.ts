@@ -1,6 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { httpStatusFromCode } from "../status/http-status.js";
+import { httpStatusFromCode } from "@perps/token-client/protocol";
 
 /**
  * An error the gateway answers as a google.rpc.Status JSON body. The HTTP

@@ -1,8 +1,8 @@
 import type { DescField, DescMethod, DescService } from "@bufbuild/protobuf";
 import { getOption, hasOption } from "@bufbuild/protobuf";
-import { http } from "../gen/google/api/annotations_pb.js";
-import type { HttpRule } from "../gen/google/api/http_pb.js";
-import { http_success_status } from "../gen/perps/api/v1/http_pb.js";
+import { http } from "@perps/token-client/contract/google/api/annotations_pb.js";
+import type { HttpRule } from "@perps/token-client/contract/google/api/http_pb.js";
+import { http_success_status } from "@perps/token-client/contract/perps/api/v1/http_pb.js";
 import { isBindablePath, resolveFieldPath } from "./field-path.js";
 import { type PathTemplate, parsePathTemplate } from "./path-template.js";
 

@@ -1,15 +1,14 @@
 import { STATUS_CODES } from "node:http";
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, type ContextValues, createContextValues } from "@connectrpc/connect";
+import { connectCodeName, restCodeFromHttpStatus } from "@perps/token-client/protocol";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
-import { codeFromHttpStatus } from "../status/http-status.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { rpcProtocol } from "./call-protocol.js";
 import { SERVER_SIDE } from "./call-telemetry-interceptor.js";
-import { codeName } from "./code-name.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
 import type { TransportAnswer } from "./transport-answer.js";
@@ -91,10 +90,12 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   function tell(exchange: Exchange, contentType: string | undefined): void {
     const seconds = (performance.now() - exchange.started) / 1000;
     const answered = exchange.complete;
-    const code = answered ? (exchange.code ?? codeFromHttpStatus(exchange.status)) : Code.Canceled;
+    const code = answered
+      ? (exchange.code ?? restCodeFromHttpStatus(exchange.status))
+      : Code.Canceled;
     const protocol = protocolOf(exchange, contentType);
     const series = seriesOf(exchange.method, protocol);
-    const metricCode = code === undefined ? "ok" : codeName(code);
+    const metricCode = code === undefined ? "ok" : connectCodeName(code);
     series.duration.observe(seconds);
     series.calls(metricCode).inc();
     const line = {
@@ -219,7 +220,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     },
     transportAnswer(answer) {
       // No handler saw the request: no method, and no arrival time to time it from.
-      seriesOf("http", "http").calls(codeName(answer.code)).inc();
+      seriesOf("http", "http").calls(connectCodeName(answer.code)).inc();
       logger.info(
         {
           method: "http",

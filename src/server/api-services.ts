@@ -1,8 +1,8 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
-import { TokenIntrospectionService } from "../gen/perps/token/v1/token_introspection_pb.js";
-import { TokenService } from "../gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
+import { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
+import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { type ServedService, servedService } from "./served-service.js";
 
 /** The implementations of the contract's services. */

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { httpStatusFromCode } from "@perps/token-client/protocol";
 import {
   SERVICE_CREDENTIAL_HEADER,
   type ServiceCredentialCheck,
@@ -6,7 +7,6 @@ import {
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
 import { errorDetailsJson } from "../status/error-details.js";
-import { httpStatusFromCode } from "../status/http-status.js";
 import { statusJson } from "../status/status-json.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";

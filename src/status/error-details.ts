@@ -1,7 +1,7 @@
 import { createRegistry, type JsonValue, type Registry, toJson } from "@bufbuild/protobuf";
 import { AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import type { ConnectError } from "@connectrpc/connect";
-import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
+import { file_google_rpc_error_details } from "@perps/token-client/contract/google/rpc/error_details_pb.js";
 
 /**
  * The error detail types the REST gateway writes into error bodies: the

@@ -3,7 +3,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import {
   type ListTokensResponse,
   ListTokensResponseSchema,
-} from "../gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import type { NamedTokenSummary, TokenStore } from "../store/token-store.js";
 import type { BearerAuthenticator } from "./bearer-authenticator.js";
 import { bearerTokenOf } from "./bearer-header.js";

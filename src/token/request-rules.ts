@@ -1,5 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { CreateTokenRequest, DeleteTokenRequest } from "../gen/perps/token/v1/token_pb.js";
+import type {
+  CreateTokenRequest,
+  DeleteTokenRequest,
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { signatureExpired } from "./token-errors.js";
 
 /*

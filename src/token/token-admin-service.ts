@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
+import type { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
 import type { AuditLog } from "../log/audit-event.js";
 import type { TokenStore } from "../store/token-store.js";
 import { userKeyOf } from "./user-id.js";

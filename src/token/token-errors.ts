@@ -1,11 +1,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  ErrorInfoSchema,
+  LocalizedMessageSchema,
+} from "@perps/token-client/contract/google/rpc/error_details_pb.js";
+import {
   durationText,
   ERROR_DOMAIN,
   TIMESTAMP_OUTSIDE_WINDOW,
   TOKEN_ALREADY_CREATED,
 } from "@perps/token-client/protocol";
-import { ErrorInfoSchema, LocalizedMessageSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { CallRefusal } from "../store/token-store.js";
 
 /** Whole seconds, at least 1, for a `retry-after` header (the REST gateway forwards it). */

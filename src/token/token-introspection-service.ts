@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   IntrospectTokenResponseSchema,
   type TokenIntrospectionService,
-} from "../gen/perps/token/v1/token_introspection_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import type { BearerAuthenticator } from "./bearer-authenticator.js";
 import { utcDate } from "./expiry-date.js";
 

@@ -2,6 +2,11 @@ import { generateKeyPairSync, hash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  CreateTokenResponseSchema,
+  DeleteTokenResponseSchema,
+  type TokenService,
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import {
   createTokenMessage,
   deleteTokenMessage,
   generateToken,
@@ -9,11 +14,6 @@ import {
   tokenIdOf,
 } from "@perps/token-client/protocol";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
-import {
-  CreateTokenResponseSchema,
-  DeleteTokenResponseSchema,
-  type TokenService,
-} from "../gen/perps/token/v1/token_pb.js";
 import type { CallRefusal, SignedCall, TokenStore } from "../store/token-store.js";
 import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";

@@ -1,8 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import {
+  UserKeySchema,
+  type UserKeyService,
+} from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { checkEd25519PublicKey } from "../crypto/ed25519-public-key.js";
 import { keyFingerprint } from "../crypto/key-fingerprint.js";
-import { UserKeySchema, type UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import type { AuditLog } from "../log/audit-event.js";
 import type { RegisteredKey, UserKeyStore } from "../store/user-key-store.js";
 import { userKeyOf } from "../token/user-id.js";

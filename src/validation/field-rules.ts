@@ -1,6 +1,6 @@
 import { type DescField, getOption, hasOption } from "@bufbuild/protobuf";
-import { type FieldRules, field } from "../gen/buf/validate/validate_pb.js";
-import { pattern_message } from "../gen/perps/api/v1/field_rules_pb.js";
+import { type FieldRules, field } from "@perps/token-client/contract/buf/validate/validate_pb.js";
+import { pattern_message } from "@perps/token-client/contract/perps/api/v1/field_rules_pb.js";
 
 /** The field's `(buf.validate.field)` rules; undefined when it has none. */
 export function fieldRules(f: DescField): FieldRules | undefined {

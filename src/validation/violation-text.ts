@@ -1,6 +1,6 @@
 import { type DescField, isFieldSet } from "@bufbuild/protobuf";
 import type { Violation } from "@bufbuild/protovalidate";
-import { StringRulesSchema } from "../gen/buf/validate/validate_pb.js";
+import { StringRulesSchema } from "@perps/token-client/contract/buf/validate/validate_pb.js";
 import { fieldRules, integerBounds, patternMessage } from "./field-rules.js";
 
 /**

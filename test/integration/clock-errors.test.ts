@@ -7,9 +7,9 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import {
   ErrorInfoSchema,
   LocalizedMessageSchema,
-} from "../../src/gen/google/rpc/error_details_pb.js";
-import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
+} from "@perps/token-client/contract/google/rpc/error_details_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { grpcStatusDetails } from "../support/grpc-status-details.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";

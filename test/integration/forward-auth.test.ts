@@ -9,8 +9,8 @@ import {
 import { connect as connectH2 } from "node:http2";
 import { connect as connectTcp } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { generateToken } from "@perps/token-client/protocol";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { markdownBlocks } from "../support/markdown-blocks.js";

@@ -2,18 +2,18 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { create, type DescMessage, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
-import { isWellFormedToken } from "@perps/token-client/protocol";
-import fc from "fast-check";
 import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
   TokenService,
-} from "../../src/gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import {
   DeleteUserKeyRequestSchema,
   PutUserKeyRequestSchema,
   UserKeyService,
-} from "../../src/gen/perps/token/v1/user_key_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { isWellFormedToken } from "@perps/token-client/protocol";
+import fc from "fast-check";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {
   newUser,
@@ -84,7 +84,7 @@ function parseOrUndefined(text: string): unknown {
 }
 
 // HTTP status → the gRPC codes the REST error body may carry with it
-// (src/status/http-status.ts, plus the HTTP-level 404/405/413/415).
+// (client/src/protocol/http-status.ts, plus the HTTP-level 404/405/413/415).
 const REST_CODES_BY_STATUS: Record<number, readonly number[]> = {
   400: [3, 9, 11],
   401: [16],

@@ -6,11 +6,11 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { connectCodeName } from "@perps/token-client/protocol";
 import { parse } from "yaml";
-import { TokenIntrospectionService } from "../../src/gen/perps/token/v1/token_introspection_pb.js";
-import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
-import { codeName } from "../../src/server/code-name.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
@@ -35,7 +35,7 @@ const PROMETHEUS_METRICS = new Map([["up", new Set(TARGET_LABELS)]]);
 const CODE_NAMES = new Set(
   Object.values(Code)
     .filter((value): value is Code => typeof value === "number")
-    .map((code) => codeName(code)),
+    .map((code) => connectCodeName(code)),
 );
 const KEYWORDS = new Set([
   "and",

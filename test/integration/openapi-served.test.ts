@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { createTokenMessage, deleteTokenMessage } from "@perps/token-client/protocol";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { JsonSchema, OpenApiDocument } from "../../src/openapi/openapi-document.js";
 import { newUser, signBytes, type TestUser } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";

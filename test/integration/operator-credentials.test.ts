@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { PutUserKeyRequestSchema } from "../../src/gen/perps/token/v1/user_key_pb.js";
+import { PutUserKeyRequestSchema } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { apiServices } from "../../src/server/api-services.js";
 import { grpcStatusOf } from "../support/grpc-status-call.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";

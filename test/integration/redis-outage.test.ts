@@ -4,13 +4,13 @@ import { after, before, describe, it } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { Redis } from "ioredis";
 import {
   Health,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../src/gen/health/v1/health_pb.js";
-import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";

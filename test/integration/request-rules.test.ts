@@ -7,8 +7,8 @@ import {
   type CreateTokenRequest,
   type DeleteTokenRequest,
   TokenService,
-} from "../../src/gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient, operatorConnectInterceptor } from "../support/test-operator.js";

@@ -3,9 +3,9 @@ import { randomUUID } from "node:crypto";
 import { connect as connectHttp2, type IncomingHttpHeaders } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { isWellFormedToken } from "@perps/token-client/protocol";
-import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {

@@ -4,9 +4,9 @@ import { after, before, describe, it } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { isWellFormedToken } from "@perps/token-client/protocol";
-import { TokenService } from "../../src/gen/perps/token/v1/token_pb.js";
-import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import {

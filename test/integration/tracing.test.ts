@@ -6,11 +6,11 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
-import protobuf from "protobufjs";
 import {
   IntrospectTokenRequestSchema,
   TokenIntrospectionService,
-} from "../../src/gen/perps/token/v1/token_introspection_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import protobuf from "protobufjs";
 import { createFirstToken } from "../support/first-token.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";

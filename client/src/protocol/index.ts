@@ -1,7 +1,8 @@
 // What the service and its clients must agree on byte for byte: the signed
-// messages, the token format and checksum, the error reasons. The service
-// imports this entry (`@perps/token-client/protocol`) and nothing else of the
-// client package; the SDK and the CLI import the same modules.
+// messages, the token format and checksum, the error reasons, the codes' names
+// and HTTP statuses. The service imports this entry
+// (`@perps/token-client/protocol`) and, of the client package, only the
+// contract's generated code besides; the SDK and the CLI import the same modules.
 
 export { durationText } from "./duration-text.js";
 export {
@@ -10,6 +11,11 @@ export {
   TIMESTAMP_OUTSIDE_WINDOW,
   TOKEN_ALREADY_CREATED,
 } from "./error-reason.js";
+export {
+  connectCodeFromHttpStatus,
+  httpStatusFromCode,
+  restCodeFromHttpStatus,
+} from "./http-status.js";
 export { randomInto, randomText } from "./random-text.js";
 export {
   type CreateTokenMessageFields,
@@ -17,6 +23,7 @@ export {
   type DeleteTokenMessageFields,
   deleteTokenMessage,
 } from "./signed-message.js";
+export { connectCodeName, grpcCodeName, isErrorCode } from "./status-code.js";
 export {
   generateToken,
   isWellFormedToken,

@@ -3,7 +3,8 @@
 // is loaded lazily, and the Node-only extras live in ./node.ts.
 export { Code } from "@connectrpc/connect";
 export { durationText } from "../protocol/duration-text.js";
-export { codeName } from "./code-name.js";
+// `codeName`: the SDK's name for it since its first release.
+export { grpcCodeName as codeName } from "../protocol/status-code.js";
 export type { PrivateKeySigner, SignCallback, Signer } from "./signer.js";
 export { signerFromPem } from "./signer-from-pem.js";
 export { TokenApiError, type TokenApiErrorOptions } from "./token-api-error.js";

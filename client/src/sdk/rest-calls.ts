@@ -1,8 +1,8 @@
 import { Code } from "@connectrpc/connect";
+import { connectCodeFromHttpStatus } from "../protocol/http-status.js";
+import { isErrorCode } from "../protocol/status-code.js";
 import { clockOffsetOfJsonDetails } from "./clock-offset-detail.js";
-import { isErrorCode } from "./code-name.js";
 import { createdTokenIdOfJsonDetails } from "./created-token-detail.js";
-import { codeFromHttpStatus } from "./http-status-code.js";
 import { REDIRECT_MODE, redirectRefusal } from "./redirect-refusal.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { TokenApiError } from "./token-api-error.js";
@@ -63,7 +63,7 @@ async function errorFromResponse(res: Response): Promise<TokenApiError> {
   }
   // Not the service's status JSON: something in between answered.
   return new TokenApiError(
-    codeFromHttpStatus(res.status),
+    connectCodeFromHttpStatus(res.status),
     `HTTP ${res.status} ${res.statusText}`.trim(),
     opts,
   );

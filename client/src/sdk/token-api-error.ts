@@ -1,5 +1,5 @@
 import type { Code } from "@connectrpc/connect";
-import { codeName } from "./code-name.js";
+import { grpcCodeName } from "../protocol/status-code.js";
 
 /** What a {@link TokenApiError} carries besides its code and message. */
 export interface TokenApiErrorOptions {
@@ -67,6 +67,6 @@ export class TokenApiError extends Error {
 
   /** The code's gRPC name, e.g. "ALREADY_EXISTS". */
   get codeName(): string {
-    return codeName(this.code);
+    return grpcCodeName(this.code);
   }
 }

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import {
   adminAuthInterceptor,
   operatorKey,
 } from "../../../src/admin-auth/admin-auth-interceptor.js";
-import { TokenAdminService } from "../../../src/gen/perps/token/v1/token_admin_pb.js";
-import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
 
 type Next = Parameters<ReturnType<typeof adminAuthInterceptor>>[0];
 type Request = Parameters<Next>[0];

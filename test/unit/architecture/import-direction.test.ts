@@ -17,8 +17,8 @@ interface Package {
 }
 
 /**
- * The service's layers: a request enters at `server`, `rest` turns REST into
- * calls, `call` runs a call through the interceptors, the services (`token`, `user-key`) check and decide, `store`
+ * The service's layers: a request enters at `server`, `rest` turns REST
+ * into calls, the services (`token`, `user-key`) check and decide, `store`
  * keeps tokens and keys, `redis` connects.
  */
 const SERVICE: Package = {
@@ -28,14 +28,13 @@ const SERVICE: Package = {
     ["main.ts", "process"],
     // Listeners, protocols, interceptors, plain endpoints; wires everything.
     ["server"],
-    // The OpenAPI document, built from the REST mapping's routes and the services' rules at
+    // The OpenAPI document, built from the gateway's routes and the services' rules at
     // build time (`npm run openapi`); the service loads only the modules that serve
     // it (test/integration/service-module-graph.test.ts).
     ["openapi"],
-    // REST to RPC transcoding.
-    ["rest"],
-    // The protocol-free call path: interceptors, then the service.
-    ["call"],
+    // REST to RPC transcoding; the call path every protocol shares; google.rpc.Status
+    // answers and the HTTP statuses of RPC codes.
+    ["rest", "call", "status"],
     // Who may call the admin RPCs: operators' credentials, their file, their check.
     ["admin-auth"],
     // Where a request is checked: the proto's buf.validate rules, on every protocol.
@@ -49,8 +48,9 @@ const SERVICE: Package = {
     // the OpenTelemetry tracing those settings turn on.
     ["redis", "config", "tracing"],
     // Support any layer may use.
-    // (`status`: google.rpc.Status answers, HTTP statuses of RPC codes.)
-    ["http", "metrics", "log", "crypto", "status"],
+    ["http", "metrics", "log", "crypto"],
+    // The gRPC health and reflection services (the contract's messages come from the
+    // client package: @perps/token-client/contract/…).
     ["gen"],
   ],
 };
@@ -82,9 +82,21 @@ function isConnectInternal(specifier: string): boolean {
   return /^@connectrpc\/connect\/protocol(?:-[a-z-]+)?$/.test(specifier);
 }
 
-/** The client package's name, and the one entry of it the service's own code may import. */
+/**
+ * The client package's name, and the entries of it the service's own code may
+ * import: the shared protocol, and the contract's generated code (one module per
+ * proto file, `${CONTRACT_ENTRY}/<proto path>_pb.js`).
+ */
 const CLIENT_NAME = "@perps/token-client";
 const SHARED_ENTRY = `${CLIENT_NAME}/protocol`;
+const CONTRACT_ENTRY = `${CLIENT_NAME}/contract`;
+
+/** True for the imports of the client package that the service's own code may make. */
+function isSharedEntry(specifier: string): boolean {
+  return (
+    specifier === SHARED_ENTRY || /^@perps\/token-client\/contract\/[\w/]+_pb\.js$/.test(specifier)
+  );
+}
 
 /** The layer index of `folder`, or undefined when the package has no such folder. */
 function layerOf(pkg: Package, folder: string): number | undefined {
@@ -175,6 +187,7 @@ describe("architecture", () => {
     assert.ok(service.filter((i) => i.specifier.startsWith("../")).length > 100);
     assert.ok(service.some((i) => i.specifier === "@connectrpc/connect"));
     assert.ok(service.some((i) => i.specifier === SHARED_ENTRY));
+    assert.ok(service.some((i) => i.specifier.startsWith(`${CONTRACT_ENTRY}/`)));
     assert.ok(client.filter((i) => i.specifier.startsWith("../")).length > 30);
   });
 
@@ -220,14 +233,15 @@ describe("architecture", () => {
     assert.deepEqual(wrong, []);
   });
 
-  it(`the service imports nothing of the client but ${SHARED_ENTRY} (the console: the SDK's root entry)`, () => {
+  it(`the service imports nothing of the client but ${SHARED_ENTRY} and ${CONTRACT_ENTRY}/… (the console: the SDK's root entry)`, () => {
     const wrong = service
       .filter(({ file, specifier }) => {
         if (packageOf(specifier) !== CLIENT_NAME) {
           return false;
         }
-        const allowed = folderOf(SERVICE, file) === CONSOLE ? CLIENT_NAME : SHARED_ENTRY;
-        return specifier !== allowed;
+        return folderOf(SERVICE, file) === CONSOLE
+          ? specifier !== CLIENT_NAME
+          : !isSharedEntry(specifier);
       })
       .map(({ file, specifier }) => `${rel(file)} imports ${specifier}`);
     assert.deepEqual(wrong, []);
@@ -248,12 +262,16 @@ describe("architecture", () => {
     }
   });
 
-  it("the client's shared protocol imports no other package: the service loads it as it is", () => {
+  it("the client's shared protocol imports no package but @connectrpc/connect (its Code): the service loads it as it is", () => {
     const wrong = client
-      .filter(
-        ({ file, specifier }) =>
-          folderOf(CLIENT, file) === "protocol" && packageOf(specifier) !== undefined,
-      )
+      .filter(({ file, specifier }) => {
+        const name = packageOf(specifier);
+        return (
+          folderOf(CLIENT, file) === "protocol" &&
+          name !== undefined &&
+          name !== "@connectrpc/connect"
+        );
+      })
       .map(({ file, specifier }) => `${rel(file)} imports ${specifier}`);
     assert.deepEqual(wrong, []);
   });
@@ -294,6 +312,9 @@ describe("architecture", () => {
     );
     assert.equal(violation(SERVICE, "server", "sdk"), "sdk is not a layer of server's package");
     assert.equal(packageOf("@perps/token-client/protocol"), CLIENT_NAME);
+    assert.equal(isSharedEntry(`${CONTRACT_ENTRY}/perps/token/v1/token_pb.js`), true);
+    assert.equal(isSharedEntry(`${CONTRACT_ENTRY}/../sdk/index.js`), false);
+    assert.equal(isSharedEntry(`${CLIENT_NAME}/node`), false);
     assert.equal(packageOf("node:crypto"), undefined);
     assert.equal(packageOf("ioredis"), "ioredis");
   });

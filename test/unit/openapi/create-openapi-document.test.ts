@@ -13,9 +13,12 @@ import {
   FileDescriptorProtoSchema,
   MethodOptionsSchema,
 } from "@bufbuild/protobuf/wkt";
-import { http } from "../../../src/gen/google/api/annotations_pb.js";
-import { HttpRuleSchema } from "../../../src/gen/google/api/http_pb.js";
-import { bearer_auth, http_success_status } from "../../../src/gen/perps/api/v1/http_pb.js";
+import { http } from "@perps/token-client/contract/google/api/annotations_pb.js";
+import { HttpRuleSchema } from "@perps/token-client/contract/google/api/http_pb.js";
+import {
+  bearer_auth,
+  http_success_status,
+} from "@perps/token-client/contract/perps/api/v1/http_pb.js";
 import { createOpenApiDocument } from "../../../src/openapi/create-openapi-document.js";
 import {
   type JsonSchema,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { readBufImage } from "../../../src/openapi/buf-image.js";
 import { createOpenApiDocument } from "../../../src/openapi/create-openapi-document.js";
 import { commentsFromRegistry, sourceInfoComments } from "../../../src/openapi/proto-comments.js";

@@ -4,7 +4,7 @@ import {
   CreateTokenRequestSchema,
   CreateTokenResponseSchema,
   DeleteTokenRequestSchema,
-} from "../../../src/gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { ruleSchema } from "../../../src/openapi/rule-schema.js";
 
 const create = CreateTokenRequestSchema.field;

@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { generateToken } from "@perps/token-client/protocol";
-import fc from "fast-check";
 import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
-} from "../../../src/gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { generateToken } from "@perps/token-client/protocol";
+import fc from "fast-check";
 import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
 import { TOKEN_PATTERN, tokenApiConstraints } from "../../../src/openapi/token-api-constraints.js";
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";

@@ -18,9 +18,9 @@ import {
   DeleteTokenResponseSchema,
   ListTokensResponseSchema,
   TokenService,
-} from "../../../src/gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { httpStatusFromCode } from "@perps/token-client/protocol";
 import { createRestGateway } from "../../../src/rest/rest-gateway.js";
-import { httpStatusFromCode } from "../../../src/status/http-status.js";
 import {
   type EchoRequest,
   EchoResponseSchema,

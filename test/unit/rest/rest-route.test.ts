@@ -14,10 +14,10 @@ import {
   MethodOptionsSchema,
 } from "@bufbuild/protobuf/wkt";
 import { createServiceImplSpec } from "@connectrpc/connect";
-import { http } from "../../../src/gen/google/api/annotations_pb.js";
-import { HttpRuleSchema } from "../../../src/gen/google/api/http_pb.js";
-import { http_success_status } from "../../../src/gen/perps/api/v1/http_pb.js";
-import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { http } from "@perps/token-client/contract/google/api/annotations_pb.js";
+import { HttpRuleSchema } from "@perps/token-client/contract/google/api/http_pb.js";
+import { http_success_status } from "@perps/token-client/contract/perps/api/v1/http_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { createRestGateway } from "../../../src/rest/rest-gateway.js";
 import { restRoutesOfService } from "../../../src/rest/rest-route.js";
 import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { CreateTokenRequestSchema } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { checkStrictJson, StrictJsonError } from "../../../src/rest/strict-json.js";
 import { EchoRequestSchema } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
 

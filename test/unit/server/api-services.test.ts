@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createConnectRouter } from "@connectrpc/connect";
-import { file_perps_token_v1_token_admin } from "../../../src/gen/perps/token/v1/token_admin_pb.js";
-import { file_perps_token_v1_token_introspection } from "../../../src/gen/perps/token/v1/token_introspection_pb.js";
-import { file_perps_token_v1_token } from "../../../src/gen/perps/token/v1/token_pb.js";
-import { file_perps_token_v1_user_key } from "../../../src/gen/perps/token/v1/user_key_pb.js";
+import { file_perps_token_v1_token_admin } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
+import { file_perps_token_v1_token_introspection } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import { file_perps_token_v1_token } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { file_perps_token_v1_user_key } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { apiServices } from "../../../src/server/api-services.js";
 import { servedOn } from "../../../src/server/served-service.js";
 

@@ -3,7 +3,10 @@ import { describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema, RetryInfoSchema } from "../../../src/gen/google/rpc/error_details_pb.js";
+import {
+  ErrorInfoSchema,
+  RetryInfoSchema,
+} from "@perps/token-client/contract/google/rpc/error_details_pb.js";
 import { errorDetailsJson } from "../../../src/status/error-details.js";
 
 describe("errorDetailsJson", () => {

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
+import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
-import { CreateTokenRequestSchema } from "../../../src/gen/perps/token/v1/token_pb.js";
 import {
   decodeTokenRecord,
   encodeTokenRecord,

@@ -5,11 +5,11 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import {
   ErrorInfoSchema,
   LocalizedMessageSchema,
-} from "../../../src/gen/google/rpc/error_details_pb.js";
+} from "@perps/token-client/contract/google/rpc/error_details_pb.js";
 import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
-} from "../../../src/gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import {
   checkCreateRequest,
   checkDeleteRequest,

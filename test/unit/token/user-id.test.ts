@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { DeleteTokenRequestSchema } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { DeleteTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { userKeyOf } from "../../../src/token/user-id.js";
 import { createRequestValidator } from "../../../src/validation/request-validator.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";

@@ -6,7 +6,7 @@ import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
   TokenService,
-} from "../../../src/gen/perps/token/v1/token_pb.js";
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { createRequestValidator } from "../../../src/validation/request-validator.js";
 import { validationInterceptor } from "../../../src/validation/validation-interceptor.js";
 

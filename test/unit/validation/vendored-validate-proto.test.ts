@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { type DescField, getOption, toJson } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import * as runtime from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import * as ours from "../../../src/gen/buf/validate/validate_pb.js";
+import * as ours from "@perps/token-client/contract/buf/validate/validate_pb.js";
 
 // proto/buf/validate/validate.proto is written from the runtime's descriptor
 // (scripts/protovalidate-proto.ts): the rules compiled into our protos must

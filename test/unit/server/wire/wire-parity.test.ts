@@ -14,14 +14,14 @@ import {
 import { trailerParse } from "@connectrpc/connect/protocol-grpc-web";
 import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
 import {
+  CreateTokenRequestSchema,
+  TokenService,
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import {
   Health,
   HealthCheckRequestSchema,
   HealthCheckResponse_ServingStatus,
 } from "../../../../src/gen/health/v1/health_pb.js";
-import {
-  CreateTokenRequestSchema,
-  TokenService,
-} from "../../../../src/gen/perps/token/v1/token_pb.js";
 import {
   createDualProtocolServer,
   type DualProtocolServer,

@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_api_annotations } from "../../../../../src/gen/google/api/annotations_pb.js";
-import { file_perps_api_v1_http } from "../../../../../src/gen/perps/api/v1/http_pb.js";
+import { file_google_api_annotations } from "@perps/token-client/contract/google/api/annotations_pb.js";
+import { file_perps_api_v1_http } from "@perps/token-client/contract/perps/api/v1/http_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**

@@ -1,5 +1,13 @@
 import { Code } from "@connectrpc/connect";
 
+// Three tables between codes and HTTP statuses, side by side because they look
+// alike and differ on purpose. `httpStatusFromCode` is the service's REST
+// mapping; `restCodeFromHttpStatus` is its inverse, which labels an answer that
+// has only an HTTP status (404 is NOT_FOUND, as the REST API answers an unknown
+// path). `connectCodeFromHttpStatus` is the Connect protocol's table for an HTTP
+// error whose body is not a status (a proxy's 502 page): a client cannot tell
+// there what failed, so 404 is UNIMPLEMENTED, 400 INTERNAL and the rest UNKNOWN.
+
 /**
  * The HTTP status the REST gateway answers for a gRPC status code. The single
  * place of this mapping, so the REST API and its documentation cannot drift.
@@ -41,7 +49,7 @@ export function httpStatusFromCode(code: Code): number {
  * with: 405 and 505 are UNIMPLEMENTED, 413 and 415 INVALID_ARGUMENT, as the
  * REST gateway answers them.
  */
-export function codeFromHttpStatus(status: number): Code | undefined {
+export function restCodeFromHttpStatus(status: number): Code | undefined {
   switch (status) {
     case 401:
       return Code.Unauthenticated;
@@ -69,5 +77,33 @@ export function codeFromHttpStatus(status: number): Code | undefined {
         return undefined;
       }
       return status < 500 ? Code.InvalidArgument : Code.Internal;
+  }
+}
+
+/**
+ * The code of an HTTP error whose body is not the service's status JSON (a
+ * proxy's 502 page, say). The Connect protocol's table for such answers, so
+ * "rest" and "connect" report an unreadable failure alike; only 408 (a
+ * proxy's timeout) is DEADLINE_EXCEEDED here, UNKNOWN in Connect's.
+ */
+export function connectCodeFromHttpStatus(status: number): Code {
+  switch (status) {
+    case 400:
+      return Code.Internal;
+    case 401:
+      return Code.Unauthenticated;
+    case 403:
+      return Code.PermissionDenied;
+    case 404:
+      return Code.Unimplemented;
+    case 408:
+      return Code.DeadlineExceeded;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return Code.Unavailable;
+    default:
+      return Code.Unknown;
   }
 }
