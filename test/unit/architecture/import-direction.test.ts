@@ -32,8 +32,10 @@ const SERVICE: Package = {
     // build time (`npm run openapi`); the service loads only the modules that serve
     // it (test/integration/service-module-graph.test.ts).
     ["openapi"],
-    // REST to RPC transcoding, HTTP statuses of RPC codes.
-    ["gateway"],
+    // REST to RPC transcoding.
+    ["rest"],
+    // The protocol-free call path; google.rpc.Status answers and HTTP statuses of RPC codes.
+    ["call", "status"],
     // Who may call the admin RPCs: operators' credentials, their file, their check.
     ["admin-auth"],
     // Where a request is checked: the proto's buf.validate rules, on every protocol.
@@ -62,7 +64,7 @@ const CLIENT: Package = {
 const CONSOLE = "console";
 
 /** Layers between the listeners and the store: they reach Redis only through the store. */
-const THROUGH_THE_STORE = ["openapi", "gateway", "validation", "token", "user-key"];
+const THROUGH_THE_STORE = ["openapi", "rest", "call", "status", "validation", "token", "user-key"];
 
 /** Folders that must not depend on the RPC framework: their failures are their own. */
 const WITHOUT_CONNECT = ["store", "redis"];
