@@ -49,7 +49,7 @@ const SERVICE: Package = {
     // the OpenTelemetry tracing those settings turn on.
     ["redis", "config", "tracing"],
     // Support any layer may use.
-    ["http", "metrics", "log", "crypto"],
+    ["http", "metrics", "log", "crypto", "cache"],
     ["gen"],
   ],
 };
