@@ -13,7 +13,7 @@ import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "../call
 import { joined, readRequestBody } from "../http/request-body.js";
 import { requestPath } from "../http/request-path.js";
 import { errorDetailsJson } from "../status/error-details.js";
-import { statusJson } from "../status/status-json.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import { isJsonMediaType } from "./media-type.js";
 import { transcodeRequest } from "./request-transcoder.js";
 import { transcodeResponse } from "./response-transcoder.js";
@@ -139,7 +139,15 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
         error = new RestError(Code.Internal, "internal error", { httpStatus: 500 });
       }
       opts.onErrorAnswer?.(req, { code: error.code, message: error.message, method });
-      sendError(res, error.httpStatus, error.code, error.message, error.headers, error.details);
+      if (!isAnswered(res)) {
+        writeStatusAnswer(res, {
+          status: error.httpStatus,
+          code: error.code,
+          message: error.message,
+          details: error.details,
+          headers: error.headers,
+        });
+      }
     }
   }
 
@@ -307,15 +315,9 @@ function send(
   writeResponse(res, status, headers, JSON.stringify(json));
 }
 
-function sendError(
-  res: NodeResponse,
-  status: number,
-  code: Code,
-  message: string,
-  headers: Readonly<Record<string, string>>,
-  details: readonly JsonValue[] = [],
-): void {
-  writeResponse(res, status, { ...headers }, statusJson(code, message, details));
+/** The client may be gone, or an error may come after the answer started. */
+function isAnswered(res: NodeResponse): boolean {
+  return res.headersSent || res.writableEnded || res.destroyed;
 }
 
 function writeResponse(
@@ -324,8 +326,7 @@ function writeResponse(
   headers: Record<string, string>,
   body: string | undefined,
 ): void {
-  // The client may be gone, or an error may come after the answer started.
-  if (res.headersSent || res.writableEnded || res.destroyed) {
+  if (isAnswered(res)) {
     return;
   }
   if (body === undefined) {

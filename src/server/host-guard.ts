@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import { Code } from "@connectrpc/connect";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
-import { statusJson } from "../status/status-json.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import { exchangeOf } from "./exchange.js";
 
 const MISSING_HOST = "an HTTP/1.1 request must have a Host header";
@@ -60,14 +60,9 @@ function refuse(
   message: string,
 ): true {
   exchangeOf(req)?.answers(code, message);
-  const body = statusJson(code, message);
   // The request is not read: close rather than drain whatever it sends.
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(body),
-    ...(req.httpVersionMajor === 1 ? { connection: "close" } : {}),
-  });
-  res.end(body);
+  const headers: Record<string, string> = req.httpVersionMajor === 1 ? { connection: "close" } : {};
+  writeStatusAnswer(res, { status, code, message, headers });
   return true;
 }
 
