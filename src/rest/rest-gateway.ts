@@ -7,11 +7,13 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
-import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { lazyCallSignal } from "../call/call-signal.js";
 import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "../call/unary-invoker.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { joined, readRequestBody } from "../http/request-body.js";
 import { requestPath } from "../http/request-path.js";
+import { requestAuthority, requestUrl } from "../http/request-url.js";
+import { nodeHeaders, webHeaders } from "../http/web-headers.js";
 import { errorDetailsJson } from "../status/error-details.js";
 import { writeStatusAnswer } from "../status/status-answer.js";
 import { isJsonMediaType } from "./media-type.js";
@@ -21,12 +23,6 @@ import { restCallKey } from "./rest-call.js";
 import { invalidArgument, RestError } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
 import { createRouteTable } from "./route-table.js";
-
-type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
-/** Node request of the http or http2 module, as connect-node accepts it. */
-export type NodeRequest = Parameters<NodeHandler>[0];
-/** Node response of the http or http2 module, as connect-node accepts it. */
-export type NodeResponse = Parameters<NodeHandler>[1];
 
 export interface RestGatewayOptions {
   /**
@@ -46,7 +42,7 @@ export interface RestGatewayOptions {
    * Context values for the handlers, like `connectNodeAdapter`'s option of
    * the same name. Default: none.
    */
-  contextValues?: (req: NodeRequest) => ContextValues;
+  contextValues?: (req: NodeServerRequest) => ContextValues;
   /**
    * Called with errors the gateway did not expect (bugs); the client only
    * gets a 500 "internal error". Default: none.
@@ -57,12 +53,12 @@ export interface RestGatewayOptions {
    * gateway's own refusals that no interceptor sees (unknown path, 405, 413,
    * 415, a body that does not fit the request message). Default: none.
    */
-  onErrorAnswer?: (req: NodeRequest, answer: RestErrorAnswer) => void;
+  onErrorAnswer?: (req: NodeServerRequest, answer: RestErrorAnswer) => void;
   /**
    * Called when a request matches a route, before its body is read: a call
    * whose client goes away mid-body is still known by its method. Default: none.
    */
-  onRoute?: (req: NodeRequest, method: DescMethod) => void;
+  onRoute?: (req: NodeServerRequest, method: DescMethod) => void;
 }
 
 /** An error answer of the gateway. */
@@ -77,7 +73,7 @@ export interface RestGateway {
   /** The routes served, most specific first (e.g. to generate OpenAPI). */
   readonly routes: readonly RestRoute[];
   /** Node request listener for HTTP/1.1 and HTTP/2; use it as connectNodeAdapter's `fallback`. */
-  handle(req: NodeRequest, res: NodeResponse): void;
+  handle(req: NodeServerRequest, res: NodeServerResponse): void;
 }
 
 const defaultMaxBodyBytes = 64 * 1024;
@@ -104,7 +100,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
     ...(opts.interceptors === undefined ? {} : { interceptors: opts.interceptors }),
   });
 
-  async function serve(req: NodeRequest, res: NodeResponse): Promise<void> {
+  async function serve(req: NodeServerRequest, res: NodeServerResponse): Promise<void> {
     let method: DescMethod | undefined;
     try {
       const rawPath = requestPath(req);
@@ -162,7 +158,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
   };
 }
 
-async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<JsonValue> {
+async function readJsonBody(req: NodeServerRequest, maxBodyBytes: number): Promise<JsonValue> {
   if (!isJsonMediaType(req.headers["content-type"])) {
     throw new RestError(Code.InvalidArgument, "content-type must be application/json", {
       httpStatus: 415,
@@ -231,60 +227,36 @@ function isProtocolHeader(name: string): boolean {
   return name.startsWith("connect-") || name.startsWith("grpc-") || name.startsWith("trailer-");
 }
 
-/** The request's headers as the interceptors and the handler see them. */
-function callHeaders(req: NodeRequest): Headers {
-  const header = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    // HTTP/2 pseudo-headers (":path", ...) are not headers of the call.
-    if (value === undefined || name.startsWith(":")) {
-      continue;
-    }
-    if (droppedRequestHeaders.has(name) || isProtocolHeader(name)) {
-      continue;
-    }
-    if (typeof value === "string") {
-      header.set(name, value);
-    } else {
-      for (const v of value) {
-        header.append(name, v);
-      }
-    }
-  }
-  return header;
+/** A request header the interceptors and the handler do not see. */
+function isDroppedRequestHeader(name: string): boolean {
+  return droppedRequestHeaders.has(name) || isProtocolHeader(name);
 }
 
-/** Response headers a REST response may carry, from the call's headers or error metadata. */
-function restHeaders(header: Headers | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  header?.forEach((value, name) => {
-    if (!droppedResponseHeaders.has(name) && !isProtocolHeader(name)) {
-      out[name] = value;
-    }
-  });
-  return out;
+/** A header of the call's answer or error metadata that a REST response does not carry. */
+function isDroppedResponseHeader(name: string): boolean {
+  return droppedResponseHeaders.has(name) || isProtocolHeader(name);
 }
 
 async function callMethod(
   invoker: UnaryInvoker,
   route: RestRoute,
   input: Message,
-  req: NodeRequest,
-  res: NodeResponse,
+  req: NodeServerRequest,
+  res: NodeServerResponse,
   contextValues: RestGatewayOptions["contextValues"],
 ): Promise<{ message: Message; header: Record<string, string> }> {
-  const authority = "authority" in req ? req.authority : req.headers.host;
+  const authority = requestAuthority(req);
   if (authority === undefined || authority === "") {
     throw invalidArgument("the request has no Host header");
   }
-  const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
   const values = contextValues?.(req) ?? createContextValues();
   values.set(restCallKey, true);
   let result: UnaryResult;
   try {
     result = await invoker.invoke(route.method, input, {
       requestMethod: req.method ?? "",
-      url: () => `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
-      header: () => callHeaders(req),
+      url: () => requestUrl(req),
+      header: () => webHeaders(req.headers, isDroppedRequestHeader),
       contextValues: values,
       signal: lazyCallSignal(res),
     });
@@ -293,17 +265,20 @@ async function callMethod(
       // Interceptors turn unexpected exceptions into neutral ConnectErrors, so
       // the message of one is meant for clients.
       throw new RestError(e.code, e.rawMessage, {
-        headers: restHeaders(e.metadata),
+        headers: nodeHeaders(e.metadata, {}, isDroppedResponseHeader),
         details: errorDetailsJson(e),
       });
     }
     throw e;
   }
-  return { message: result.message, header: restHeaders(result.header) };
+  return {
+    message: result.message,
+    header: nodeHeaders(result.header, {}, isDroppedResponseHeader),
+  };
 }
 
 function send(
-  res: NodeResponse,
+  res: NodeServerResponse,
   status: number,
   headers: Record<string, string>,
   json: JsonValue,
@@ -316,12 +291,12 @@ function send(
 }
 
 /** The client may be gone, or an error may come after the answer started. */
-function isAnswered(res: NodeResponse): boolean {
+function isAnswered(res: NodeServerResponse): boolean {
   return res.headersSent || res.writableEnded || res.destroyed;
 }
 
 function writeResponse(
-  res: NodeResponse,
+  res: NodeServerResponse,
   status: number,
   headers: Record<string, string>,
   body: string | undefined,

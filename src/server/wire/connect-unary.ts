@@ -5,6 +5,7 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { joined, readRequestBody } from "../../http/request-body.js";
+import { nodeHeaders } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
 import { inputError } from "./input-error.js";
 import {
@@ -12,7 +13,6 @@ import {
   deadlineAfter,
   detach,
   failAnswer,
-  nodeHeaders,
   stringOrNull,
   type UnaryMethod,
   type UnaryServing,

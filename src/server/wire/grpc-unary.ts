@@ -16,6 +16,7 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { readRequestBody } from "../../http/request-body.js";
+import { nodeHeaders } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import {
@@ -23,7 +24,6 @@ import {
   deadlineAfter,
   detach,
   failAnswer,
-  nodeHeaders,
   stringOrNull,
   type UnaryMethod,
   type UnaryServing,
