@@ -17,6 +17,7 @@ import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { readRequestBody } from "../../http/request-body.js";
 import { nodeHeaders } from "../../http/web-headers.js";
+import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import {
@@ -62,11 +63,8 @@ const GRPC_WEB: Framing = {
 
 /** The framing of a gRPC (`application/grpc…`) or gRPC-Web request; undefined for other protocols. */
 export function grpcFraming(contentType: string | undefined): Framing | undefined {
-  // `contentType` lower-cased by the caller: media types are case-insensitive.
-  if (contentType?.startsWith("application/grpc-web") === true) {
-    return GRPC_WEB;
-  }
-  return contentType?.startsWith("application/grpc") === true ? GRPC : undefined;
+  const protocol = rpcProtocol(contentType);
+  return protocol === "grpc" ? GRPC : protocol === "grpc-web" ? GRPC_WEB : undefined;
 }
 
 /**
