@@ -49,9 +49,10 @@ export interface RestGatewayOptions {
    */
   onInternalError?: (error: unknown) => void;
   /**
-   * Called with each error answer just before it is sent, including the
-   * gateway's own refusals that no interceptor sees (unknown path, 405, 413,
-   * 415, a body that does not fit the request message). Default: none.
+   * Called with each error answer the interceptors did not see, just before
+   * it is sent: the gateway's own refusals (unknown path, 405, 413, 415, a
+   * body that does not fit the request message) and its failures. A call's
+   * own error is the interceptors' to tell. Default: none.
    */
   onErrorAnswer?: (req: NodeServerRequest, answer: RestErrorAnswer) => void;
   /**
@@ -134,7 +135,9 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
         opts.onInternalError?.(err);
         error = new RestError(Code.Internal, "internal error", { httpStatus: 500 });
       }
-      opts.onErrorAnswer?.(req, { code: error.code, message: error.message, method });
+      if (!error.ofCall) {
+        opts.onErrorAnswer?.(req, { code: error.code, message: error.message, method });
+      }
       if (!isAnswered(res)) {
         writeStatusAnswer(res, {
           status: error.httpStatus,
@@ -267,6 +270,7 @@ async function callMethod(
       throw new RestError(e.code, e.rawMessage, {
         headers: nodeHeaders(e.metadata, {}, isDroppedResponseHeader),
         details: errorDetailsJson(e),
+        ofCall: true,
       });
     }
     throw e;
