@@ -25,19 +25,19 @@ export function webHeaders(
 }
 
 /**
- * Headers for node's `writeHead`, `respond` or trailers: `base` first, then
- * `header`'s, but for the names `skip` says.
+ * Headers for node's `writeHead`, `respond` or trailers: `header`'s, but for
+ * the names `skip` says, added to `into` (a record of the caller's own, not
+ * copied) and returned.
  */
 export function nodeHeaders(
   header: Headers | undefined,
-  base: Record<string, string> = {},
+  into: Record<string, string> = {},
   skip?: (name: string) => boolean,
 ): Record<string, string> {
-  const out = { ...base };
   header?.forEach((value, name) => {
     if (skip?.(name) !== true) {
-      out[name] = value;
+      into[name] = value;
     }
   });
-  return out;
+  return into;
 }
