@@ -132,7 +132,9 @@ async function answerResult(
   }
   const header = new Headers(result.header);
   header.set("content-type", answer.contentType);
-  return send(res, 200, answer, connect.trailerMux(header, result.trailer ?? new Headers()), body);
+  // trailerMux copies the headers: only worth it when there are trailers.
+  const muxed = result.trailer === undefined ? header : connect.trailerMux(header, result.trailer);
+  return send(res, 200, answer, muxed, body);
 }
 
 /** As Connect: the code's HTTP status, the error's metadata as headers, and the error as JSON. */
