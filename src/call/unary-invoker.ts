@@ -188,12 +188,10 @@ class ImplContext implements HandlerContext {
     return this.req.header;
   }
   get responseHeader(): Headers {
-    this.written.header ??= new Headers();
-    return this.written.header;
+    return this.written.madeHeader();
   }
   get responseTrailer(): Headers {
-    this.written.trailer ??= new Headers();
-    return this.written.trailer;
+    return this.written.madeTrailer();
   }
   get signal(): AbortSignal {
     return this.req.signal;
@@ -204,6 +202,14 @@ class ImplContext implements HandlerContext {
 class WrittenHeaders {
   header: Headers | undefined = undefined;
   trailer: Headers | undefined = undefined;
+  madeHeader(): Headers {
+    this.header ??= new Headers();
+    return this.header;
+  }
+  madeTrailer(): Headers {
+    this.trailer ??= new Headers();
+    return this.trailer;
+  }
 }
 
 /**
@@ -219,12 +225,10 @@ class ImplResponse implements UnaryResponse {
     readonly written: WrittenHeaders,
   ) {}
   get header(): Headers {
-    this.written.header ??= new Headers();
-    return this.written.header;
+    return this.written.madeHeader();
   }
   get trailer(): Headers {
-    this.written.trailer ??= new Headers();
-    return this.written.trailer;
+    return this.written.madeTrailer();
   }
 }
 

@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject, verify as opensslVerify } from "node:crypto";
 import { createRequire } from "node:module";
+import { createBoundedCache } from "../cache/bounded-cache.js";
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows. */
 const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
@@ -44,22 +45,15 @@ function loadSodiumVerify(): SodiumVerify | undefined {
   }
 }
 
-/** A bounded map that forgets its oldest entry first (Map keeps insertion order). */
-function boundedCache<V>(size: number, parse: (hex: string) => V): (hex: string) => V {
-  const entries = new Map<string, V>();
+/** `parse(hex)`, remembered for the last `size` keys parsed (see BoundedCache). */
+function remembered<V>(size: number, parse: (hex: string) => V): (hex: string) => V {
+  const cache = createBoundedCache<string, V>(size);
   return (hex) => {
-    const cached = entries.get(hex);
-    if (cached !== undefined) {
-      return cached;
+    let value = cache.get(hex);
+    if (value === undefined) {
+      value = parse(hex);
+      cache.set(hex, value);
     }
-    const value = parse(hex);
-    if (entries.size >= size) {
-      const oldest = entries.keys().next();
-      if (oldest.done !== true) {
-        entries.delete(oldest.value);
-      }
-    }
-    entries.set(hex, value);
     return value;
   };
 }
@@ -78,7 +72,7 @@ export function createEd25519Verifier(opts: Ed25519VerifierOptions = {}): Ed2551
     throw new Error("sodium-native cannot be loaded on this platform");
   }
   if (sodiumVerify !== undefined) {
-    const rawKey = boundedCache(cacheSize, (hex) => Buffer.from(hex, "hex"));
+    const rawKey = remembered(cacheSize, (hex) => Buffer.from(hex, "hex"));
     return {
       engine: "sodium",
       verify(publicKeyHex, message, signature) {
@@ -90,7 +84,7 @@ export function createEd25519Verifier(opts: Ed25519VerifierOptions = {}): Ed2551
       },
     };
   }
-  const keyObject = boundedCache(cacheSize, (hex): KeyObject | null => {
+  const keyObject = remembered(cacheSize, (hex): KeyObject | null => {
     try {
       return createPublicKey({
         key: Buffer.concat([SPKI_PREFIX, Buffer.from(hex, "hex")]),

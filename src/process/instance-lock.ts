@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { join, resolve } from "node:path";
+import { pidInFile } from "./pid-file.js";
 
 /** The lock's name in the embedded data folder: the owner's pid, for people (liveness is the socket's). */
 export const LOCK_FILE = "service.lock";
@@ -30,15 +31,6 @@ export function lockSocketOf(realDir: string): { address: string; abstract: bool
     return { address: `\0perps-token-service/${hash}`, abstract: true };
   }
   return { address: join(realDir, SOCKET_FILE), abstract: false };
-}
-
-function pidIn(file: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(file, "utf8").trim());
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Listens on the lock's socket: true when bound, false when another process is bound to it. */
@@ -123,7 +115,7 @@ export async function acquireInstanceLock(opts: InstanceLockOptions): Promise<In
           }
           released = true;
           server.close();
-          if (pidIn(path) === process.pid) {
+          if (pidInFile(path) === process.pid) {
             rmSync(path, { force: true });
           }
         },
@@ -131,7 +123,7 @@ export async function acquireInstanceLock(opts: InstanceLockOptions): Promise<In
     }
     const owner = await ownerOf(address);
     if (owner !== "gone") {
-      return { held: false, path, ownerPid: owner ?? pidIn(path) };
+      return { held: false, path, ownerPid: owner ?? pidInFile(path) };
     }
     if (!abstract) {
       try {

@@ -56,34 +56,39 @@ export async function runService(
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
+  /** A credentials file, read again when it changes; each reading logged. */
+  const credentialsFile = (
+    path: string | undefined,
+    holders: "operators" | "services",
+    variable: string,
+    readLine: string,
+  ) =>
+    path === undefined
+      ? undefined
+      : loadOperatorCredentials({
+          path,
+          variable,
+          onReload: (outcome) =>
+            "error" in outcome
+              ? logger.error(
+                  { err: outcome.error.message },
+                  `credentials file refused; ${holders} kept`,
+                )
+              : logger.info(outcome, readLine),
+        });
   // No file only with mutual TLS: then certificates alone name operators.
-  const credentials =
-    config.adminCredentialsFile === undefined
-      ? undefined
-      : loadOperatorCredentials({
-          path: config.adminCredentialsFile,
-          onReload: (outcome) =>
-            "error" in outcome
-              ? logger.error(
-                  { err: outcome.error.message },
-                  "credentials file refused; operators kept",
-                )
-              : logger.info(outcome, "credentials file read"),
-        });
-  const services =
-    config.serviceCredentialsFile === undefined
-      ? undefined
-      : loadOperatorCredentials({
-          path: config.serviceCredentialsFile,
-          variable: "SERVICE_CREDENTIALS_FILE",
-          onReload: (outcome) =>
-            "error" in outcome
-              ? logger.error(
-                  { err: outcome.error.message },
-                  "credentials file refused; services kept",
-                )
-              : logger.info(outcome, "service credentials file read"),
-        });
+  const credentials = credentialsFile(
+    config.adminCredentialsFile,
+    "operators",
+    "ADMIN_CREDENTIALS_FILE",
+    "credentials file read",
+  );
+  const services = credentialsFile(
+    config.serviceCredentialsFile,
+    "services",
+    "SERVICE_CREDENTIALS_FILE",
+    "service credentials file read",
+  );
   const tls = config.tls === undefined ? undefined : readTls(config.tls);
   const adminClientCa =
     config.adminClientCaFile === undefined

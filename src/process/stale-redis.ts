@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { connect } from "node:net";
+import { pidInFile } from "./pid-file.js";
 import { isAlive } from "./process-probe.js";
 
 export interface StaleRedisOptions {
@@ -85,15 +86,6 @@ function isRedisOf(pid: number, dir: string): boolean {
   }
 }
 
-function pidOf(pidFile: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(pidFile, "utf8").trim());
-    return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Stops a redis-server that an earlier run left serving `dir` (its parent was
  * killed together with the wrapper that stops it, or it predates that
@@ -107,8 +99,9 @@ export async function stopStaleRedis(opts: StaleRedisOptions): Promise<StaleRedi
   if (existsSync(opts.socket) && (await shutdownThroughSocket(opts.socket, timeoutMs))) {
     return { via: "socket" };
   }
-  const pid = pidOf(opts.pidFile);
-  if (pid === undefined || !isAlive(pid) || !isRedisOf(pid, opts.dir)) {
+  const pid = pidInFile(opts.pidFile);
+  // Pid 1 is init, never a redis-server of ours.
+  if (pid === undefined || pid === 1 || !isAlive(pid) || !isRedisOf(pid, opts.dir)) {
     return undefined;
   }
   process.kill(pid, "SIGTERM");

@@ -15,6 +15,8 @@ export class RestError extends Error {
   readonly headers: Readonly<Record<string, string>>;
   /** The body's `details`: protojson Any values (see errorDetailsJson). */
   readonly details: readonly JsonValue[];
+  /** The call's own error, which the interceptors saw; false for the gateway's refusals. */
+  readonly ofCall: boolean;
 
   constructor(
     code: Code,
@@ -24,6 +26,8 @@ export class RestError extends Error {
       headers?: Record<string, string>;
       /** Default: none. */
       details?: readonly JsonValue[];
+      /** Default false. */
+      ofCall?: boolean;
     } = {},
   ) {
     super(message);
@@ -31,6 +35,7 @@ export class RestError extends Error {
     this.httpStatus = opts.httpStatus ?? httpStatusFromCode(code);
     this.headers = opts.headers ?? {};
     this.details = opts.details ?? [];
+    this.ofCall = opts.ofCall ?? false;
   }
 }
 

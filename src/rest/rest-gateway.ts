@@ -7,13 +7,15 @@ import {
   type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
-import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { lazyCallSignal } from "../call/call-signal.js";
 import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "../call/unary-invoker.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { joined, readRequestBody } from "../http/request-body.js";
 import { requestPath } from "../http/request-path.js";
+import { requestAuthority, requestUrl } from "../http/request-url.js";
+import { nodeHeaders, webHeaders } from "../http/web-headers.js";
 import { errorDetailsJson } from "../status/error-details.js";
-import { statusJson } from "../status/status-json.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import { isJsonMediaType } from "./media-type.js";
 import { transcodeRequest } from "./request-transcoder.js";
 import { transcodeResponse } from "./response-transcoder.js";
@@ -21,12 +23,6 @@ import { restCallKey } from "./rest-call.js";
 import { invalidArgument, RestError } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
 import { createRouteTable } from "./route-table.js";
-
-type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
-/** Node request of the http or http2 module, as connect-node accepts it. */
-export type NodeRequest = Parameters<NodeHandler>[0];
-/** Node response of the http or http2 module, as connect-node accepts it. */
-export type NodeResponse = Parameters<NodeHandler>[1];
 
 export interface RestGatewayOptions {
   /**
@@ -46,23 +42,24 @@ export interface RestGatewayOptions {
    * Context values for the handlers, like `connectNodeAdapter`'s option of
    * the same name. Default: none.
    */
-  contextValues?: (req: NodeRequest) => ContextValues;
+  contextValues?: (req: NodeServerRequest) => ContextValues;
   /**
    * Called with errors the gateway did not expect (bugs); the client only
    * gets a 500 "internal error". Default: none.
    */
   onInternalError?: (error: unknown) => void;
   /**
-   * Called with each error answer just before it is sent, including the
-   * gateway's own refusals that no interceptor sees (unknown path, 405, 413,
-   * 415, a body that does not fit the request message). Default: none.
+   * Called with each error answer the interceptors did not see, just before
+   * it is sent: the gateway's own refusals (unknown path, 405, 413, 415, a
+   * body that does not fit the request message) and its failures. A call's
+   * own error is the interceptors' to tell. Default: none.
    */
-  onErrorAnswer?: (req: NodeRequest, answer: RestErrorAnswer) => void;
+  onErrorAnswer?: (req: NodeServerRequest, answer: RestErrorAnswer) => void;
   /**
    * Called when a request matches a route, before its body is read: a call
    * whose client goes away mid-body is still known by its method. Default: none.
    */
-  onRoute?: (req: NodeRequest, method: DescMethod) => void;
+  onRoute?: (req: NodeServerRequest, method: DescMethod) => void;
 }
 
 /** An error answer of the gateway. */
@@ -77,7 +74,7 @@ export interface RestGateway {
   /** The routes served, most specific first (e.g. to generate OpenAPI). */
   readonly routes: readonly RestRoute[];
   /** Node request listener for HTTP/1.1 and HTTP/2; use it as connectNodeAdapter's `fallback`. */
-  handle(req: NodeRequest, res: NodeResponse): void;
+  handle(req: NodeServerRequest, res: NodeServerResponse): void;
 }
 
 const defaultMaxBodyBytes = 64 * 1024;
@@ -104,7 +101,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
     ...(opts.interceptors === undefined ? {} : { interceptors: opts.interceptors }),
   });
 
-  async function serve(req: NodeRequest, res: NodeResponse): Promise<void> {
+  async function serve(req: NodeServerRequest, res: NodeServerResponse): Promise<void> {
     let method: DescMethod | undefined;
     try {
       const rawPath = requestPath(req);
@@ -138,8 +135,18 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
         opts.onInternalError?.(err);
         error = new RestError(Code.Internal, "internal error", { httpStatus: 500 });
       }
-      opts.onErrorAnswer?.(req, { code: error.code, message: error.message, method });
-      sendError(res, error.httpStatus, error.code, error.message, error.headers, error.details);
+      if (!error.ofCall) {
+        opts.onErrorAnswer?.(req, { code: error.code, message: error.message, method });
+      }
+      if (!isAnswered(res)) {
+        writeStatusAnswer(res, {
+          status: error.httpStatus,
+          code: error.code,
+          message: error.message,
+          details: error.details,
+          headers: error.headers,
+        });
+      }
     }
   }
 
@@ -154,7 +161,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
   };
 }
 
-async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<JsonValue> {
+async function readJsonBody(req: NodeServerRequest, maxBodyBytes: number): Promise<JsonValue> {
   if (!isJsonMediaType(req.headers["content-type"])) {
     throw new RestError(Code.InvalidArgument, "content-type must be application/json", {
       httpStatus: 415,
@@ -223,60 +230,36 @@ function isProtocolHeader(name: string): boolean {
   return name.startsWith("connect-") || name.startsWith("grpc-") || name.startsWith("trailer-");
 }
 
-/** The request's headers as the interceptors and the handler see them. */
-function callHeaders(req: NodeRequest): Headers {
-  const header = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    // HTTP/2 pseudo-headers (":path", ...) are not headers of the call.
-    if (value === undefined || name.startsWith(":")) {
-      continue;
-    }
-    if (droppedRequestHeaders.has(name) || isProtocolHeader(name)) {
-      continue;
-    }
-    if (typeof value === "string") {
-      header.set(name, value);
-    } else {
-      for (const v of value) {
-        header.append(name, v);
-      }
-    }
-  }
-  return header;
+/** A request header the interceptors and the handler do not see. */
+function isDroppedRequestHeader(name: string): boolean {
+  return droppedRequestHeaders.has(name) || isProtocolHeader(name);
 }
 
-/** Response headers a REST response may carry, from the call's headers or error metadata. */
-function restHeaders(header: Headers | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  header?.forEach((value, name) => {
-    if (!droppedResponseHeaders.has(name) && !isProtocolHeader(name)) {
-      out[name] = value;
-    }
-  });
-  return out;
+/** A header of the call's answer or error metadata that a REST response does not carry. */
+function isDroppedResponseHeader(name: string): boolean {
+  return droppedResponseHeaders.has(name) || isProtocolHeader(name);
 }
 
 async function callMethod(
   invoker: UnaryInvoker,
   route: RestRoute,
   input: Message,
-  req: NodeRequest,
-  res: NodeResponse,
+  req: NodeServerRequest,
+  res: NodeServerResponse,
   contextValues: RestGatewayOptions["contextValues"],
 ): Promise<{ message: Message; header: Record<string, string> }> {
-  const authority = "authority" in req ? req.authority : req.headers.host;
+  const authority = requestAuthority(req);
   if (authority === undefined || authority === "") {
     throw invalidArgument("the request has no Host header");
   }
-  const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
   const values = contextValues?.(req) ?? createContextValues();
   values.set(restCallKey, true);
   let result: UnaryResult;
   try {
     result = await invoker.invoke(route.method, input, {
       requestMethod: req.method ?? "",
-      url: () => `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
-      header: () => callHeaders(req),
+      url: () => requestUrl(req),
+      header: () => webHeaders(req.headers, isDroppedRequestHeader),
       contextValues: values,
       signal: lazyCallSignal(res),
     });
@@ -285,17 +268,21 @@ async function callMethod(
       // Interceptors turn unexpected exceptions into neutral ConnectErrors, so
       // the message of one is meant for clients.
       throw new RestError(e.code, e.rawMessage, {
-        headers: restHeaders(e.metadata),
+        headers: nodeHeaders(e.metadata, {}, isDroppedResponseHeader),
         details: errorDetailsJson(e),
+        ofCall: true,
       });
     }
     throw e;
   }
-  return { message: result.message, header: restHeaders(result.header) };
+  return {
+    message: result.message,
+    header: nodeHeaders(result.header, {}, isDroppedResponseHeader),
+  };
 }
 
 function send(
-  res: NodeResponse,
+  res: NodeServerResponse,
   status: number,
   headers: Record<string, string>,
   json: JsonValue,
@@ -307,25 +294,18 @@ function send(
   writeResponse(res, status, headers, JSON.stringify(json));
 }
 
-function sendError(
-  res: NodeResponse,
-  status: number,
-  code: Code,
-  message: string,
-  headers: Readonly<Record<string, string>>,
-  details: readonly JsonValue[] = [],
-): void {
-  writeResponse(res, status, { ...headers }, statusJson(code, message, details));
+/** The client may be gone, or an error may come after the answer started. */
+function isAnswered(res: NodeServerResponse): boolean {
+  return res.headersSent || res.writableEnded || res.destroyed;
 }
 
 function writeResponse(
-  res: NodeResponse,
+  res: NodeServerResponse,
   status: number,
   headers: Record<string, string>,
   body: string | undefined,
 ): void {
-  // The client may be gone, or an error may come after the answer started.
-  if (res.headersSent || res.writableEnded || res.destroyed) {
+  if (isAnswered(res)) {
     return;
   }
   if (body === undefined) {

@@ -15,7 +15,10 @@ export function callProtocol(req: UnaryRequest | StreamRequest): string {
     : named;
 }
 
-/** The protocol of a request to a Connect path, by its content type: connect, grpc or grpc-web. */
+/**
+ * The protocol of a request to a Connect path, by its content type: connect,
+ * grpc or grpc-web (media types are case-insensitive, as Connect matches them).
+ */
 export function rpcProtocol(contentType: string | null | undefined): string {
   const type = contentType?.toLowerCase();
   if (type?.startsWith("application/grpc-web")) {

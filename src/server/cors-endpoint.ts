@@ -2,7 +2,7 @@ import { Code } from "@connectrpc/connect";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
 import type { RouteTable } from "../rest/route-table.js";
-import { statusJson } from "../status/status-json.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import { exchangeOf } from "./exchange.js";
 
 /** The method label of preflight answers in the log and in perps_token_requests_total. */
@@ -61,8 +61,7 @@ export function createCorsEndpoint(opts: CorsOptions) {
     if (!origins.has(origin)) {
       const message = "origin not allowed (CORS_ORIGINS)";
       exchange?.answers(Code.PermissionDenied, message);
-      res.writeHead(403, { "content-type": "application/json" });
-      res.end(statusJson(Code.PermissionDenied, message));
+      writeStatusAnswer(res, { status: 403, code: Code.PermissionDenied, message, unsized: true });
       return true;
     }
     // OPTIONS itself has no route, so the path's routes are all in `allow`.

@@ -22,6 +22,7 @@ import {
 import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
 import type { NodeHandler } from "../http/node-handler.js";
+import { rawHttp1StatusAnswer, writeStatusAnswer } from "../status/status-answer.js";
 import type { Exchange } from "./exchange.js";
 import { settleRequestId } from "./request-id.js";
 import {
@@ -29,8 +30,7 @@ import {
   EXPECTATION_FAILED,
   newRequestId,
   REQUEST_TIMEOUT,
-  rawHttp1Refusal,
-  refusalBody,
+  refusalAnswer,
   refusalOfClientError,
   type TransportAnswer,
   type TransportRefusal,
@@ -259,26 +259,6 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       protocol,
     });
 
-  /** Writes `refusal` as the service's JSON error on an HTTP/1.1 or HTTP/2 response. */
-  function writeRefusal(
-    res: ServerResponse | Http2ServerResponse,
-    refusal: TransportRefusal,
-    requestId: string,
-    done?: () => void,
-  ): void {
-    const body = refusalBody(refusal);
-    res.writeHead(refusal.status, {
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-      "x-request-id": requestId,
-    });
-    if (done === undefined) {
-      res.end(body);
-    } else {
-      res.end(body, done);
-    }
-  }
-
   h1.on("clientError", (err: Error & { code?: string }, socket: Duplex) => {
     const resetByPeer = ["ECONNRESET", "EPIPE", "ECONNABORTED", "ETIMEDOUT"].includes(
       err.code ?? "",
@@ -292,7 +272,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     }
     const refusal = refusalOfClientError(err.code);
     const requestId = newRequestId();
-    socket.end(rawHttp1Refusal(refusal, requestId), () => socket.destroy());
+    socket.end(rawHttp1StatusAnswer(refusalAnswer(refusal, requestId)), () => socket.destroy());
     tellRefusal(refusal, requestId, err.code ?? "bad request", "http1");
   });
   // Not a proxy: CONNECT is refused. Without this listener Node would close
@@ -300,7 +280,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   h1.on("connect", (req: IncomingMessage, socket: Duplex) => {
     const requestId = settleRequestId(req.headers["x-request-id"]);
     if (socket.writable) {
-      socket.end(rawHttp1Refusal(CONNECT_REFUSED, requestId), () => socket.destroy());
+      socket.end(rawHttp1StatusAnswer(refusalAnswer(CONNECT_REFUSED, requestId)), () =>
+        socket.destroy(),
+      );
     } else {
       socket.destroy();
     }
@@ -309,13 +291,13 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   // Without this listener Node would answer 417 itself, with no request id.
   h1.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
     const requestId = newRequestId();
-    writeRefusal(res, EXPECTATION_FAILED, requestId);
+    writeStatusAnswer(res, refusalAnswer(EXPECTATION_FAILED, requestId));
     tellRefusal(EXPECTATION_FAILED, requestId, "unsupported expectation", "http1");
   });
   // The same refusal over HTTP/2, where Node would answer a bare 405.
   h2.on("connect", (req: Http2ServerRequest, res: Http2ServerResponse) => {
     const requestId = settleRequestId(req.headers["x-request-id"]);
-    writeRefusal(res, CONNECT_REFUSED, requestId);
+    writeStatusAnswer(res, refusalAnswer(CONNECT_REFUSED, requestId));
     tellRefusal(CONNECT_REFUSED, requestId, "CONNECT", "http2");
   });
   h2.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
@@ -346,9 +328,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       const given = res.getHeader("x-request-id");
       const requestId = typeof given === "string" ? given : newRequestId();
       // NO_ERROR after a whole answer: stop sending, the request is refused.
-      writeRefusal(res, REQUEST_TIMEOUT, requestId, () =>
-        stream.close(h2constants.NGHTTP2_NO_ERROR),
-      );
+      writeStatusAnswer(res, refusalAnswer(REQUEST_TIMEOUT, requestId), {
+        done: () => stream.close(h2constants.NGHTTP2_NO_ERROR),
+      });
       if (given === undefined) {
         tellRefusal(REQUEST_TIMEOUT, requestId, "ERR_HTTP2_REQUEST_TIMEOUT", "http2");
       }
@@ -366,15 +348,10 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         stream.close(h2constants.NGHTTP2_CANCEL);
         return;
       }
-      const body = refusalBody(REQUEST_TIMEOUT);
-      stream.respond({
-        ":status": REQUEST_TIMEOUT.status,
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body),
-        "x-request-id": exchange.requestId,
+      writeStatusAnswer(stream, refusalAnswer(REQUEST_TIMEOUT, exchange.requestId), {
+        done: () => stream.close(h2constants.NGHTTP2_NO_ERROR),
       });
       exchange.sent(REQUEST_TIMEOUT.status);
-      stream.end(body, () => stream.close(h2constants.NGHTTP2_NO_ERROR));
     }, requestTimeoutMs);
     stream.once("close", () => clearTimeout(timer));
   }

@@ -7,7 +7,7 @@ import {
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
 import { errorDetailsJson } from "../status/error-details.js";
-import { statusJson } from "../status/status-json.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { clientErrorOf } from "../token/client-error.js";
@@ -67,22 +67,22 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
       error.code,
       status >= 500 ? String(error.cause ?? error.rawMessage) : error.rawMessage,
     );
-    const body = statusJson(error.code, error.rawMessage, errorDetailsJson(error));
-    const headers: Record<string, string | number> = {
-      "content-type": "application/json",
-      "cache-control": "no-store",
-      "content-length": Buffer.byteLength(body),
-    };
+    const headers: Record<string, string> = { "cache-control": "no-store" };
     // The error's own headers: the `WWW-Authenticate` challenge of a 401.
     error.metadata.forEach((value, name) => {
       headers[name] = value;
     });
-    res.writeHead(status, headers);
-    if (req.method === "HEAD") {
-      res.end();
-    } else {
-      res.end(body);
-    }
+    writeStatusAnswer(
+      res,
+      {
+        status,
+        code: error.code,
+        message: error.rawMessage,
+        details: errorDetailsJson(error),
+        headers,
+      },
+      { headOnly: req.method === "HEAD" },
+    );
   }
 
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {

@@ -2,7 +2,8 @@ import { isIP } from "node:net";
 import { Code } from "@connectrpc/connect";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
-import { statusJson } from "../status/status-json.js";
+import { requestAuthority } from "../http/request-url.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import { exchangeOf } from "./exchange.js";
 
 const MISSING_HOST = "an HTTP/1.1 request must have a Host header";
@@ -52,6 +53,15 @@ export function hostAllowed(host: string, names: readonly string[]): boolean {
   return wildcard && isIP(host) !== 0;
 }
 
+/**
+ * Whether a listener answering to `names` (undefined: every name) serves a
+ * request for `authority`: the one check of the host guard and of the raw
+ * HTTP/2 stream path, which leaves a stream it refuses to the guard.
+ */
+export function servesAuthority(names: readonly string[] | undefined, authority: string): boolean {
+  return names === undefined || hostAllowed(hostOf(authority), names);
+}
+
 function refuse(
   req: NodeServerRequest,
   res: NodeServerResponse,
@@ -60,14 +70,9 @@ function refuse(
   message: string,
 ): true {
   exchangeOf(req)?.answers(code, message);
-  const body = statusJson(code, message);
   // The request is not read: close rather than drain whatever it sends.
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(body),
-    ...(req.httpVersionMajor === 1 ? { connection: "close" } : {}),
-  });
-  res.end(body);
+  const headers: Record<string, string> = req.httpVersionMajor === 1 ? { connection: "close" } : {};
+  writeStatusAnswer(res, { status, code, message, headers });
   return true;
 }
 
@@ -84,19 +89,14 @@ function refuse(
 export function createHostGuard(opts: HostGuardOptions = {}) {
   const { names, anyNamePaths = [] } = opts;
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    const given = req.headers[":authority"] ?? req.headers.host;
-    const authority = Array.isArray(given) ? given[0] : given;
+    const authority = requestAuthority(req);
     if (authority === undefined) {
       if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) {
         return false;
       }
       return refuse(req, res, 400, Code.InvalidArgument, MISSING_HOST);
     }
-    if (
-      names === undefined ||
-      hostAllowed(hostOf(authority), names) ||
-      anyNamePaths.includes(requestPath(req))
-    ) {
+    if (servesAuthority(names, authority) || anyNamePaths.includes(requestPath(req))) {
       return false;
     }
     return refuse(

@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
-import { statusJson } from "../status/status-json.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import { exchangeOf } from "./exchange.js";
 
 export interface MethodGuardOptions {
@@ -29,14 +29,12 @@ export function createMethodGuard(opts: MethodGuardOptions) {
     }
     const message = `method ${method} is not allowed here`;
     exchangeOf(req)?.answers(Code.Unimplemented, message);
-    const body = statusJson(Code.Unimplemented, message);
-    res.writeHead(405, {
-      allow,
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-      "cache-control": "no-store",
+    writeStatusAnswer(res, {
+      status: 405,
+      code: Code.Unimplemented,
+      message,
+      headers: { allow, "cache-control": "no-store" },
     });
-    res.end(body);
     return true;
   };
 }

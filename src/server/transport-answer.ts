@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES } from "node:http";
 import { Code } from "@connectrpc/connect";
-import { statusJson } from "../status/status-json.js";
+import type { StatusAnswer } from "../status/status-answer.js";
 
 /**
  * An answer the transport layer gives by itself, before (or instead of) the
@@ -28,40 +27,41 @@ export interface TransportRefusal {
   message: string;
 }
 
-export const REQUEST_TIMEOUT: TransportRefusal = {
-  status: 408,
-  code: Code.DeadlineExceeded,
-  message: "request not received in time",
-};
+/** A refusal, in one line per kind. */
+function transportRefusal(status: number, code: Code, message: string): TransportRefusal {
+  return { status, code, message };
+}
+
+export const REQUEST_TIMEOUT = transportRefusal(
+  408,
+  Code.DeadlineExceeded,
+  "request not received in time",
+);
 
 // Node's HTTP/1 parser errors, answered as Node itself would (same statuses).
-const HEADERS_TOO_LARGE: TransportRefusal = {
-  status: 431,
-  code: Code.ResourceExhausted,
-  message: "request headers too large",
-};
-const CHUNK_EXTENSIONS_TOO_LARGE: TransportRefusal = {
-  status: 413,
-  code: Code.ResourceExhausted,
-  message: "chunk extensions too large",
-};
+const HEADERS_TOO_LARGE = transportRefusal(
+  431,
+  Code.ResourceExhausted,
+  "request headers too large",
+);
+const CHUNK_EXTENSIONS_TOO_LARGE = transportRefusal(
+  413,
+  Code.ResourceExhausted,
+  "chunk extensions too large",
+);
 /** Node answers an `Expect` other than `100-continue` itself. */
-export const EXPECTATION_FAILED: TransportRefusal = {
-  status: 417,
-  code: Code.FailedPrecondition,
-  message: "only the expectation 100-continue is supported",
-};
+export const EXPECTATION_FAILED = transportRefusal(
+  417,
+  Code.FailedPrecondition,
+  "only the expectation 100-continue is supported",
+);
 /** CONNECT asks for a tunnel: the service is no proxy (501, as for a method no resource supports). */
-export const CONNECT_REFUSED: TransportRefusal = {
-  status: 501,
-  code: Code.Unimplemented,
-  message: "CONNECT is not supported: this service is not a proxy",
-};
-const BAD_REQUEST: TransportRefusal = {
-  status: 400,
-  code: Code.InvalidArgument,
-  message: "malformed HTTP request",
-};
+export const CONNECT_REFUSED = transportRefusal(
+  501,
+  Code.Unimplemented,
+  "CONNECT is not supported: this service is not a proxy",
+);
+const BAD_REQUEST = transportRefusal(400, Code.InvalidArgument, "malformed HTTP request");
 
 /** The refusal for an error of Node's HTTP/1 server ('clientError'). */
 export function refusalOfClientError(errorCode: string | undefined): TransportRefusal {
@@ -82,24 +82,7 @@ export function newRequestId(): string {
   return randomUUID();
 }
 
-/** The JSON body of a refusal: the shape of every other error answer. */
-export function refusalBody(refusal: TransportRefusal): string {
-  return statusJson(refusal.code, refusal.message);
-}
-
-/**
- * A whole HTTP/1.1 response closing the connection, for when there is no
- * response object (Node's 'clientError' hands over the bare socket).
- */
-export function rawHttp1Refusal(refusal: TransportRefusal, requestId: string): string {
-  const body = refusalBody(refusal);
-  return [
-    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ""}`,
-    "content-type: application/json",
-    `content-length: ${Buffer.byteLength(body)}`,
-    `x-request-id: ${requestId}`,
-    "connection: close",
-    "",
-    body,
-  ].join("\r\n");
+/** The service's JSON error answer of `refusal`, with its request id. */
+export function refusalAnswer(refusal: TransportRefusal, requestId: string): StatusAnswer {
+  return { ...refusal, headers: { "x-request-id": requestId } };
 }

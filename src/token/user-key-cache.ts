@@ -1,3 +1,5 @@
+import { type BoundedCache, createBoundedCache } from "../cache/bounded-cache.js";
+
 /**
  * The users' registered public keys as last read from Redis, so that a
  * create or delete usually needs one Redis round trip (the atomic script)
@@ -10,29 +12,9 @@
  * - a key registered since is missing here, so its signature verifies under
  *   none of the cached keys, and the caller re-reads the keys from Redis.
  */
-export interface UserKeyCache {
-  get(userKey: string): readonly string[] | undefined;
-  set(userKey: string, keys: readonly string[]): void;
-  delete(userKey: string): void;
-}
+export type UserKeyCache = BoundedCache<string, readonly string[]>;
 
 /** At most `maxUsers` users (oldest first out), so memory stays bounded. */
 export function createUserKeyCache(maxUsers: number): UserKeyCache {
-  const entries = new Map<string, readonly string[]>();
-  return {
-    get: (userKey) => entries.get(userKey),
-    set(userKey, keys) {
-      if (!entries.has(userKey) && entries.size >= maxUsers) {
-        // Map iterates in insertion order: the first key is the oldest entry.
-        const oldest = entries.keys().next();
-        if (oldest.done !== true) {
-          entries.delete(oldest.value);
-        }
-      }
-      entries.set(userKey, keys);
-    },
-    delete: (userKey) => {
-      entries.delete(userKey);
-    },
-  };
+  return createBoundedCache(maxUsers);
 }

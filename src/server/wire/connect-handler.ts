@@ -21,7 +21,7 @@ import type {
   NodeServerResponse,
 } from "../../http/node-handler.js";
 import { requestPath } from "../../http/request-path.js";
-import { rpcProtocol } from "../call-protocol.js";
+import { requestAuthority } from "../../http/request-url.js";
 import { type Exchange, exchangeOf } from "../exchange.js";
 import { serveConnectUnary } from "./connect-unary.js";
 import { type StreamRoute, takeGrpcStream } from "./grpc-stream-unary.js";
@@ -151,15 +151,14 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
       }
       return;
     }
-    // Media types are case-insensitive (Connect matches them so).
-    const contentType = req.headers["content-type"]?.toLowerCase();
+    const framing = grpcFraming(req.headers["content-type"]);
     const exchange = exchangeOf(req);
-    exchange?.names(served.method, rpcProtocol(contentType));
-    if (!hasAuthority(req)) {
+    exchange?.names(served.method, framing?.protocol ?? "connect");
+    // HTTP/1.0 may come without Host (HTTP/1.1 is refused by the host guard): no URL to give a call.
+    if (requestAuthority(req) === undefined) {
       refuse(res, exchange, NO_HOST);
       return;
     }
-    const framing = grpcFraming(contentType);
     const method = serving.method(served.rpc);
     const taken =
       method === undefined
@@ -182,11 +181,6 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
 }
 
 const NO_HOST = "the request has no Host header";
-
-/** An HTTP/1.0 request may come without a Host header: it names no URL to give a call. */
-function hasAuthority(req: NodeServerRequest): boolean {
-  return "authority" in req ? req.authority !== undefined : req.headers.host !== undefined;
-}
 
 function refuse(res: NodeServerResponse, exchange: Exchange | undefined, message: string): void {
   exchange?.answers(Code.InvalidArgument, message);

@@ -5,6 +5,7 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { joined, readRequestBody } from "../../http/request-body.js";
+import { nodeHeaders } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
 import { inputError } from "./input-error.js";
 import {
@@ -12,7 +13,6 @@ import {
   deadlineAfter,
   detach,
   failAnswer,
-  nodeHeaders,
   stringOrNull,
   type UnaryMethod,
   type UnaryServing,
@@ -132,7 +132,9 @@ async function answerResult(
   }
   const header = new Headers(result.header);
   header.set("content-type", answer.contentType);
-  return send(res, 200, answer, connect.trailerMux(header, result.trailer ?? new Headers()), body);
+  // trailerMux copies the headers: only worth it when there are trailers.
+  const muxed = result.trailer === undefined ? header : connect.trailerMux(header, result.trailer);
+  return send(res, 200, answer, muxed, body);
 }
 
 /** As Connect: the code's HTTP status, the error's metadata as headers, and the error as JSON. */

@@ -10,16 +10,12 @@ import * as grpc from "@connectrpc/connect/protocol-grpc";
 import { lazyCallSignal } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import { type RequestBody, readBody } from "../../http/request-body.js";
+import { urlOf } from "../../http/request-url.js";
+import { nodeHeaders, webHeaders } from "../../http/web-headers.js";
 import type { Exchange } from "../exchange.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import { whenCompressed } from "./grpc-unary.js";
-import {
-  callError,
-  deadlineAfter,
-  type UnaryMethod,
-  type UnaryServing,
-  webHeaders,
-} from "./unary-method.js";
+import { callError, deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
 
 /** A unary method as the stream path finds it by its request path. */
 export interface StreamRoute {
@@ -111,7 +107,7 @@ function serve(
     serving
       .call("grpc", served.method, input, {
         requestMethod: "POST",
-        url: () => `${schemeOf(stream)}://${headers[":authority"]}${headers[":path"]}`,
+        url: () => urlOf(stream.session?.socket, headers[":authority"], headers[":path"] ?? ""),
         header: () => webHeaders(headers),
         contextValues: contextValues(exchange),
         signal: lazyCallSignal(stream, deadline),
@@ -142,10 +138,6 @@ function serve(
   }
 }
 
-function schemeOf(stream: ServerHttp2Stream): string {
-  return stream.session !== undefined && "encrypted" in stream.session.socket ? "https" : "http";
-}
-
 /** Answers an error given before the call (the request's bytes), telling the exchange. */
 function refuse(
   stream: ServerHttp2Stream,
@@ -174,10 +166,7 @@ function answerResult(
   } catch (reason) {
     return refuse(stream, exchange, answer, reason);
   }
-  const trailer: Record<string, string> = { "grpc-status": "0" };
-  result.trailer?.forEach((value, name) => {
-    trailer[name] = value;
-  });
+  const trailer = nodeHeaders(result.trailer, { "grpc-status": "0" });
   return whenCompressed(stream, answer, { flags: 0, data: bytes }, (message) => {
     respond(
       stream,
@@ -200,10 +189,7 @@ function answerError(
   if (stream.destroyed) {
     return;
   }
-  const trailer: Record<string, string> = {};
-  grpc.setTrailerStatus(new Headers({ "grpc-status": "0" }), error).forEach((value, name) => {
-    trailer[name] = value;
-  });
+  const trailer = nodeHeaders(grpc.setTrailerStatus(new Headers({ "grpc-status": "0" }), error));
   respond(stream, exchange, answer, undefined, trailer, undefined);
 }
 

@@ -16,6 +16,8 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { readRequestBody } from "../../http/request-body.js";
+import { nodeHeaders } from "../../http/web-headers.js";
+import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import {
@@ -23,7 +25,6 @@ import {
   deadlineAfter,
   detach,
   failAnswer,
-  nodeHeaders,
   stringOrNull,
   type UnaryMethod,
   type UnaryServing,
@@ -62,11 +63,8 @@ const GRPC_WEB: Framing = {
 
 /** The framing of a gRPC (`application/grpc…`) or gRPC-Web request; undefined for other protocols. */
 export function grpcFraming(contentType: string | undefined): Framing | undefined {
-  // `contentType` lower-cased by the caller: media types are case-insensitive.
-  if (contentType?.startsWith("application/grpc-web") === true) {
-    return GRPC_WEB;
-  }
-  return contentType?.startsWith("application/grpc") === true ? GRPC : undefined;
+  const protocol = rpcProtocol(contentType);
+  return protocol === "grpc" ? GRPC : protocol === "grpc-web" ? GRPC_WEB : undefined;
 }
 
 /**
@@ -232,19 +230,9 @@ function answerResult(
     return refuse(req, res, answer, callError(reason));
   }
   const trailer = grpc.setTrailerStatus(new Headers(result.trailer), undefined);
-  return whenCompressed(res, answer, { flags: 0, data: bytes }, (message) => {
-    const headers = answerHeaders(answer, result.header);
-    if (answer.framing.protocol === "grpc") {
-      res.writeHead(200, headers);
-      res.addTrailers(nodeHeaders(trailer));
-      res.end(encodeEnvelope(message.flags, message.data));
-      return;
-    }
-    return whenCompressed(res, answer, webTrailer(trailer), (trailerEnvelope) => {
-      res.writeHead(200, headers);
-      res.end(encodeEnvelopes(message, trailerEnvelope));
-    });
-  });
+  return whenCompressed(res, answer, { flags: 0, data: bytes }, (message) =>
+    writeAnswer(res, answer, answerHeaders(answer, result.header), trailer, message),
+  );
 }
 
 /** As Connect: status 200, the headers, no message, and the error where the protocol puts trailers. */
@@ -257,15 +245,34 @@ function answerError(
     return;
   }
   const trailer = grpc.setTrailerStatus(new Headers({ "grpc-status": "0" }), error);
+  return writeAnswer(res, answer, answerHeaders(answer), trailer, undefined);
+}
+
+/** Status 200, the headers, the message if any, and the trailers where the protocol puts them. */
+function writeAnswer(
+  res: NodeServerResponse,
+  answer: Answer,
+  headers: Record<string, string>,
+  trailer: Headers,
+  message: EnvelopedMessage | undefined,
+): void | Promise<void> {
   if (answer.framing.protocol === "grpc") {
-    res.writeHead(200, answerHeaders(answer));
+    res.writeHead(200, headers);
     res.addTrailers(nodeHeaders(trailer));
-    res.end();
+    if (message === undefined) {
+      res.end();
+    } else {
+      res.end(encodeEnvelope(message.flags, message.data));
+    }
     return;
   }
   return whenCompressed(res, answer, webTrailer(trailer), (trailerEnvelope) => {
-    res.writeHead(200, answerHeaders(answer));
-    res.end(encodeEnvelope(trailerEnvelope.flags, trailerEnvelope.data));
+    res.writeHead(200, headers);
+    res.end(
+      message === undefined
+        ? encodeEnvelope(trailerEnvelope.flags, trailerEnvelope.data)
+        : encodeEnvelopes(message, trailerEnvelope),
+    );
   });
 }
 

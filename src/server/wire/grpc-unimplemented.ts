@@ -8,7 +8,7 @@ import { exchangeOf } from "../exchange.js";
 
 /** True for a request in the gRPC or gRPC-Web protocol (`application/grpc…`). */
 export function isGrpcRequest(req: NodeServerRequest): boolean {
-  return req.headers["content-type"]?.toLowerCase().startsWith("application/grpc") === true;
+  return rpcProtocol(req.headers["content-type"]) !== "connect";
 }
 
 // A method path as protobuf names it: `/package.Service/Method`. Segments are

@@ -20,6 +20,8 @@ import {
   type UnaryResult,
 } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import { requestUrl } from "../../http/request-url.js";
+import { webHeaders } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
 
 /** A unary method served by the wire paths, with what Connect's handler would use for it. */
@@ -110,11 +112,7 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
     invoke(protocol, method, input, req, res, deadline) {
       return invokers[protocol].invoke(method, input, {
         requestMethod: req.method ?? "POST",
-        url: () => {
-          const authority = "authority" in req ? req.authority : req.headers.host;
-          const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
-          return `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`;
-        },
+        url: () => requestUrl(req),
         header: () => webHeaders(req.headers),
         contextValues: opts.contextValues(req),
         signal: lazyCallSignal(res, deadline),
@@ -134,36 +132,6 @@ export function callError(reason: unknown): ConnectError {
   return reason instanceof ConnectError
     ? reason
     : new ConnectError("internal error", Code.Internal, undefined, undefined, reason);
-}
-
-/** Request headers as Connect gives them to interceptors: without HTTP/2 pseudo-headers. */
-export function webHeaders(headers: NodeServerRequest["headers"]): Headers {
-  const header = new Headers();
-  for (const [name, value] of Object.entries(headers)) {
-    if (name.startsWith(":") || value === undefined) {
-      continue;
-    }
-    if (Array.isArray(value)) {
-      for (const v of value) {
-        header.append(name, v);
-      }
-    } else {
-      header.append(name, String(value));
-    }
-  }
-  return header;
-}
-
-/** Headers for node's `writeHead`/`addTrailers`: `base` first, then `header`'s. */
-export function nodeHeaders(
-  header: Headers | undefined,
-  base: Record<string, string> = {},
-): Record<string, string> {
-  const out = { ...base };
-  header?.forEach((value, name) => {
-    out[name] = value;
-  });
-  return out;
 }
 
 /** A request header's value as Connect reads it (one string, or null). */

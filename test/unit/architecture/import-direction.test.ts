@@ -48,7 +48,7 @@ const SERVICE: Package = {
     // the OpenTelemetry tracing those settings turn on.
     ["redis", "config", "tracing"],
     // Support any layer may use.
-    ["http", "metrics", "log", "crypto"],
+    ["http", "metrics", "log", "crypto", "cache"],
     // The gRPC health and reflection services (the contract's messages come from the
     // client package: @perps/token-client/contract/…).
     ["gen"],

@@ -1,0 +1,43 @@
+import type { IncomingHttpHeaders } from "node:http";
+
+/**
+ * A request's headers as WHATWG `Headers`, as Connect gives them to
+ * interceptors: without HTTP/2 pseudo-headers, nor the names `skip` says.
+ */
+export function webHeaders(
+  headers: IncomingHttpHeaders,
+  skip?: (name: string) => boolean,
+): Headers {
+  const header = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(":") || value === undefined || skip?.(name) === true) {
+      continue;
+    }
+    if (Array.isArray(value)) {
+      for (const v of value) {
+        header.append(name, v);
+      }
+    } else {
+      header.append(name, value);
+    }
+  }
+  return header;
+}
+
+/**
+ * Headers for node's `writeHead`, `respond` or trailers: `header`'s, but for
+ * the names `skip` says, added to `into` (a record of the caller's own, not
+ * copied) and returned.
+ */
+export function nodeHeaders(
+  header: Headers | undefined,
+  into: Record<string, string> = {},
+  skip?: (name: string) => boolean,
+): Record<string, string> {
+  header?.forEach((value, name) => {
+    if (skip?.(name) !== true) {
+      into[name] = value;
+    }
+  });
+  return into;
+}
