@@ -19,7 +19,6 @@ import { writeStatusAnswer } from "../status/status-answer.js";
 import { isJsonMediaType } from "./media-type.js";
 import { transcodeRequest } from "./request-transcoder.js";
 import { transcodeResponse } from "./response-transcoder.js";
-import { restCallKey } from "./rest-call.js";
 import { invalidArgument, RestError } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
 import { createRouteTable } from "./route-table.js";
@@ -253,7 +252,6 @@ async function callMethod(
     throw invalidArgument("the request has no Host header");
   }
   const values = contextValues?.(req) ?? createContextValues();
-  values.set(restCallKey, true);
   let result: UnaryResult;
   try {
     result = await invoker.invoke(route.method, input, {

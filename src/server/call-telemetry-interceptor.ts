@@ -1,5 +1,4 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { callProtocol } from "./call-protocol.js";
 import { exchangeKey } from "./exchange.js";
 
 // Codes that point at our side rather than at the caller.
@@ -11,17 +10,16 @@ export const SERVER_SIDE: ReadonlySet<Code> = new Set([
 ]);
 
 /**
- * What the interceptors know of a call and the listener cannot: the RPC and
- * protocol, and the error the client gets (for a server-side failure, its
- * cause, which is logged and never sent). They are noted on the call's
- * exchange; the listener's telemetry writes the one log line and count once
+ * What the interceptors know of a call and the listener cannot: the error the
+ * client gets (for a server-side failure, its cause, which is logged and never
+ * sent). It is noted on the call's exchange, which the listener named (RPC and
+ * protocol) when it routed the call; the listener's telemetry writes the one log line and count once
  * the answer is sent (answer-telemetry.ts). Request bodies are never logged
  * (they hold signatures).
  */
 export function callTelemetryInterceptor(): Interceptor {
   return (next) => async (req) => {
     const exchange = req.contextValues.get(exchangeKey);
-    exchange?.names(`${req.service.typeName}/${req.method.name}`, callProtocol(req));
     try {
       return await next(req);
     } catch (err) {

@@ -4,11 +4,11 @@ import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createRestGateway } from "../rest/rest-gateway.js";
-import { statusJson } from "../status/status-json.js";
+import { writeStatusAnswer } from "../status/status-answer.js";
 import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { DualProtocolServerOptions } from "./dual-protocol-server.js";
 import { exchangeOf } from "./exchange.js";
-import { createHostGuard, type HostGuardOptions, hostAllowed, hostOf } from "./host-guard.js";
+import { createHostGuard, type HostGuardOptions, servesAuthority } from "./host-guard.js";
 import { type ListenerName, type ServedService, servedOn } from "./served-service.js";
 import { createConnectHandler } from "./wire/connect-handler.js";
 
@@ -31,8 +31,12 @@ export interface ListenerHandlerOptions {
 }
 
 function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
-  res.writeHead(404, { "content-type": "application/json" });
-  res.end(statusJson(Code.NotFound, "no such resource"));
+  writeStatusAnswer(res, {
+    status: 404,
+    code: Code.NotFound,
+    message: "no such resource",
+    unsized: true,
+  });
 }
 
 /**
@@ -95,10 +99,7 @@ export function createListenerHandler(
     // handler, whose host guard refuses it.
     streamHandler: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       const authority = headers[":authority"];
-      if (
-        names !== undefined &&
-        (authority === undefined || !hostAllowed(hostOf(authority), names))
-      ) {
+      if (authority === undefined || !servesAuthority(names, authority)) {
         return undefined;
       }
       return connect.takeStream(
