@@ -6,7 +6,7 @@
 // the real layer. One process, like the service at WORKERS=1.
 //
 // Started by bench/ladder/run-ladder.ts as the bench starts the floors
-// (prints the same "listening" line; httpPort = grpcPort); env: REDIS_URL,
+// (prints the same "listening" line; publicPort = internalPort); env: REDIS_URL,
 // LADDER_KEYS_FILE (create paths: JSON object user id → public key hex).
 // Log lines go to stdout, which the bench points at a file, as for the service.
 import { hash } from "node:crypto";
@@ -644,8 +644,10 @@ const server = !grpcPath
 // Ready before listening, as the service is: its client fails commands while it connects.
 await waitForRedisReady(redis, 10_000);
 // The bench runs a floor as many processes as the service has workers, on one port.
-const port = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
-process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
+const port = await listenShared(server, portFromEnv(process.env.PUBLIC_PORT));
+process.stdout.write(
+  `${JSON.stringify({ msg: "listening", publicPort: port, internalPort: port })}\n`,
+);
 process.once("SIGTERM", () => {
   server.close();
   redis.disconnect();

@@ -108,7 +108,7 @@ describe("bench ladder servers", () => {
             args: [`--path=${path}`, `--step=${step}`],
             env: { LADDER_KEYS_FILE: keysFile },
           });
-          const result = await load(path, server.httpPort);
+          const result = await load(path, server.publicPort);
           assert.equal(result.errors, 0, JSON.stringify(result.failures));
           assert.ok(result.ok >= 6, `${result.ok} successes`);
         } finally {
@@ -128,7 +128,7 @@ describe("bench ladder servers", () => {
     try {
       assert.equal(group.rssPerProcess().filter((rss) => rss > 0).length, 2);
       const result = await bearerHttpLoad(
-        `http://127.0.0.1:${group.httpPort}`,
+        `http://127.0.0.1:${group.publicPort}`,
         tokens,
         { concurrency: 8 },
         0.5,
