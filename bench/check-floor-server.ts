@@ -34,7 +34,7 @@ function tokenExists(token: string): Promise<boolean> | undefined {
   const parsed = parseToken(token);
   return parsed === undefined
     ? undefined
-    : redis.getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId)).then((r) => r !== null);
+    : redis.getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId)).then((r) => r !== null);
 }
 
 const server = createServer((req, res) => {

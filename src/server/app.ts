@@ -35,9 +35,9 @@ import type { RedisClient } from "../redis/redis-client.js";
 import { createRestGateway } from "../rest/rest-gateway.js";
 import { createRouteTable } from "../rest/route-table.js";
 import { statusJson } from "../status/status-json.js";
+import { createPublicKeyStore } from "../store/public-key-store.js";
 import { createRedisCall } from "../store/redis-call.js";
 import { createTokenStore } from "../store/token-store.js";
-import { createUserKeyStore } from "../store/user-key-store.js";
 import { createBearerAuthenticator } from "../token/bearer-authenticator.js";
 import { createTokenAdminService } from "../token/token-admin-service.js";
 import { createTokenIntrospectionService } from "../token/token-introspection-service.js";
@@ -192,7 +192,7 @@ export function createApp(opts: AppOptions): App {
   });
   const audit = createAuditLog(opts.logger);
   const userKeyService = createUserKeyService({
-    store: createUserKeyStore({ redis: opts.redis, call, ...durability }),
+    store: createPublicKeyStore({ redis: opts.redis, call, ...durability }),
     audit,
   });
   const tokenAdminService = createTokenAdminService({ store: tokenStore, audit });

@@ -54,11 +54,11 @@ describe("Redis Cluster failover under load", () => {
     const durable = await startTestService({ redis: cluster.topology, redisMinReplicasAck: 1 });
     try {
       // Users whose slot is on the primary that will be killed.
-      const victim = await cluster.primaryPortOf(redisKeysOf(randomUUID()).userKeys);
+      const victim = await cluster.primaryPortOf(redisKeysOf(randomUUID()).publicKeys);
       const users: TestUser[] = [];
       while (users.length < 4) {
         const user = await newUser();
-        if ((await cluster.primaryPortOf(redisKeysOf(user.userId).userKeys)) === victim) {
+        if ((await cluster.primaryPortOf(redisKeysOf(user.userId).publicKeys)) === victim) {
           await register(fast, user);
           users.push(user);
         }

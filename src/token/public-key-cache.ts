@@ -10,29 +10,29 @@
  * - a key registered since is missing here, so its signature verifies under
  *   none of the cached keys, and the caller re-reads the keys from Redis.
  */
-export interface UserKeyCache {
-  get(userKey: string): readonly string[] | undefined;
-  set(userKey: string, keys: readonly string[]): void;
-  delete(userKey: string): void;
+export interface PublicKeyCache {
+  get(userId: string): readonly string[] | undefined;
+  set(userId: string, publicKeys: readonly string[]): void;
+  delete(userId: string): void;
 }
 
 /** At most `maxUsers` users (oldest first out), so memory stays bounded. */
-export function createUserKeyCache(maxUsers: number): UserKeyCache {
+export function createPublicKeyCache(maxUsers: number): PublicKeyCache {
   const entries = new Map<string, readonly string[]>();
   return {
-    get: (userKey) => entries.get(userKey),
-    set(userKey, keys) {
-      if (!entries.has(userKey) && entries.size >= maxUsers) {
+    get: (userId) => entries.get(userId),
+    set(userId, publicKeys) {
+      if (!entries.has(userId) && entries.size >= maxUsers) {
         // Map iterates in insertion order: the first key is the oldest entry.
         const oldest = entries.keys().next();
         if (oldest.done !== true) {
           entries.delete(oldest.value);
         }
       }
-      entries.set(userKey, keys);
+      entries.set(userId, publicKeys);
     },
-    delete: (userKey) => {
-      entries.delete(userKey);
+    delete: (userId) => {
+      entries.delete(userId);
     },
   };
 }
