@@ -41,11 +41,15 @@ RUN mkdir -p .data && chown 1000:1000 .data
 # The public listener must be reachable from outside the container; the internal
 # one (keys, introspection, /auth, /metrics) stays on 127.0.0.1 unless
 # INTERNAL_HOST says otherwise (compose.yaml opens it to the compose network only).
-ENV HOST=0.0.0.0 HTTP_PORT=8080 GRPC_PORT=9090
+# The ports are the defaults (PUBLIC_PORT 8080, INTERNAL_PORT 9090), not set here:
+# a container still given the deprecated HTTP_PORT or GRPC_PORT then uses it,
+# where an image value of the new name would refuse the pair as a conflict.
+ENV HOST=0.0.0.0
 EXPOSE 8080 9090
 USER node
 # node itself, as slim images have no curl: /healthz answers 200 while the process
 # serves (a Redis outage is /readyz's business; restarting would not cure it).
-HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.HTTP_PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# HTTP_PORT goes with the deprecated name, in the next minor release.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PUBLIC_PORT || process.env.HTTP_PORT || 8080}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Plain node as PID 1 gets SIGTERM from `docker stop` and stops gracefully.
 CMD ["node", "dist/main.js"]

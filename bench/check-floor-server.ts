@@ -11,7 +11,7 @@
 // the run can tell node:http2's share of IntrospectToken from the service's.
 //
 // Started by the bench like the service (prints the same "listening" line:
-// httpPort HTTP/1.1, grpcPort h2c gRPC); env: REDIS_URL.
+// publicPort HTTP/1.1, internalPort h2c gRPC); env: REDIS_URL.
 import { createServer } from "node:http";
 import { createServer as createH2cServer } from "node:http2";
 import { parseToken } from "@perps/token-client/protocol";
@@ -34,7 +34,7 @@ function tokenExists(token: string): Promise<boolean> | undefined {
   const parsed = parseToken(token);
   return parsed === undefined
     ? undefined
-    : redis.getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId)).then((r) => r !== null);
+    : redis.getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId)).then((r) => r !== null);
 }
 
 const server = createServer((req, res) => {
@@ -88,9 +88,9 @@ h2c.on("stream", (stream) => {
 });
 
 // As many processes as the service has workers share the ports (bench/process-group.ts).
-const httpPort = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
-const grpcPort = await listenShared(h2c, portFromEnv(process.env.GRPC_PORT));
-process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort, grpcPort })}\n`);
+const publicPort = await listenShared(server, portFromEnv(process.env.PUBLIC_PORT));
+const internalPort = await listenShared(h2c, portFromEnv(process.env.INTERNAL_PORT));
+process.stdout.write(`${JSON.stringify({ msg: "listening", publicPort, internalPort })}\n`);
 process.once("SIGTERM", () => {
   server.close();
   h2c.close();

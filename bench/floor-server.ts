@@ -87,8 +87,10 @@ const server = createServer((req, res) => {
   });
 });
 // As many processes as the service has workers share the port (bench/process-group.ts).
-const port = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
-process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
+const port = await listenShared(server, portFromEnv(process.env.PUBLIC_PORT));
+process.stdout.write(
+  `${JSON.stringify({ msg: "listening", publicPort: port, internalPort: port })}\n`,
+);
 process.once("SIGTERM", () => {
   server.close();
   redis.disconnect();

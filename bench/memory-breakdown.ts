@@ -185,7 +185,7 @@ async function runVariant(
       }
     }
     const users = newBenchUsers(200);
-    await registerUsers(`http://127.0.0.1:${running.grpcPort}`, users);
+    await registerUsers(`http://127.0.0.1:${running.internalPort}`, users);
     const store = createTokenStore({
       redis: redis.client,
       rateLimitPerMinute: 1_000_000,
@@ -194,7 +194,7 @@ async function runVariant(
     const tokens = (
       await seedTokens({ store, users, count: 5_000, named: false, lifetimeMs: 3_600_000 })
     ).map((t) => t.token);
-    const internal = `127.0.0.1:${running.grpcPort}`;
+    const internal = `127.0.0.1:${running.internalPort}`;
     const loads: LoadRow[] = [];
     loads.push(
       await measured(
@@ -223,7 +223,7 @@ async function runVariant(
     loads.push(
       await measured(running, "REST create", () =>
         runRawHttpLoad({
-          url: `http://127.0.0.1:${running.httpPort}`,
+          url: `http://127.0.0.1:${running.publicPort}`,
           method: "POST",
           path: "/user/tokens",
           bodies,

@@ -53,12 +53,12 @@ const service = await startServiceProcess({
   nodeFlags: ["--perf-basic-prof-only-functions"],
 });
 const users = newBenchUsers(500);
-await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
+await registerUsers(`http://127.0.0.1:${service.internalPort}`, users);
 const signer = createSigner(users);
 const load = (seconds: number) => {
   const bodies = signer.creates(12_000 * seconds).map((r) => r.json);
   return runHttpLoad({
-    url: `http://127.0.0.1:${service.httpPort}`,
+    url: `http://127.0.0.1:${service.publicPort}`,
     method: "POST",
     path: "/user/tokens",
     bodies,

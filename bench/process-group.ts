@@ -29,7 +29,7 @@ export async function startProcessGroup(
       processes.push(
         await startServiceProcess({
           ...opts,
-          ports: { httpPort: first.httpPort, grpcPort: first.grpcPort },
+          ports: { publicPort: first.publicPort, internalPort: first.internalPort },
         }),
       );
     }
@@ -41,8 +41,8 @@ export async function startProcessGroup(
     processes.reduce((total, p) => total + of(p), 0);
   return {
     pid: first.pid,
-    httpPort: first.httpPort,
-    grpcPort: first.grpcPort,
+    publicPort: first.publicPort,
+    internalPort: first.internalPort,
     rssBytes: () => sum((p) => p.rssBytes()),
     cpuSeconds: () => sum((p) => p.cpuSeconds()),
     mainThreadCpuSeconds: () => sum((p) => p.mainThreadCpuSeconds()),

@@ -31,7 +31,7 @@ const service = await startServiceProcess({
   env: { WORKERS: "1" },
   nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
 });
-const internal = `127.0.0.1:${service.grpcPort}`;
+const internal = `127.0.0.1:${service.internalPort}`;
 let result: LoadResult;
 if (mode === "--introspect" || mode === "--forward-auth") {
   const users = newBenchUsers(1000);
@@ -53,7 +53,7 @@ if (mode === "--introspect" || mode === "--forward-auth") {
   await registerUsers(`http://${internal}`, users);
   const signer = createSigner(users);
   result = await runHttpLoad({
-    url: `http://127.0.0.1:${service.httpPort}`,
+    url: `http://127.0.0.1:${service.publicPort}`,
     method: "POST",
     path: mode === "--connect" ? "/perps.token.v1.TokenService/CreateToken" : "/user/tokens",
     bodies: signer.creates(12_000 * SECONDS).map((r) => r.json),

@@ -36,7 +36,7 @@ export async function measureTokenMemory(
     const benchUsers = newBenchUsers(users);
     const pipeline = redis.client.pipeline();
     for (const user of benchUsers) {
-      pipeline.sadd(redisKeysOf(user.userId).userKeys, user.publicKeyHex);
+      pipeline.sadd(redisKeysOf(user.userId).publicKeys, user.publicKeyHex);
     }
     await pipeline.exec();
     const store = createTokenStore({

@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     }
     const users = newBenchUsers(plan.users);
     if (service !== undefined) {
-      await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
+      await registerUsers(`http://127.0.0.1:${service.internalPort}`, users);
     }
     const store = createTokenStore({
       redis: redis.client,

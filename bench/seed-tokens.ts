@@ -40,8 +40,8 @@ export async function seedTokens(opts: SeedOptions): Promise<SeededToken[]> {
         const tokenId = tokenIdOf(messageDigest);
         const token = generateToken(user.userId, tokenId);
         const outcome = await opts.store.create({
-          userKey: user.userId,
-          signingKey: user.publicKeyHex,
+          userId: user.userId,
+          signerPublicKey: user.publicKeyHex,
           messageDigest,
           tokenId,
           tokenDigest: tokenDigest(token),

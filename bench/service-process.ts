@@ -10,8 +10,8 @@ const ROOT = join(import.meta.dirname, "..");
 
 export interface ServiceProcess {
   readonly pid: number;
-  readonly httpPort: number;
-  readonly grpcPort: number;
+  readonly publicPort: number;
+  readonly internalPort: number;
   /** Resident set size of the service process, from /proc (bytes). */
   rssBytes(): number;
   /** CPU time the service process has used so far (user + system), in seconds. */
@@ -33,7 +33,7 @@ export interface ServiceProcessOptions {
   /** Arguments of the entry script (after `main`). */
   args?: string[];
   /** The ports to listen on (several processes sharing them with SO_REUSEPORT). Default: free ones. */
-  ports?: { httpPort: number; grpcPort: number };
+  ports?: { publicPort: number; internalPort: number };
 }
 
 // Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux).
@@ -121,8 +121,10 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   // Logs (one line per request) go to a file: pino writes stdout
   // synchronously, and a pipe the busy load generator drains late would
   // block the service and distort the figures.
-  const [httpPort, grpcPort] =
-    opts.ports === undefined ? await freePorts(2) : [opts.ports.httpPort, opts.ports.grpcPort];
+  const [publicPort, internalPort] =
+    opts.ports === undefined
+      ? await freePorts(2)
+      : [opts.ports.publicPort, opts.ports.internalPort];
   const logDir = mkdtempSync(join(tmpdir(), "perps-bench-log-"));
   const logFile = join(logDir, "service.log");
   const logFd = openSync(logFile, "w");
@@ -130,8 +132,8 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     stdio: ["ignore", logFd, "inherit"],
     env: {
       ...process.env,
-      HTTP_PORT: String(httpPort),
-      GRPC_PORT: String(grpcPort),
+      PUBLIC_PORT: String(publicPort),
+      INTERNAL_PORT: String(internalPort),
       REDIS_URL: opts.redisUrl,
       ADMIN_CREDENTIALS_FILE: writeBenchCredentials(logDir),
       TOKEN_RATE_LIMIT_PER_MINUTE: "1000000",
@@ -172,7 +174,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
 async function listeningPorts(
   logFile: string,
   exitCode: () => number | null | undefined,
-): Promise<{ httpPort: number; grpcPort: number }> {
+): Promise<{ publicPort: number; internalPort: number }> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const code = exitCode();
@@ -183,9 +185,12 @@ async function listeningPorts(
       if (!line.includes('"listening"')) {
         continue;
       }
-      const { httpPort, grpcPort } = JSON.parse(line) as { httpPort?: unknown; grpcPort?: unknown };
-      if (typeof httpPort === "number" && typeof grpcPort === "number") {
-        return { httpPort, grpcPort };
+      const { publicPort, internalPort } = JSON.parse(line) as {
+        publicPort?: unknown;
+        internalPort?: unknown;
+      };
+      if (typeof publicPort === "number" && typeof internalPort === "number") {
+        return { publicPort, internalPort };
       }
     }
     await sleep(50);

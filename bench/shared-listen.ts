@@ -24,6 +24,6 @@ export function listenShared(server: HttpServer | Http2Server, port: number): Pr
   });
 }
 
-/** The port a floor was told to listen on (HTTP_PORT or GRPC_PORT, set by service-process.ts), else 0. */
+/** The port a floor was told to listen on (PUBLIC_PORT or INTERNAL_PORT, set by service-process.ts), else 0. */
 export const portFromEnv = (value: string | undefined): number =>
   value === undefined ? 0 : Number(value);

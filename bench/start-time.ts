@@ -72,8 +72,8 @@ async function answers(url: string): Promise<boolean> {
 
 /** One start: milliseconds from spawn until both listeners answer. */
 async function startOnce(command: Command, workers: string | undefined): Promise<number> {
-  const httpPort = await unusedPort();
-  const grpcPort = await unusedPort([httpPort]);
+  const publicPort = await unusedPort();
+  const internalPort = await unusedPort([publicPort]);
   const dir = mkdtempSync(join(tmpdir(), "perps-start-time-"));
   const [file, ...args] = command.argv;
   if (file === undefined) {
@@ -86,8 +86,8 @@ async function startOnce(command: Command, workers: string | undefined): Promise
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
-      HTTP_PORT: String(httpPort),
-      GRPC_PORT: String(grpcPort),
+      PUBLIC_PORT: String(publicPort),
+      INTERNAL_PORT: String(internalPort),
       EMBEDDED_REDIS_DIR: join(dir, "redis"),
       LOG_LEVEL: "warn",
       ...(workers === undefined ? {} : { WORKERS: workers }),
@@ -97,7 +97,10 @@ async function startOnce(command: Command, workers: string | undefined): Promise
   });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   try {
-    const ready = [`http://127.0.0.1:${httpPort}/readyz`, `http://127.0.0.1:${grpcPort}/healthz`];
+    const ready = [
+      `http://127.0.0.1:${publicPort}/readyz`,
+      `http://127.0.0.1:${internalPort}/healthz`,
+    ];
     const pending = new Set(ready);
     while (pending.size > 0) {
       if (child.exitCode !== null || performance.now() - started > GIVE_UP_MS) {

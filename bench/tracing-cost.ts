@@ -57,7 +57,7 @@ for (let round = 0; round < ROUNDS; round++) {
     });
     try {
       if (tokens === undefined) {
-        await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
+        await registerUsers(`http://127.0.0.1:${service.internalPort}`, users);
         const seeded = await seedTokens({
           store,
           users,
@@ -70,14 +70,14 @@ for (let round = 0; round < ROUNDS; round++) {
       const loads: Record<Path, (seconds: number) => () => Promise<LoadResult>> = {
         "IntrospectToken (gRPC)": (s) =>
           introspectLoad(
-            `127.0.0.1:${service.grpcPort}`,
+            `127.0.0.1:${service.internalPort}`,
             introspectFrames(tokens ?? []),
             { concurrency: CONCURRENCY },
             s,
           ),
         "forward-auth": (s) =>
           bearerHttpLoad(
-            `http://127.0.0.1:${service.grpcPort}`,
+            `http://127.0.0.1:${service.internalPort}`,
             tokens ?? [],
             { concurrency: CONCURRENCY },
             s,

@@ -2,7 +2,7 @@ import cluster from "node:cluster";
 import { resolve } from "node:path";
 import { ensureGeneratedOperator } from "./admin-auth/generated-operator.js";
 import { readCredentialsFile } from "./admin-auth/operator-credentials.js";
-import { type Config, ConfigError, parseConfig } from "./config/config.js";
+import { type Config, ConfigError, deprecationNotice, parseConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
 import { createServiceMetrics } from "./metrics/service-metrics.js";
@@ -85,8 +85,8 @@ async function embeddedRedis(dir: string, logger: Logger): Promise<RedisServerPr
 
 function listenersOf(config: Config): ListenAddress[] {
   return [
-    { variable: "HTTP_PORT", host: config.host, port: config.httpPort },
-    { variable: "GRPC_PORT", host: config.internalHost, port: config.grpcPort },
+    { variable: "PUBLIC_PORT", host: config.host, port: config.publicPort },
+    { variable: "INTERNAL_PORT", host: config.internalHost, port: config.internalPort },
   ];
 }
 
@@ -200,6 +200,13 @@ async function main(): Promise<void> {
     }
   }
   const logger = createLogger({ level: config.logLevel });
+  // Once per start: workers read the same environment.
+  if (cluster.isPrimary && config.oldNames.length > 0) {
+    logger.warn(
+      { deprecated: config.oldNames.map((v) => v.old) },
+      deprecationNotice(config.oldNames),
+    );
+  }
 
   if (cluster.isWorker) {
     // The primary made sure a Redis is configured (REDIS_URL of the embedded one).

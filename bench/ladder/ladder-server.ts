@@ -6,7 +6,7 @@
 // the real layer. One process, like the service at WORKERS=1.
 //
 // Started by bench/ladder/run-ladder.ts as the bench starts the floors
-// (prints the same "listening" line; httpPort = grpcPort); env: REDIS_URL,
+// (prints the same "listening" line; publicPort = internalPort); env: REDIS_URL,
 // LADDER_KEYS_FILE (create paths: JSON object user id → public key hex).
 // Log lines go to stdout, which the bench points at a file, as for the service.
 import { hash } from "node:crypto";
@@ -67,10 +67,10 @@ import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.
 import { bearerTokenOf } from "../../src/token/bearer-header.js";
 import { clientErrorOf } from "../../src/token/client-error.js";
 import { expiresAtMs, utcDate } from "../../src/token/expiry-date.js";
+import { createPublicKeyCache } from "../../src/token/public-key-cache.js";
 import { checkCreateRequest, checkTimeWindow } from "../../src/token/request-rules.js";
 import { createTokenIntrospectionService } from "../../src/token/token-introspection-service.js";
 import { createTokenService } from "../../src/token/token-service.js";
-import { createUserKeyCache } from "../../src/token/user-key-cache.js";
 import { createRequestValidator } from "../../src/validation/request-validator.js";
 import { validationInterceptor } from "../../src/validation/validation-interceptor.js";
 import { listenShared, portFromEnv } from "../shared-listen.js";
@@ -119,7 +119,7 @@ const store = createTokenStore({
 const authenticator = createBearerAuthenticator({ store });
 const verifier = createEd25519Verifier();
 const validator = createRequestValidator();
-const keyCache = createUserKeyCache(10_000);
+const publicKeyCache = createPublicKeyCache(10_000);
 const MAX_LIFETIME_SECONDS = 2_592_000;
 
 /** The life of one request in one plain object of a stable shape. */
@@ -231,7 +231,7 @@ function introspect(body: Buffer): Promise<Uint8Array> {
       return Promise.resolve(EMPTY);
     }
     return redis
-      .getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId))
+      .getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId))
       .then((r) => (r === null ? EMPTY : FOUND));
   }
   return authenticator.authenticate(token).then((identity) => {
@@ -244,7 +244,7 @@ function introspect(body: Buffer): Promise<Uint8Array> {
         ? create(IntrospectTokenResponseSchema, { active: false })
         : create(IntrospectTokenResponseSchema, {
             active: true,
-            userId: identity.userKey,
+            userId: identity.userId,
             tokenId: identity.tokenId,
             name: identity.name,
             expiresAt: utcDate(identity.expiresAtMs),
@@ -267,15 +267,15 @@ interface Created {
   expiresAt: string;
 }
 
-async function signingKeyOf(userKey: string, message: Uint8Array, signature: Uint8Array) {
+async function signerPublicKeyOf(userId: string, message: Uint8Array, signature: Uint8Array) {
   if (!on("key-cache")) {
-    const key = knownKeys.get(userKey);
+    const key = knownKeys.get(userId);
     return key !== undefined && verifier.verify(key, message, signature) ? key : undefined;
   }
-  let keys = keyCache.get(userKey);
+  let keys = publicKeyCache.get(userId);
   if (keys === undefined) {
-    keys = await store.userKeys(userKey);
-    keyCache.set(userKey, keys);
+    keys = await store.publicKeys(userId);
+    publicKeyCache.set(userId, keys);
   }
   return keys.find((key) => verifier.verify(key, message, signature));
 }
@@ -293,24 +293,24 @@ async function createToken(request: CreateTokenRequest): Promise<Created> {
     lifetimeSeconds = checked.lifetimeSeconds;
     signature = checked.signature;
   }
-  const userKey = request.userId;
+  const userId = request.userId;
   const message = createTokenMessage({
     timestamp,
     userId: request.userId,
     expiresIn: request.expiresIn,
     name: request.name,
   });
-  const signingKey = await signingKeyOf(userKey, message, signature);
-  if (signingKey === undefined) {
+  const signerPublicKey = await signerPublicKeyOf(userId, message, signature);
+  if (signerPublicKey === undefined) {
     throw new ConnectError("Invalid signature", Code.Unauthenticated);
   }
   const messageDigest = hash("sha256", message, "buffer");
   const id = tokenIdOf(messageDigest);
-  const token = generateToken(userKey, id);
+  const token = generateToken(userId, id);
   const expiresAt = expiresAtMs(nowMs, lifetimeSeconds);
   const outcome = await store.create({
-    userKey,
-    signingKey,
+    userId,
+    signerPublicKey,
     messageDigest,
     tokenId: id,
     tokenDigest: tokenDigest(token),
@@ -524,7 +524,7 @@ function authWork(token: string): Promise<Answer> {
       return Promise.resolve(REFUSED);
     }
     return redis
-      .getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId))
+      .getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId))
       .then(
         (r): Answer =>
           r === null ? REFUSED : { status: 200, body: EMPTY, headers: {}, code: "ok" },
@@ -538,7 +538,7 @@ function authWork(token: string): Promise<Answer> {
             status: 200,
             body: EMPTY,
             headers: {
-              "x-user-id": identity.userKey,
+              "x-user-id": identity.userId,
               "x-token-id": identity.tokenId,
               "cache-control": "no-store",
             },
@@ -644,8 +644,10 @@ const server = !grpcPath
 // Ready before listening, as the service is: its client fails commands while it connects.
 await waitForRedisReady(redis, 10_000);
 // The bench runs a floor as many processes as the service has workers, on one port.
-const port = await listenShared(server, portFromEnv(process.env.HTTP_PORT));
-process.stdout.write(`${JSON.stringify({ msg: "listening", httpPort: port, grpcPort: port })}\n`);
+const port = await listenShared(server, portFromEnv(process.env.PUBLIC_PORT));
+process.stdout.write(
+  `${JSON.stringify({ msg: "listening", publicPort: port, internalPort: port })}\n`,
+);
 process.once("SIGTERM", () => {
   server.close();
   redis.disconnect();

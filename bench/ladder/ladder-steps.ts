@@ -105,7 +105,10 @@ export const LADDER_STEPS: Record<LadderPath, readonly LadderStep[]> = {
       "trailers",
       "respond(waitForTrailers) + end(message) + sendTrailers: the gRPC create floor",
     ),
-    step("key-cache", "the signer's keys from Redis (store.userKeys) through the user-key cache"),
+    step(
+      "key-cache",
+      "the signer's public keys from Redis (store.publicKeys) through the public-key cache",
+    ),
     step("rules", "the request rules (checkCreateRequest, checkTimeWindow)"),
     step("routing", "route by :path, content-type and method checks"),
     step("validation", "protovalidate (createRequestValidator) on the request"),
@@ -117,7 +120,10 @@ export const LADDER_STEPS: Record<LadderPath, readonly LadderStep[]> = {
       "floor",
       "node:http, JSON.parse, the verify (service's verifier, keys known), one EVALSHA of the real create script, 201 with the JSON answer",
     ),
-    step("key-cache", "the signer's keys from Redis (store.userKeys) through the user-key cache"),
+    step(
+      "key-cache",
+      "the signer's public keys from Redis (store.publicKeys) through the public-key cache",
+    ),
     step("routing", "route by path and method (POST /user/tokens)"),
     step(
       "json-protobuf",

@@ -91,7 +91,7 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
     // Stopped in `finally` from here on, even if a later one fails to start.
     servers.push(service);
     const users = newBenchUsers(path === "introspect" || path === "forward-auth" ? 1_000 : 200);
-    await registerUsers(`http://127.0.0.1:${service.grpcPort}`, users);
+    await registerUsers(`http://127.0.0.1:${service.internalPort}`, users);
     const keysFile = join(workDir, "keys.json");
     writeFileSync(
       keysFile,
@@ -174,8 +174,8 @@ async function loadOf(
       throw new Error(`no server for step ${i}`);
     }
     return server === service && (path === "introspect" || path === "forward-auth")
-      ? server.grpcPort
-      : server.httpPort;
+      ? server.internalPort
+      : server.publicPort;
   };
   const concurrency = args.concurrency;
   if (path === "introspect" || path === "forward-auth") {

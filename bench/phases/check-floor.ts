@@ -28,8 +28,8 @@ export const checkFloorPhase: BenchPhase = {
       main: "bench/check-floor-server.ts",
       ...(ctx.pinned ? { cpus: "0" } : {}),
     });
-    const url = `http://127.0.0.1:${checkFloor.httpPort}`;
-    const grpcAddress = `127.0.0.1:${checkFloor.grpcPort}`;
+    const url = `http://127.0.0.1:${checkFloor.publicPort}`;
+    const grpcAddress = `127.0.0.1:${checkFloor.internalPort}`;
     const frames = introspectFrames(tokens);
     const opts = { server: checkFloor, clientIssued: new Set(["get"]) };
     try {

@@ -36,7 +36,7 @@ export const checksPhase: BenchPhase = {
   needsService: true,
   async run(ctx) {
     const { plan } = ctx;
-    const internalAddress = `127.0.0.1:${ctx.service().grpcPort}`;
+    const internalAddress = `127.0.0.1:${ctx.service().internalPort}`;
     const internalUrl = `http://${internalAddress}`;
     await registerUsers(internalUrl, ctx.checkUsers);
     const tokens = await ctx.checkTokens();

@@ -19,7 +19,7 @@ export function restCreateLoad(
   perSecond: number,
 ) {
   const bodies = ctx.signer.creates(budget(perSecond, seconds, concurrency)).map((r) => r.json);
-  const url = `http://127.0.0.1:${ctx.service().httpPort}`;
+  const url = `http://127.0.0.1:${ctx.service().publicPort}`;
   return () =>
     runRawHttpLoad({
       url,
@@ -47,7 +47,7 @@ export function grpcCreateLoad(
   const frames = ctx.signer
     .creates(budget(perSecond, seconds, concurrency))
     .map((r) => grpcFrame(r.binary));
-  const address = `127.0.0.1:${ctx.service().httpPort}`;
+  const address = `127.0.0.1:${ctx.service().publicPort}`;
   return () =>
     runRawGrpcLoad({
       address,
@@ -73,7 +73,7 @@ export const createPhase: BenchPhase = {
   async run(ctx) {
     const { plan } = ctx;
     const service = ctx.service();
-    const publicUrl = `http://127.0.0.1:${service.httpPort}`;
+    const publicUrl = `http://127.0.0.1:${service.publicPort}`;
     const phases: Phase[] = [];
     const record = async (phase: Promise<Phase>) => {
       phases.push(await phase);

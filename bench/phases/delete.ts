@@ -13,7 +13,7 @@ export const deletePhase: BenchPhase = {
   needsService: true,
   async run(ctx) {
     const { plan } = ctx;
-    const publicUrl = `http://127.0.0.1:${ctx.service().httpPort}`;
+    const publicUrl = `http://127.0.0.1:${ctx.service().publicPort}`;
     const phases: Phase[] = [];
     for (const c of plan.concurrencies) {
       const createRate = ctx.report.phases.find(

@@ -52,7 +52,7 @@ export const floorPhase: BenchPhase = {
       env: { LADDER_KEYS_FILE: floorKeysFile },
       ...pin,
     });
-    const url = `http://127.0.0.1:${floorServer.httpPort}`;
+    const url = `http://127.0.0.1:${floorServer.publicPort}`;
     try {
       const floorLoad = (seconds: number, perSecond: number, connections: number) => {
         const bodies = ctx.signer
@@ -80,7 +80,7 @@ export const floorPhase: BenchPhase = {
           .map((r) => grpcFrame(r.binary));
         return () =>
           runRawGrpcLoad({
-            address: `127.0.0.1:${grpcFloor.httpPort}`,
+            address: `127.0.0.1:${grpcFloor.publicPort}`,
             path: CREATE_PATH,
             frames,
             once: true,

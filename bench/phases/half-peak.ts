@@ -15,7 +15,7 @@ export const halfPeakPhase: BenchPhase = {
     const bodies = ctx.signer.creates(budget(halfRate, plan.seconds, 64)).map((r) => r.json);
     const halfPeak = await ctx.measure("REST create", 64, () =>
       runPacedHttpLoad({
-        url: `http://127.0.0.1:${ctx.service().httpPort}`,
+        url: `http://127.0.0.1:${ctx.service().publicPort}`,
         method: "POST",
         path: "/user/tokens",
         bodies,

@@ -16,7 +16,7 @@ export const leakPhase: BenchPhase = {
     for (let step = 1; step <= plan.leakSteps; step++) {
       const bodies = ctx.signer.creates(plan.leakStepRequests).map((r) => r.json);
       const result = await runRawHttpLoad({
-        url: `http://127.0.0.1:${service.httpPort}`,
+        url: `http://127.0.0.1:${service.publicPort}`,
         method: "POST",
         path: "/user/tokens",
         bodies,

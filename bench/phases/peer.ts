@@ -47,7 +47,7 @@ function createLoad(
   const signed = ctx.signer.creates(count);
   const service = ctx.service();
   if (protocol === "REST create") {
-    const port = side === "ours" ? service.httpPort : peer.httpPort;
+    const port = side === "ours" ? service.publicPort : peer.httpPort;
     const bodies = signed.map((r) => r.json);
     return () =>
       runRawHttpLoad({
@@ -63,7 +63,7 @@ function createLoad(
     side === "ours"
       ? signed.map((r) => grpcFrame(r.binary))
       : signed.map((r) => peerCreateFrame(r.json));
-  const port = side === "ours" ? service.httpPort : peer.grpcPort;
+  const port = side === "ours" ? service.publicPort : peer.grpcPort;
   return () =>
     runRawGrpcLoad({
       address: `127.0.0.1:${port}`,
@@ -97,10 +97,10 @@ function checkLoad(
   const service = ctx.service();
   const seconds = ctx.plan.seconds;
   if (protocol === "Forward-auth") {
-    const port = side === "ours" ? service.grpcPort : peer.httpPort;
+    const port = side === "ours" ? service.internalPort : peer.httpPort;
     return bearerHttpLoad(`http://127.0.0.1:${port}`, tokens, { concurrency }, seconds);
   }
-  const port = side === "ours" ? service.grpcPort : peer.grpcPort;
+  const port = side === "ours" ? service.internalPort : peer.grpcPort;
   return introspectLoad(`127.0.0.1:${port}`, frames, { concurrency, connections }, seconds);
 }
 
@@ -161,7 +161,7 @@ export const peerPhase: BenchPhase = {
       const service = ctx.service();
       const checkTokens = {
         ours: await createTokensVia(
-          `http://127.0.0.1:${service.httpPort}`,
+          `http://127.0.0.1:${service.publicPort}`,
           ctx.signer.creates(CHECK_TOKENS).map((r) => r.json),
         ),
         peer: await createTokensVia(

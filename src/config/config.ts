@@ -15,10 +15,12 @@ export interface Config {
    * INTERNAL_HOST. Default none.
    */
   internalHostnames: readonly string[];
-  /** HTTP_PORT: public listener (TokenService, REST, health). Default 8080. */
-  httpPort: number;
-  /** GRPC_PORT: internal listener (TokenService, UserKeyService, TokenIntrospectionService, gRPC health). Default 9090. */
-  grpcPort: number;
+  /** PUBLIC_PORT (was HTTP_PORT): public listener (TokenService, REST, health). Default 8080. */
+  publicPort: number;
+  /** INTERNAL_PORT (was GRPC_PORT): internal listener (TokenService, UserKeyService, TokenIntrospectionService, gRPC health). Default 9090. */
+  internalPort: number;
+  /** Renamed variables set by their old name, which start-up names in one notice ({@link deprecationNotice}). */
+  oldNames: readonly RenamedVariable[];
   /**
    * The Redis to use: REDIS_URL (`redis://`, `rediss://` or `unix:///path`),
    * REDIS_CLUSTER_NODES, or REDIS_SENTINELS with REDIS_SENTINEL_NAME (with
@@ -113,6 +115,41 @@ function integer(
 function set(env: Record<string, string | undefined>, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === "" ? undefined : value;
+}
+
+/** A variable that replaced an older name, which is still read until the next minor release. */
+export interface RenamedVariable {
+  readonly name: string;
+  readonly old: string;
+}
+
+// Named for who may reach each listener: both serve every protocol.
+const PUBLIC_PORT: RenamedVariable = { name: "PUBLIC_PORT", old: "HTTP_PORT" };
+const INTERNAL_PORT: RenamedVariable = { name: "INTERNAL_PORT", old: "GRPC_PORT" };
+
+/**
+ * The name to read `variable` from: the new one unless only the old one is
+ * set. Both set to different values is a ConfigError, since either choice
+ * would surprise whoever set the other.
+ */
+function nameToRead(env: Record<string, string | undefined>, variable: RenamedVariable): string {
+  const current = set(env, variable.name);
+  const old = set(env, variable.old);
+  if (old === undefined || current === undefined) {
+    return old === undefined ? variable.name : variable.old;
+  }
+  if (old !== current) {
+    throw new ConfigError(
+      `${variable.name} and ${variable.old} (its deprecated name) are both set, to "${current}" and "${old}": set only ${variable.name}`,
+    );
+  }
+  return variable.name;
+}
+
+/** The one start-up line naming the old names in use and what replaces each. */
+export function deprecationNotice(oldNames: readonly RenamedVariable[]): string {
+  const each = oldNames.map((v) => `${v.old} is deprecated, use ${v.name}`).join("; ");
+  return `${each} (the old names are removed in the next minor release)`;
 }
 
 function onOff(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
@@ -328,8 +365,9 @@ export function parseConfig(
     host: set(env, "HOST") ?? "127.0.0.1",
     internalHost: set(env, "INTERNAL_HOST") ?? "127.0.0.1",
     internalHostnames: checked(() => internalHostnames(env), []),
-    httpPort: checked(() => integer(env, "HTTP_PORT", 8080, 0, 65_535), 0),
-    grpcPort: checked(() => integer(env, "GRPC_PORT", 9090, 0, 65_535), 0),
+    publicPort: checked(() => integer(env, nameToRead(env, PUBLIC_PORT), 8080, 0, 65_535), 0),
+    internalPort: checked(() => integer(env, nameToRead(env, INTERNAL_PORT), 9090, 0, 65_535), 0),
+    oldNames: [PUBLIC_PORT, INTERNAL_PORT].filter((v) => set(env, v.old) !== undefined),
     redis: checked(() => redisTopology(env), undefined),
     redisMinReplicasAck: checked(() => integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16), 0),
     redisWaitTimeoutMs: checked(() => integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000), 0),

@@ -50,8 +50,8 @@ export const tokenApiServers: readonly OpenApiServer[] = [
       "The service this document was fetched from: its public listener serves it at `GET /openapi.json`, next to the API.",
   },
   {
-    url: `http://${defaults.host}:${defaults.httpPort}`,
-    description: `The public listener of a service started locally with the default configuration (\`npm start\`: HOST ${defaults.host}, HTTP_PORT ${defaults.httpPort}, no TLS).`,
+    url: `http://${defaults.host}:${defaults.publicPort}`,
+    description: `The public listener of a service started locally with the default configuration (\`npm start\`: HOST ${defaults.host}, PUBLIC_PORT ${defaults.publicPort}, no TLS).`,
   },
 ];
 

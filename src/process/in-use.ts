@@ -50,7 +50,7 @@ export function listenerInUse(
   }
   return (
     listeners.find((l) => l.port !== 0 && l.port === e.port) ?? {
-      variable: "HTTP_PORT or GRPC_PORT",
+      variable: "PUBLIC_PORT or INTERNAL_PORT",
       host: e.address ?? "its address",
       port: e.port ?? 0,
     }

@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 
 /** A listener of the service: the variable that sets its port, where it binds. */
 export interface ListenAddress {
-  /** `HTTP_PORT` or `GRPC_PORT`. */
+  /** `PUBLIC_PORT` or `INTERNAL_PORT`. */
   variable: string;
   host: string;
   /** 0 picks a free port, so it is never in use. */

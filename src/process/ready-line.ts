@@ -2,8 +2,8 @@
 export interface ReadyLineOptions {
   host: string;
   internalHost: string;
-  httpPort: number;
-  grpcPort: number;
+  publicPort: number;
+  internalPort: number;
   tls: boolean;
   console: boolean;
   workers: number;
@@ -29,8 +29,8 @@ function urlHost(host: string): string {
  */
 export function readyLine(opts: ReadyLineOptions): string {
   const scheme = opts.tls ? "https" : "http";
-  const publicUrl = `${scheme}://${urlHost(opts.host)}:${opts.httpPort}`;
-  const internalUrl = `${scheme}://${urlHost(opts.internalHost)}:${opts.grpcPort}`;
+  const publicUrl = `${scheme}://${urlHost(opts.host)}:${opts.publicPort}`;
+  const internalUrl = `${scheme}://${urlHost(opts.internalHost)}:${opts.internalPort}`;
   const workers = opts.workers === 1 ? "1 process" : `${opts.workers} workers`;
   const consolePart = opts.console ? `console ${publicUrl}/, ` : "";
   return (

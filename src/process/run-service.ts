@@ -11,7 +11,7 @@ import { type ConsoleAssets, loadConsoleAssets } from "../server/console-assets.
 import { startOtlpTracing } from "../tracing/otlp-tracing.js";
 
 export interface RunningService {
-  ports: { httpPort: number; grpcPort: number };
+  ports: { publicPort: number; internalPort: number };
   /** Stops accepting, finishes calls in flight, closes Redis. */
   stop(): Promise<void>;
   /** Re-reads ADMIN_CREDENTIALS_FILE and SERVICE_CREDENTIALS_FILE now (SIGHUP); a bad file is logged and the entries in use stay. */
@@ -114,8 +114,8 @@ export async function runService(
     host: config.host,
     internalHost: config.internalHost,
     internalHostnames: config.internalHostnames,
-    httpPort: config.httpPort,
-    grpcPort: config.grpcPort,
+    publicPort: config.publicPort,
+    internalPort: config.internalPort,
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
     tokenMaxActivePerUser: config.tokenMaxActivePerUser,
     tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,

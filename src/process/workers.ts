@@ -25,8 +25,8 @@ export interface WorkersOptions {
 
 /** The ports a worker listens on, as it tells the primary. */
 export interface ListeningPorts {
-  httpPort: number;
-  grpcPort: number;
+  publicPort: number;
+  internalPort: number;
 }
 
 function listeningPorts(message: unknown): ListeningPorts | undefined {
@@ -34,9 +34,9 @@ function listeningPorts(message: unknown): ListeningPorts | undefined {
   if (typeof ports !== "object" || ports === null) {
     return undefined;
   }
-  const { httpPort, grpcPort } = ports as Record<string, unknown>;
-  return typeof httpPort === "number" && typeof grpcPort === "number"
-    ? { httpPort, grpcPort }
+  const { publicPort, internalPort } = ports as Record<string, unknown>;
+  return typeof publicPort === "number" && typeof internalPort === "number"
+    ? { publicPort, internalPort }
     : undefined;
 }
 

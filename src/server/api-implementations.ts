@@ -2,9 +2,9 @@ import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import type { RedisClient } from "../redis/redis-client.js";
+import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisCall } from "../store/redis-call.js";
 import { createTokenStore } from "../store/token-store.js";
-import { createUserKeyStore } from "../store/user-key-store.js";
 import {
   type BearerAuthenticator,
   createBearerAuthenticator,
@@ -74,7 +74,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
         ...now,
       }),
       userKey: createUserKeyService({
-        store: createUserKeyStore({ redis, call, ...durability }),
+        store: createPublicKeyStore({ redis, call, ...durability }),
         audit,
       }),
       tokenAdmin: createTokenAdminService({ store: tokenStore, audit }),

@@ -45,9 +45,9 @@ export interface AppOptions {
   /** Bind address of the internal listener (it registers keys, for operators). Default 127.0.0.1. */
   internalHost?: string;
   /** Public listener port; 0 picks a free one. */
-  httpPort: number;
+  publicPort: number;
   /** Internal listener port; 0 picks a free one. */
-  grpcPort: number;
+  internalPort: number;
   /** Longest token lifetime in seconds. */
   tokenMaxLifetimeSeconds: number;
   /** Most live tokens per user. Default 1000. */
@@ -90,7 +90,7 @@ export interface AppOptions {
 
 export interface App {
   /** Starts both listeners; resolves with their bound ports. */
-  start(): Promise<{ httpPort: number; grpcPort: number }>;
+  start(): Promise<{ publicPort: number; internalPort: number }>;
   /**
    * Says NOT_SERVING at once (`/readyz` 503, every gRPC health Watch stream
    * told and ended), stops accepting, finishes in-flight calls (up to
@@ -183,7 +183,7 @@ export function createApp(opts: AppOptions): App {
   const publicServer = createDualProtocolServer({
     ...listenerTransport("public", opts, telemetry),
     host: opts.host,
-    port: opts.httpPort,
+    port: opts.publicPort,
     ...createListenerHandler({
       ...shared,
       name: "public",
@@ -212,7 +212,7 @@ export function createApp(opts: AppOptions): App {
   const internalServer = createDualProtocolServer({
     ...listenerTransport("internal", opts, telemetry),
     host: internalHost,
-    port: opts.grpcPort,
+    port: opts.internalPort,
     ...createListenerHandler({
       ...shared,
       name: "internal",
@@ -234,11 +234,11 @@ export function createApp(opts: AppOptions): App {
 
   return {
     async start() {
-      const [httpPort, grpcPort] = await Promise.all([
+      const [publicPort, internalPort] = await Promise.all([
         publicServer.listen(),
         internalServer.listen(),
       ]);
-      return { httpPort, grpcPort };
+      return { publicPort, internalPort };
     },
     async stop(graceMs) {
       // Watchers hear NOT_SERVING and their streams end before the listeners close.

@@ -49,7 +49,7 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
   function allow(req: NodeServerRequest, res: NodeServerResponse, identity: BearerIdentity): void {
     exchangeOf(req)?.names(FORWARD_AUTH_METHOD);
     res.writeHead(200, {
-      "x-user-id": identity.userKey,
+      "x-user-id": identity.userId,
       "x-token-id": identity.tokenId,
       "cache-control": "no-store",
       "content-length": 0,

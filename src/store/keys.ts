@@ -12,8 +12,8 @@ import { uuidBytes } from "@perps/token-client/protocol";
  * users never share a tag. Throws for anything but UUID text, since silently
  * truncated hex would make users collide.
  */
-export function userTag(userKey: string): string {
-  return uuidBytes(userKey).toString("base64url");
+export function userTag(userId: string): string {
+  return uuidBytes(userId).toString("base64url");
 }
 
 /**
@@ -24,13 +24,13 @@ export function userTag(userKey: string): string {
  */
 export interface UserRedisKeys {
   /** `{tag}k`: SET of the user's registered public **k**eys (64 lowercase hex each). */
-  readonly userKeys: string;
+  readonly publicKeys: string;
   /**
    * `{tag}a`: HASH from each registered public key to when it was **a**dded
    * (Unix ms, Redis' clock); a key registered before dates were kept has no
    * entry.
    */
-  readonly keysAdded: string;
+  readonly publicKeysAdded: string;
   /** `{tag}t`: what every token key of the user starts with, for scripts that find tokens by id. */
   readonly tokenPrefix: string;
   /**
@@ -74,14 +74,14 @@ export interface UserRedisKeys {
 }
 
 /**
- * The keys of the user `userKey` (UUID text, `userKeyOf`). The tag is worked
- * out once per call, since a create names six keys.
+ * The Redis keys of the user `userId` (lowercase UUID text, `canonicalUserId`).
+ * The tag is worked out once per call, since a create names six keys.
  */
-export function redisKeysOf(userKey: string): UserRedisKeys {
-  const tag = `{${userTag(userKey)}}`;
+export function redisKeysOf(userId: string): UserRedisKeys {
+  const tag = `{${userTag(userId)}}`;
   return {
-    userKeys: `${tag}k`,
-    keysAdded: `${tag}a`,
+    publicKeys: `${tag}k`,
+    publicKeysAdded: `${tag}a`,
     tokenPrefix: `${tag}t`,
     token: (tokenId) => `${tag}t${tokenId}`,
     names: `${tag}n`,

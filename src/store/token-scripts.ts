@@ -8,7 +8,7 @@ import { TokenScriptStatus } from "./token-script-status.js";
 
 /** The user's keys a signed call touches (signed-call.lua); `token` is the call's token. */
 const SIGNED_CALL_KEYS = [
-  "userKeys",
+  "publicKeys",
   "token",
   "names",
   "live",
@@ -18,7 +18,7 @@ const SIGNED_CALL_KEYS = [
 ] as const;
 /** What a signed call brings and the limits it is held to. */
 const SIGNED_CALL_ARGS = [
-  "signingKey",
+  "signerPublicKey",
   "messageDigest",
   "replayWindowMs",
   "rateCapacity",

@@ -36,9 +36,9 @@ declare module "ioredis" {
 /** What every signed call carries to the store. */
 export interface SignedCall {
   /** Lowercase user id. */
-  userKey: string;
+  userId: string;
   /** The public key whose signature was verified; it must still be registered. */
-  signingKey: string;
+  signerPublicKey: string;
   /** SHA-256 of the signed message (32 raw bytes), remembered to refuse replays, whatever the outcome. */
   messageDigest: Buffer;
 }
@@ -91,7 +91,7 @@ export interface TokenStore {
   /** Most live tokens one user may have. */
   readonly maxActivePerUser: number;
   /** The public keys registered for a user (lowercase id). */
-  userKeys(userKey: string): Promise<string[]>;
+  publicKeys(userId: string): Promise<string[]>;
   /** Stores a token: one round trip, atomic with every check. */
   create(token: NewToken): Promise<CreateTokenOutcome>;
   /** Deletes a live token of the user: one round trip, atomic with every check. */
@@ -100,17 +100,17 @@ export interface TokenStore {
    * The user's live named tokens (not expired by Redis's clock), in no
    * particular order; session tokens are never listed. One round trip.
    */
-  listNamed(userKey: string): Promise<NamedTokenSummary[]>;
+  listNamed(userId: string): Promise<NamedTokenSummary[]>;
   /**
    * The record of the token `tokenId` of the user (lowercase id), or
    * undefined when there is none: one round trip to the user's slot.
    */
-  lookup(userKey: string, tokenId: string): Promise<StoredToken | undefined>;
+  lookup(userId: string, tokenId: string): Promise<StoredToken | undefined>;
   /**
    * Deletes every live token of the user, named and session, in one atomic
    * step; resolves with how many there were. One round trip.
    */
-  revokeAll(userKey: string): Promise<number>;
+  revokeAll(userId: string): Promise<number>;
 }
 
 export interface TokenStoreOptions {
@@ -168,20 +168,20 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
 
-  const signedCallKeys = (userKey: string, tokenId: string) => {
-    const keys = redisKeysOf(userKey);
+  const signedCallKeys = (userId: string, tokenId: string) => {
+    const redisKeys = redisKeysOf(userId);
     return {
-      userKeys: keys.userKeys,
-      token: keys.token(tokenId),
-      names: keys.names,
-      live: keys.live,
-      replay: keys.replay,
-      rate: keys.rate,
-      nameIds: keys.nameIds,
+      publicKeys: redisKeys.publicKeys,
+      token: redisKeys.token(tokenId),
+      names: redisKeys.names,
+      live: redisKeys.live,
+      replay: redisKeys.replay,
+      rate: redisKeys.rate,
+      nameIds: redisKeys.nameIds,
     };
   };
   const signedCallArgs = (call: SignedCall) => ({
-    signingKey: call.signingKey,
+    signerPublicKey: call.signerPublicKey,
     messageDigest: call.messageDigest,
     replayWindowMs,
     rateCapacity,
@@ -190,12 +190,12 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
 
   return {
     maxActivePerUser,
-    userKeys: (userKey) =>
-      redisCall("keys.read", () => redis.smembers(redisKeysOf(userKey).userKeys)),
+    publicKeys: (userId) =>
+      redisCall("keys.read", () => redis.smembers(redisKeysOf(userId).publicKeys)),
 
     async create(token) {
       const liveMember = liveMemberOf(token.tokenId);
-      const args = CREATE_TOKEN.call(signedCallKeys(token.userKey, token.tokenId), {
+      const args = CREATE_TOKEN.call(signedCallKeys(token.userId, token.tokenId), {
         ...signedCallArgs(token),
         record: encodeTokenRecord(token.tokenDigest, token.expiresAtMs, token.name ?? ""),
         liveMember,
@@ -213,18 +213,18 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       );
       const [status, retryAfterMs] = reply;
       if (status === Status.DONE && !confirmed) {
-        const keys = redisKeysOf(token.userKey);
+        const redisKeys = redisKeysOf(token.userId);
         // Best effort: if the rollback fails too, the unconfirmed token simply
         // expires; nobody ever received its value.
         await redis
           .perpsRollbackCreate(
             ...ROLLBACK_CREATE.call(
               {
-                token: keys.token(token.tokenId),
-                names: keys.names,
-                live: keys.live,
-                replay: keys.replay,
-                nameIds: keys.nameIds,
+                token: redisKeys.token(token.tokenId),
+                names: redisKeys.names,
+                live: redisKeys.live,
+                replay: redisKeys.replay,
+                nameIds: redisKeys.nameIds,
               },
               { name: token.name ?? "", liveMember, messageDigest: token.messageDigest },
             ),
@@ -247,7 +247,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     },
 
     async delete(call) {
-      const args = DELETE_TOKEN.call(signedCallKeys(call.userKey, call.tokenId), {
+      const args = DELETE_TOKEN.call(signedCallKeys(call.userId, call.tokenId), {
         ...signedCallArgs(call),
         digestBytes: String(TOKEN_DIGEST_BYTES),
         liveMember: liveMemberOf(call.tokenId),
@@ -276,11 +276,11 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       }
     },
 
-    async listNamed(userKey) {
-      const keys = redisKeysOf(userKey);
+    async listNamed(userId) {
+      const redisKeys = redisKeysOf(userId);
       const flat = await redisCall("token.list", () =>
         redis.perpsListNamedTokens(
-          ...LIST_NAMED_TOKENS.call({ names: keys.names, nameIds: keys.nameIds }, {}),
+          ...LIST_NAMED_TOKENS.call({ names: redisKeys.names, nameIds: redisKeys.nameIds }, {}),
         ),
       );
       const tokens: NamedTokenSummary[] = [];
@@ -294,11 +294,11 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       return tokens;
     },
 
-    async revokeAll(userKey) {
-      const keys = redisKeysOf(userKey);
+    async revokeAll(userId) {
+      const redisKeys = redisKeysOf(userId);
       const args = REVOKE_USER_TOKENS.call(
-        { names: keys.names, nameIds: keys.nameIds, live: keys.live },
-        { tokenPrefix: keys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
+        { names: redisKeys.names, nameIds: redisKeys.nameIds, live: redisKeys.live },
+        { tokenPrefix: redisKeys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
       );
       const { reply, confirmed } = await redisCall("token.revoke-all", () =>
         writer.write(
@@ -312,8 +312,8 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       return reply;
     },
 
-    async lookup(userKey, tokenId) {
-      const key = redisKeysOf(userKey).token(tokenId);
+    async lookup(userId, tokenId) {
+      const key = redisKeysOf(userId).token(tokenId);
       // One GET on the user's primary (reads never go to a lagging replica,
       // which may still hold a deleted token).
       const stored = await redisCall("token.lookup", () => redis.getBuffer(key));

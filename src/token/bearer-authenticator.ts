@@ -5,7 +5,7 @@ import type { TokenStore } from "../store/token-store.js";
 /** Who a live bearer token belongs to. */
 export interface BearerIdentity {
   /** The user's UUID, lowercase. */
-  userKey: string;
+  userId: string;
   tokenId: string;
   /** "" for a session token. */
   name: string;
@@ -42,7 +42,7 @@ export function createBearerAuthenticator(opts: BearerAuthenticatorOptions): Bea
       if (parsed === undefined) {
         return undefined;
       }
-      const stored = await store.lookup(parsed.userKey, parsed.tokenId);
+      const stored = await store.lookup(parsed.userId, parsed.tokenId);
       if (stored === undefined) {
         return undefined;
       }

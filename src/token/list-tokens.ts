@@ -45,7 +45,7 @@ export function createListTokensHandler(opts: ListTokensOptions): ListTokensHand
     if (caller === undefined) {
       throw invalidBearer();
     }
-    const named = await store.listNamed(caller.userKey);
+    const named = await store.listNamed(caller.userId);
     return create(ListTokensResponseSchema, {
       tokens: byNameBytes(named).map((t) => ({
         id: t.id,

@@ -2,7 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
 import type { AuditLog } from "../log/audit-event.js";
 import type { TokenStore } from "../store/token-store.js";
-import { userKeyOf } from "./user-id.js";
+import { canonicalUserId } from "./user-id.js";
 
 export interface TokenAdminServiceOptions {
   store: TokenStore;
@@ -22,7 +22,7 @@ export function createTokenAdminService(
   const audit: AuditLog = opts.audit ?? (() => {});
   return {
     async revokeUserTokens(req, context) {
-      const userId = userKeyOf(req.userId);
+      const userId = canonicalUserId(req.userId);
       const revokedTokens = await store.revokeAll(userId);
       audit({ audit: "RevokeUserTokens", userId, revokedTokens }, context);
       return { revokedTokens };

@@ -32,7 +32,7 @@ export function createTokenIntrospectionService(
       }
       return create(IntrospectTokenResponseSchema, {
         active: true,
-        userId: identity.userKey,
+        userId: identity.userId,
         tokenId: identity.tokenId,
         name: identity.name,
         expiresAt: utcDate(identity.expiresAtMs),

@@ -18,6 +18,7 @@ import type { CallRefusal, SignedCall, TokenStore } from "../store/token-store.j
 import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";
 import { createListTokensHandler } from "./list-tokens.js";
+import { createPublicKeyCache } from "./public-key-cache.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
 import {
   alreadyCreated,
@@ -27,8 +28,7 @@ import {
   tokenNotFound,
   tooManyTokens,
 } from "./token-errors.js";
-import { userKeyOf } from "./user-id.js";
-import { createUserKeyCache } from "./user-key-cache.js";
+import { canonicalUserId } from "./user-id.js";
 
 export interface TokenServiceOptions {
   store: TokenStore;
@@ -37,8 +37,8 @@ export interface TokenServiceOptions {
   maxLifetimeSeconds: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
-  /** Users whose registered keys are remembered between calls (see UserKeyCache). Default 10000. */
-  keyCacheUsers?: number;
+  /** Users whose registered keys are remembered between calls (see PublicKeyCache). Default 10000. */
+  publicKeyCacheUsers?: number;
   /** Checks the bearer token of ListTokens. Default: `createBearerAuthenticator` over `store`, with `now`. */
   authenticator?: BearerAuthenticator;
   /** Told of each token created or deleted (the metrics count them). Default: nobody. */
@@ -46,7 +46,7 @@ export interface TokenServiceOptions {
 }
 
 /** A valid Ed25519 public key (hex) whose secret is dropped at once: it verifies no signature. */
-function newDecoyKey(): string {
+function newDecoyPublicKey(): string {
   const spki = generateKeyPairSync("ed25519").publicKey.export({ format: "der", type: "spki" });
   // The raw key is the last 32 bytes of the DER SubjectPublicKeyInfo.
   return spki.subarray(spki.length - 32).toString("hex");
@@ -61,86 +61,86 @@ function newDecoyKey(): string {
 export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeof TokenService> {
   const { store, verifier, observe } = opts;
   const now = opts.now ?? Date.now;
-  const keyCache = createUserKeyCache(opts.keyCacheUsers ?? 10_000);
-  const decoyKey = newDecoyKey();
+  const publicKeyCache = createPublicKeyCache(opts.publicKeyCacheUsers ?? 10_000);
+  const decoyPublicKey = newDecoyPublicKey();
   const listTokens = createListTokensHandler({
     store,
     authenticator: opts.authenticator ?? createBearerAuthenticator({ store, now }),
   });
 
   /**
-   * The key that made `signature`: first among the cached keys (no round
-   * trip), else among the keys read from Redis that were not tried yet.
+   * The public key that made `signature`: first among the cached ones (no
+   * round trip), else among those read from Redis that were not tried yet.
    */
-  async function signingKeyOf(
-    userKey: string,
+  async function signerPublicKeyOf(
+    userId: string,
     message: Uint8Array,
     signature: Uint8Array,
   ): Promise<string | undefined> {
-    const cached = keyCache.get(userKey);
+    const cached = publicKeyCache.get(userId);
     const hit = firstSigner(cached ?? [], message, signature);
     if (hit !== undefined) {
       return hit;
     }
-    const keys = await store.userKeys(userKey);
+    const publicKeys = await store.publicKeys(userId);
     // Users without keys are not remembered, so unknown ids cannot fill the cache.
-    if (keys.length > 0) {
-      keyCache.set(userKey, keys);
+    if (publicKeys.length > 0) {
+      publicKeyCache.set(userId, publicKeys);
     } else {
-      keyCache.delete(userKey);
+      publicKeyCache.delete(userId);
     }
-    const untried = keys.filter((k) => cached?.includes(k) !== true);
+    const untried = publicKeys.filter((k) => cached?.includes(k) !== true);
     if (untried.length === 0 && (cached?.length ?? 0) === 0) {
       // No key at all: verify once anyway, so that an unknown user costs what
       // a known user with a wrong signature costs (one read, one verify) and
-      // timing does not tell which users have keys. Nobody holds decoyKey's secret.
-      verifier.verify(decoyKey, message, signature);
+      // timing does not tell which users have keys. Nobody holds decoyPublicKey's secret.
+      verifier.verify(decoyPublicKey, message, signature);
       return undefined;
     }
     return firstSigner(untried, message, signature);
   }
 
   /**
-   * The first of `keys` under which `signature` verifies. One at a time: a
+   * The first of `publicKeys` under which `signature` verifies. One at a time: a
    * user has one key as a rule, and a wrong signature should cost no more
    * verifications than needed.
    */
   function firstSigner(
-    keys: readonly string[],
+    publicKeys: readonly string[],
     message: Uint8Array,
     signature: Uint8Array,
   ): string | undefined {
-    for (const key of keys) {
-      if (verifier.verify(key, message, signature)) {
-        return key;
+    for (const publicKey of publicKeys) {
+      if (verifier.verify(publicKey, message, signature)) {
+        return publicKey;
       }
     }
     return undefined;
   }
 
   /** A refusal of the store; a revoked key means the cached keys are stale. */
-  function refused(userKey: string, outcome: CallRefusal): never {
+  function refused(userId: string, outcome: CallRefusal): never {
     if (outcome.kind === "key-revoked") {
-      keyCache.delete(userKey);
+      publicKeyCache.delete(userId);
     }
     throw refusalError(outcome);
   }
 
   /** Finds the registered key that made `signature` over `message`; the call's identity. */
   async function verifiedCall(
-    userId: string,
+    signedUserId: string,
     message: Uint8Array,
     signature: Uint8Array,
   ): Promise<SignedCall> {
-    const userKey = userKeyOf(userId);
-    const signingKey = await signingKeyOf(userKey, message, signature);
-    if (signingKey === undefined) {
+    const userId = canonicalUserId(signedUserId);
+    const signerPublicKey = await signerPublicKeyOf(userId, message, signature);
+    if (signerPublicKey === undefined) {
       throw invalidSignature();
     }
     // Replays are recognised by the message, not the signature bytes, which
     // can have more than one accepted encoding.
     const messageDigest = hash("sha256", message, "buffer");
-    return { userKey, signingKey, messageDigest };
+    return { userId, signerPublicKey, messageDigest };
   }
 
   return {
@@ -155,7 +155,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       );
 
       const id = tokenIdOf(call.messageDigest);
-      const token = generateToken(call.userKey, id);
+      const token = generateToken(call.userId, id);
       const expiresAt = expiresAtMs(nowMs, checked.lifetimeSeconds);
       const outcome = await store.create({
         ...call,
@@ -175,7 +175,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
         case "too-many-tokens":
           throw tooManyTokens(outcome.retryAfterMs, store.maxActivePerUser);
         default:
-          return refused(call.userKey, outcome);
+          return refused(call.userId, outcome);
       }
     },
 
@@ -195,7 +195,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
         case "not-found":
           throw tokenNotFound();
         default:
-          return refused(call.userKey, outcome);
+          return refused(call.userId, outcome);
       }
     },
 

@@ -7,11 +7,11 @@ import {
 import { checkEd25519PublicKey } from "../crypto/ed25519-public-key.js";
 import { keyFingerprint } from "../crypto/key-fingerprint.js";
 import type { AuditLog } from "../log/audit-event.js";
-import type { RegisteredKey, UserKeyStore } from "../store/user-key-store.js";
-import { userKeyOf } from "../token/user-id.js";
+import type { PublicKeyStore, RegisteredKey } from "../store/public-key-store.js";
+import { canonicalUserId } from "../token/user-id.js";
 
 export interface UserKeyServiceOptions {
-  store: UserKeyStore;
+  store: PublicKeyStore;
   /** Where each call's audit line goes. Default: nowhere. */
   audit?: AuditLog;
 }
@@ -44,7 +44,7 @@ export function createUserKeyService(
       if (!check.ok) {
         throw new ConnectError(`publicKey: ${check.reason}`, Code.InvalidArgument);
       }
-      const userId = userKeyOf(req.userId);
+      const userId = canonicalUserId(req.userId);
       const stored = (await store.put(userId, req.publicKey)) === "stored";
       audit(
         { audit: "PutUserKey", userId, fingerprint: keyFingerprint(req.publicKey), stored },
@@ -60,7 +60,7 @@ export function createUserKeyService(
     },
 
     async deleteUserKey(req, context) {
-      const userId = userKeyOf(req.userId);
+      const userId = canonicalUserId(req.userId);
       const { removed, revokedTokens } = await store.delete(userId, req.publicKey);
       audit(
         {
@@ -76,7 +76,7 @@ export function createUserKeyService(
     },
 
     async listUserKeys(req, context) {
-      const userId = userKeyOf(req.userId);
+      const userId = canonicalUserId(req.userId);
       const keys = (await store.list(userId)).sort(byAdded);
       audit({ audit: "ListUserKeys", userId, keys: keys.length }, context);
       return {

@@ -9,7 +9,7 @@ import { createTokenStore } from "../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
-const SIGNING_KEY = "cd".repeat(32);
+const SIGNER_PUBLIC_KEY = "cd".repeat(32);
 
 // The authenticator over the real store and a private redis-server.
 describe("bearer authenticator", () => {
@@ -26,15 +26,15 @@ describe("bearer authenticator", () => {
 
   /** A stored token of a new user, named `name`, expiring at `expiresAtMs`. */
   async function stored(name: string | undefined, expiresAtMs: number) {
-    const userKey = randomUUID();
-    await redis.sadd(redisKeysOf(userKey).userKeys, SIGNING_KEY);
+    const userId = randomUUID();
+    await redis.sadd(redisKeysOf(userId).publicKeys, SIGNER_PUBLIC_KEY);
     const messageDigest = randomBytes(32);
     const tokenId = tokenIdOf(messageDigest);
-    const token = generateToken(userKey, tokenId);
+    const token = generateToken(userId, tokenId);
     const store = createTokenStore({ redis });
     const outcome = await store.create({
-      userKey,
-      signingKey: SIGNING_KEY,
+      userId,
+      signerPublicKey: SIGNER_PUBLIC_KEY,
       messageDigest,
       tokenId,
       tokenDigest: tokenDigest(token),
@@ -42,23 +42,23 @@ describe("bearer authenticator", () => {
       expiresAtMs,
     });
     assert.deepEqual(outcome, { kind: "created" });
-    return { userKey, tokenId, token, store };
+    return { userId, tokenId, token, store };
   }
 
   it("a live token is its user, id, name and expiry; nothing else is", async () => {
     const expiresAtMs = Date.now() + 60_000;
-    const { userKey, tokenId, token, store } = await stored("ci", expiresAtMs);
+    const { userId, tokenId, token, store } = await stored("ci", expiresAtMs);
     const bearer = createBearerAuthenticator({ store });
     assert.deepEqual(await bearer.authenticate(token), {
-      userKey,
+      userId,
       tokenId,
       name: "ci",
       expiresAtMs,
     });
     // Same user and id, another secret: the record is found, the digest differs.
-    assert.equal(await bearer.authenticate(generateToken(userKey, tokenId)), undefined);
+    assert.equal(await bearer.authenticate(generateToken(userId, tokenId)), undefined);
     assert.equal(
-      await bearer.authenticate(generateToken(userKey, tokenIdOf(randomBytes(32)))),
+      await bearer.authenticate(generateToken(userId, tokenIdOf(randomBytes(32)))),
       undefined,
     );
   });

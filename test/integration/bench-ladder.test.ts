@@ -18,8 +18,8 @@ import { seedTokens } from "../../bench/seed-tokens.js";
 import { type ServiceProcess, startServiceProcess } from "../../bench/service-process.js";
 import { createSigner } from "../../bench/signed-requests.js";
 import { hostFacts } from "../../src/config/config.js";
+import { createPublicKeyStore } from "../../src/store/public-key-store.js";
 import { createTokenStore } from "../../src/store/token-store.js";
-import { createUserKeyStore } from "../../src/store/user-key-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 // The ladder's servers (bench/ladder/ladder-server.ts) answer each path as
@@ -37,7 +37,7 @@ describe("bench ladder servers", () => {
   before(async () => {
     redis = await startTestRedisServer();
     client = new Redis(redis.url);
-    const keys = createUserKeyStore({ redis: client });
+    const keys = createPublicKeyStore({ redis: client });
     for (const user of users) {
       await keys.put(user.userId, user.publicKeyHex);
     }
@@ -108,7 +108,7 @@ describe("bench ladder servers", () => {
             args: [`--path=${path}`, `--step=${step}`],
             env: { LADDER_KEYS_FILE: keysFile },
           });
-          const result = await load(path, server.httpPort);
+          const result = await load(path, server.publicPort);
           assert.equal(result.errors, 0, JSON.stringify(result.failures));
           assert.ok(result.ok >= 6, `${result.ok} successes`);
         } finally {
@@ -128,7 +128,7 @@ describe("bench ladder servers", () => {
     try {
       assert.equal(group.rssPerProcess().filter((rss) => rss > 0).length, 2);
       const result = await bearerHttpLoad(
-        `http://127.0.0.1:${group.httpPort}`,
+        `http://127.0.0.1:${group.publicPort}`,
         tokens,
         { concurrency: 8 },
         0.5,

@@ -151,8 +151,8 @@ describe("a reset against npm start's process", () => {
   });
 
   it("does not stop it: resets before the first byte and after 'P', on both listeners", async () => {
-    const run = startMainProcess({ REDIS_URL: redis.url, HTTP_PORT: "0", GRPC_PORT: "0" });
-    const match = (await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/))[0] ?? [];
+    const run = startMainProcess({ REDIS_URL: redis.url, PUBLIC_PORT: "0", INTERNAL_PORT: "0" });
+    const match = (await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/))[0] ?? [];
     const ports = [Number(match[1]), Number(match[2])];
     let exited = false;
     void run.exited.then(() => {

@@ -197,15 +197,15 @@ describe("token console", () => {
       redis: service.redis,
       logger: (await import("../../src/log/logger.js")).createLogger({ level: "silent" }),
       host: "127.0.0.1",
-      httpPort: 0,
-      grpcPort: 0,
+      publicPort: 0,
+      internalPort: 0,
       tokenMaxLifetimeSeconds: 3600,
       operatorOf: testOperatorLookup(),
     });
-    const { httpPort } = await app.start();
+    const { publicPort } = await app.start();
     try {
       for (const path of ["/", "/console/console.js"]) {
-        const res = await fetch(`http://127.0.0.1:${httpPort}${path}`);
+        const res = await fetch(`http://127.0.0.1:${publicPort}${path}`);
         assert.equal(res.status, 404);
         assert.equal(res.headers.get("content-type"), "application/json");
         await res.arrayBuffer();

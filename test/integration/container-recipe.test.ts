@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { parseConfig } from "../../src/config/config.js";
 import { freePorts } from "../../src/process/free-port.js";
 import {
-  envOf,
   type Instruction,
   parseDockerfile,
   type ReplayedStage,
@@ -167,15 +167,15 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
 
   it("the final stage's CMD serves against a Redis, creates a token, and its HEALTHCHECK passes", async () => {
     assert.ok(final !== undefined, "the stages were replayed");
-    const [httpPort, grpcPort] = await freePorts(2);
+    const [publicPort, internalPort] = await freePorts(2);
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: join(root, "home"),
       ...final.env,
       // The image listens on 0.0.0.0; here, only locally.
       HOST: "127.0.0.1",
-      HTTP_PORT: String(httpPort),
-      GRPC_PORT: String(grpcPort),
+      PUBLIC_PORT: String(publicPort),
+      INTERNAL_PORT: String(internalPort),
       REDIS_URL: redis.url,
     };
     const [command = "", ...args] = argvOf(final.recorded.CMD, "CMD");
@@ -196,8 +196,8 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
         assert.ok(Date.now() < deadline && child.exitCode === null, `did not start:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const publicUrl = `http://127.0.0.1:${httpPort}`;
-      const internalUrl = `http://127.0.0.1:${grpcPort}`;
+      const publicUrl = `http://127.0.0.1:${publicPort}`;
+      const internalUrl = `http://127.0.0.1:${internalPort}`;
       // No ADMIN_CREDENTIALS_FILE: the first start generated operator `local` in the data folder.
       const secret = readFileSync(join(final.dir, ".data/redis/operator-secret"), "utf8").trim();
       const first = await createFirstToken({ publicUrl, internalUrl }, "container", secret);
@@ -234,13 +234,13 @@ describe("the container recipe (Dockerfile replayed without a container engine)"
     assert.match(compose, /^volumes:\n\s+redis-data:/m);
     assert.match(compose, /^\s+build: \.$/m);
     assert.match(compose, /REDIS_URL: redis:\/\/redis:6379/);
-    // The ports compose publishes are the ones the image listens on.
-    const envLine = parseDockerfile(DOCKERFILE)
+    // The ports compose publishes are the ones the image exposes and listens on (the defaults).
+    const expose = parseDockerfile(DOCKERFILE)
       .at(-1)
-      ?.instructions.filter((i) => i.keyword === "ENV")
-      .map(envOf)
-      .reduce((all, one) => Object.assign(all, one), {});
-    assert.match(compose, new RegExp(`:${envLine?.HTTP_PORT}:${envLine?.HTTP_PORT}"`));
-    assert.match(compose, new RegExp(`- "${envLine?.GRPC_PORT}"`));
+      ?.instructions.find((i) => i.keyword === "EXPOSE")?.args[0];
+    const { publicPort, internalPort } = parseConfig({});
+    assert.equal(expose, `${publicPort} ${internalPort}`);
+    assert.match(compose, new RegExp(`:${publicPort}:${publicPort}"`));
+    assert.match(compose, new RegExp(`- "${internalPort}"`));
   });
 });

@@ -161,11 +161,11 @@ describe("forward-auth (/auth on the internal listener)", () => {
     // A second service process on the same Redis.
     second = startMainProcess({
       ...redisEnv(redis.topology),
-      HTTP_PORT: "0",
-      GRPC_PORT: "0",
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
       TOKEN_RATE_LIMIT_PER_MINUTE: "100000",
     });
-    const [match] = await second.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+    const [match] = await second.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
     secondInternalUrl = `http://127.0.0.1:${match?.[2]}`;
     user = await newUser();
     await register(service, user);

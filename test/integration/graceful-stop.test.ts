@@ -46,8 +46,8 @@ describe("graceful stop", () => {
   it("SIGTERM: Watch streams hear NOT_SERVING and end, /readyz turns 503, the process exits well before the grace period", {
     timeout: 30_000,
   }, async () => {
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", REDIS_URL: redis.url });
-    const [match] = await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", REDIS_URL: redis.url });
+    const [match] = await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
     const [publicPort, internalPort] = [match?.[1], match?.[2]];
 
     // A client-side balancer's watch, with grpc-js and the health proto of grpc-health-check.

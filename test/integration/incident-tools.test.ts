@@ -127,7 +127,7 @@ describe("incident tools", () => {
       assert.deepEqual((await keys.listUserKeys({ userId: randomUUID() })).keys, []);
       const user = await registered(await newUser());
       // As a key registered before dates were recorded.
-      await service.redis.hdel(redisKeysOf(user.userId).keysAdded, user.publicKey);
+      await service.redis.hdel(redisKeysOf(user.userId).publicKeysAdded, user.publicKey);
       const { keys: listed } = await keys.listUserKeys({ userId: user.userId });
       assert.equal(listed.length, 1);
       assert.equal(listed[0]?.addedAtMs, 0n);
@@ -165,8 +165,11 @@ describe("incident tools", () => {
       }
       assert.equal(await isLive(bystander), true);
       // Nothing is left to count or name them: the cap and the names are free again.
-      const userKeys = redisKeysOf(user.userId);
-      assert.equal(await service.redis.exists(userKeys.live, userKeys.names, userKeys.nameIds), 0);
+      const redisKeys = redisKeysOf(user.userId);
+      assert.equal(
+        await service.redis.exists(redisKeys.live, redisKeys.names, redisKeys.nameIds),
+        0,
+      );
       const again = await created(user, "bot-1", 3600n);
       assert.equal(await isLive(again), true);
       // The keys stay registered: the operator removes them separately.

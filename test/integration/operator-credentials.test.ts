@@ -278,10 +278,10 @@ describe("ADMIN_CREDENTIALS_FILE and the generated operator (npm start)", () => 
     cwd?: string,
   ): Promise<{ run: MainProcess; internalUrl: string }> {
     const run = startMainProcess(
-      { REDIS_URL: redis.url, HTTP_PORT: "0", GRPC_PORT: "0", ...env },
+      { REDIS_URL: redis.url, PUBLIC_PORT: "0", INTERNAL_PORT: "0", ...env },
       cwd,
     );
-    const [match] = await run.waitFor(/"grpcPort":(\d+)/);
+    const [match] = await run.waitFor(/"internalPort":(\d+)/);
     return { run, internalUrl: `http://127.0.0.1:${match?.[1]}` };
   }
 
@@ -299,8 +299,8 @@ describe("ADMIN_CREDENTIALS_FILE and the generated operator (npm start)", () => 
     const run = startMainProcess({
       ADMIN_CREDENTIALS_FILE: file,
       REDIS_URL: redis.url,
-      HTTP_PORT: "0",
-      GRPC_PORT: "0",
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
     });
     assert.equal(await run.exitedWithin(), 2);
     assert.match(
@@ -320,8 +320,8 @@ describe("ADMIN_CREDENTIALS_FILE and the generated operator (npm start)", () => 
     const badServices = startMainProcess({
       SERVICE_CREDENTIALS_FILE: services,
       REDIS_URL: redis.url,
-      HTTP_PORT: "0",
-      GRPC_PORT: "0",
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
     });
     assert.equal(await badServices.exitedWithin(), 2);
     assert.match(badServices.output(), new RegExp(`SERVICE_CREDENTIALS_FILE ${services} line 1: `));

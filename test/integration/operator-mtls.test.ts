@@ -139,8 +139,8 @@ describe("mutual TLS for operators (ADMIN_CLIENT_CA_FILE)", () => {
       writeFileSync(join(cwd, "ca.pem"), certificateAuthority(cwd, "ops").ca);
       const base = {
         REDIS_URL: own.url,
-        HTTP_PORT: "0",
-        GRPC_PORT: "0",
+        PUBLIC_PORT: "0",
+        INTERNAL_PORT: "0",
         ADMIN_CREDENTIALS_FILE: "",
       };
       const tls = { TLS_CERT_FILE: "cert.pem", TLS_KEY_FILE: "key.pem" };

@@ -47,14 +47,14 @@ describe("a production install: npm ci --omit=dev, then npm start", () => {
     const later = new Date(Date.now() + 60_000);
     utimesSync(join(dir, "src/main.ts"), later, later);
     redis = await startTestRedisServer();
-    const [httpPort, grpcPort] = await freePorts(2);
-    publicUrl = `http://127.0.0.1:${httpPort}`;
-    internalUrl = `http://127.0.0.1:${grpcPort}`;
+    const [publicPort, internalPort] = await freePorts(2);
+    publicUrl = `http://127.0.0.1:${publicPort}`;
+    internalUrl = `http://127.0.0.1:${internalPort}`;
     run = startNpmStart(
       {
         REDIS_URL: redis.url,
-        HTTP_PORT: String(httpPort),
-        GRPC_PORT: String(grpcPort),
+        PUBLIC_PORT: String(publicPort),
+        INTERNAL_PORT: String(internalPort),
         WORKERS: "1",
       },
       dir,

@@ -54,11 +54,11 @@ describe("Redis Cluster failover under load", () => {
     const durable = await startTestService({ redis: cluster.topology, redisMinReplicasAck: 1 });
     try {
       // Users whose slot is on the primary that will be killed.
-      const victim = await cluster.primaryPortOf(redisKeysOf(randomUUID()).userKeys);
+      const victim = await cluster.primaryPortOf(redisKeysOf(randomUUID()).publicKeys);
       const users: TestUser[] = [];
       while (users.length < 4) {
         const user = await newUser();
-        if ((await cluster.primaryPortOf(redisKeysOf(user.userId).userKeys)) === victim) {
+        if ((await cluster.primaryPortOf(redisKeysOf(user.userId).publicKeys)) === victim) {
           await register(fast, user);
           users.push(user);
         }
@@ -264,10 +264,10 @@ describe("WORKERS and graceful shutdown of the process", () => {
       const main = startMainProcess({
         REDIS_URL: redis.url,
         WORKERS: "2",
-        HTTP_PORT: "0",
-        GRPC_PORT: "0",
+        PUBLIC_PORT: "0",
+        INTERNAL_PORT: "0",
       });
-      const listening = await main.waitFor(/"pid":(\d+),[^\n]*"httpPort":(\d+)/, 2);
+      const listening = await main.waitFor(/"pid":(\d+),[^\n]*"publicPort":(\d+)/, 2);
       const pids = new Set(listening.map((m) => m[1]));
       const ports = new Set(listening.map((m) => m[2]));
       assert.equal(pids.size, 2, "two worker processes");
@@ -293,13 +293,13 @@ describe("WORKERS and graceful shutdown of the process", () => {
     try {
       const main = startMainProcess({
         REDIS_URL: redis.url,
-        HTTP_PORT: "0",
-        GRPC_PORT: "0",
+        PUBLIC_PORT: "0",
+        INTERNAL_PORT: "0",
         TOKEN_RATE_LIMIT_PER_MINUTE: "100000",
         // Debug: a request the service took but did not answer is logged ("request abandoned").
         LOG_LEVEL: "debug",
       });
-      const [match] = await main.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+      const [match] = await main.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
       const publicUrl = `http://127.0.0.1:${match?.[1]}`;
       const grpcAddress = `127.0.0.1:${match?.[2]}`;
       const user = await newUser();

@@ -122,8 +122,8 @@ describe("a second start never harms the first", () => {
     ports = { http: String(http), grpc: String(grpc) };
     dataDir = join(tempDir(), "redis");
     first = startMainProcess({
-      HTTP_PORT: ports.http,
-      GRPC_PORT: ports.grpc,
+      PUBLIC_PORT: ports.http,
+      INTERNAL_PORT: ports.grpc,
       EMBEDDED_REDIS_DIR: dataDir,
       TOKEN_RATE_LIMIT_PER_MINUTE: "100000",
     });
@@ -156,14 +156,14 @@ describe("a second start never harms the first", () => {
       // Same checkout, same everything: the folder and both ports are named.
       const same = await refusedStart(
         startMainProcess({
-          HTTP_PORT: ports.http,
-          GRPC_PORT: ports.grpc,
+          PUBLIC_PORT: ports.http,
+          INTERNAL_PORT: ports.grpc,
           EMBEDDED_REDIS_DIR: dataDir,
         }),
       );
       assert.match(same, /^Cannot start: /);
-      assert.match(same, new RegExp(`port ${ports.http} .*\\(HTTP_PORT\\) is in use`));
-      assert.match(same, new RegExp(`port ${ports.grpc} .*\\(GRPC_PORT\\) is in use`));
+      assert.match(same, new RegExp(`port ${ports.http} .*\\(PUBLIC_PORT\\) is in use`));
+      assert.match(same, new RegExp(`port ${ports.grpc} .*\\(INTERNAL_PORT\\) is in use`));
       assert.match(
         same,
         new RegExp(
@@ -172,8 +172,8 @@ describe("a second start never harms the first", () => {
       );
       // The real `npm start`, as typed in a second terminal: npm adds its banner, nothing else.
       const npm = startNpmStart({
-        HTTP_PORT: ports.http,
-        GRPC_PORT: ports.grpc,
+        PUBLIC_PORT: ports.http,
+        INTERNAL_PORT: ports.grpc,
         EMBEDDED_REDIS_DIR: dataDir,
       });
       assert.equal(await npm.exitedWithin(10_000), IN_USE, npm.output());
@@ -185,7 +185,7 @@ describe("a second start never harms the first", () => {
       assert.doesNotMatch(npm.output(), /\n\s+at |Error:|EADDRINUSE/, "no stack, no raw error");
       // Same folder, free ports: the lock alone keeps it from the first one's Redis.
       const folder = await refusedStart(
-        startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dataDir }),
+        startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dataDir }),
       );
       assert.match(folder, /EMBEDDED_REDIS_DIR\) is in use/);
       assert.doesNotMatch(folder, /PORT/);
@@ -195,15 +195,15 @@ describe("a second start never harms the first", () => {
         const otherDir = join(tempDir(), "redis");
         const port = await refusedStart(
           startMainProcess({
-            HTTP_PORT: ports.http,
-            GRPC_PORT: "0",
+            PUBLIC_PORT: ports.http,
+            INTERNAL_PORT: "0",
             EMBEDDED_REDIS_DIR: otherDir,
             WORKERS: workers,
           }),
         );
-        assert.match(port, new RegExp(`port ${ports.http} of 127\\.0\\.0\\.1 \\(HTTP_PORT\\)`));
-        assert.match(port, /choose another with HTTP_PORT\.$/);
-        assert.doesNotMatch(port, /EMBEDDED_REDIS_DIR|GRPC_PORT/);
+        assert.match(port, new RegExp(`port ${ports.http} of 127\\.0\\.0\\.1 \\(PUBLIC_PORT\\)`));
+        assert.match(port, /choose another with PUBLIC_PORT\.$/);
+        assert.doesNotMatch(port, /EMBEDDED_REDIS_DIR|INTERNAL_PORT/);
         assert.deepEqual(redisServersIn(otherDir), [], "nothing started");
       }
       // Let the first instance work a little after the last refusal too.
@@ -237,8 +237,8 @@ describe("a second start never harms the first", () => {
     // Two workers: the port is taken once the primary has checked it and started
     // Redis, before the workers (a few hundred ms later) listen.
     const run = startMainProcess({
-      HTTP_PORT: String(port),
-      GRPC_PORT: "0",
+      PUBLIC_PORT: String(port),
+      INTERNAL_PORT: "0",
       EMBEDDED_REDIS_DIR: dir,
       WORKERS: "2",
     });
@@ -251,7 +251,7 @@ describe("a second start never harms the first", () => {
         .split("\n")
         .filter((line) => line !== "" && !line.startsWith("{"));
       assert.deepEqual(stderrLines, [
-        `Cannot start: port ${port} of 127.0.0.1 (HTTP_PORT) is in use. Stop the other instance, or choose another with HTTP_PORT.`,
+        `Cannot start: port ${port} of 127.0.0.1 (PUBLIC_PORT) is in use. Stop the other instance, or choose another with PUBLIC_PORT.`,
       ]);
       assert.doesNotMatch(run.output(), /worker died/, "no worker was started again");
       assert.deepEqual(redisServersIn(dir), [], "its embedded Redis stopped with it");
@@ -268,14 +268,18 @@ describe("a second start never harms the first", () => {
     for (const node of [{ executable: join(bin, "nodejs") }, { args: ["--title=perps-tokens"] }]) {
       const dir = join(tempDir(), "redis");
       const owner = startMainProcess(
-        { HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir },
+        { PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir },
         undefined,
         node,
       );
-      const [ports] = await owner.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+      const [ports] = await owner.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
       const comm = readFileSync(`/proc/${owner.child.pid}/comm`, "utf8").trim();
       assert.notEqual(comm, "node", "the owner does not look like node");
-      const second = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+      const second = startMainProcess({
+        PUBLIC_PORT: "0",
+        INTERNAL_PORT: "0",
+        EMBEDDED_REDIS_DIR: dir,
+      });
       assert.equal(await second.exitedWithin(10_000), IN_USE, second.output());
       assert.match(
         second.output(),
@@ -292,13 +296,21 @@ describe("a second start never harms the first", () => {
 
   it("kill -9 of the owner frees the folder; a lock naming a live unrelated node process blocks nothing", async () => {
     const dir = join(tempDir(), "redis");
-    const owner = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const owner = startMainProcess({
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
+      EMBEDDED_REDIS_DIR: dir,
+    });
     await owner.waitFor(/"msg":"listening"/);
     owner.child.kill("SIGKILL");
     await owner.exitedWithin();
     // The pid in the lock is now a live node process that is no service: this test's.
     writeFileSync(join(dir, "service.lock"), `${process.pid}\n`);
-    const next = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const next = startMainProcess({
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
+      EMBEDDED_REDIS_DIR: dir,
+    });
     await next.waitFor(/"msg":"listening"/);
     assert.equal(readFileSync(join(dir, "service.lock"), "utf8").trim(), String(next.child.pid));
     next.child.kill("SIGTERM");
@@ -308,7 +320,7 @@ describe("a second start never harms the first", () => {
   it("two starts racing for one folder: one serves, the other exits 3 and touches nothing", async () => {
     const dir = join(tempDir(), "redis");
     const runs = [0, 1].map(() =>
-      startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir }),
+      startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir }),
     );
     const loser = await Promise.race(runs.map((run) => run.exited.then(() => run)));
     assert.equal(await loser.exited, IN_USE, loser.output());
@@ -316,7 +328,7 @@ describe("a second start never harms the first", () => {
     assert.ok(winner !== undefined);
     await winner.waitFor(/"msg":"listening"/);
     assert.doesNotMatch(winner.output(), /stopped a redis-server/);
-    const [ports] = await winner.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+    const [ports] = await winner.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
     assert.equal((await fetch(`http://127.0.0.1:${ports?.[1]}/readyz`)).status, 200);
     winner.child.kill("SIGTERM");
     assert.equal(await winner.exitedWithin(), 0);
@@ -329,7 +341,7 @@ describe("a second start never harms the first", () => {
     assert.ok(dead !== undefined && !isRunning(dead));
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "service.lock"), `${dead}\n`);
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir });
     await run.waitFor(/"msg":"listening"/);
     assert.equal(readFileSync(join(dir, "service.lock"), "utf8").trim(), String(run.child.pid));
     run.child.kill("SIGTERM");

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { Redis } from "ioredis";
+import { freePorts } from "../../src/process/free-port.js";
 import { killMainProcesses, startMainProcess, startNpmStart } from "../support/main-process.js";
 import { isRunning, redisServersIn, waitUntil } from "../support/process-table.js";
 
@@ -57,17 +58,17 @@ describe("npm start", () => {
 
   it("runs an embedded redis-server, serves, and stops gracefully on SIGTERM", async () => {
     const cwd = tempDir();
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0" }, cwd);
-    const match = (await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/))[0] ?? [];
-    const [httpPort, grpcPort] = [match[1], match[2]];
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0" }, cwd);
+    const match = (await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/))[0] ?? [];
+    const [publicPort, internalPort] = [match[1], match[2]];
     assert.ok(existsSync(join(cwd, ".data/redis/appendonlydir")), "AOF folder");
-    assert.equal((await fetch(`http://127.0.0.1:${httpPort}/readyz`)).status, 200);
-    assert.equal((await fetch(`http://127.0.0.1:${grpcPort}/healthz`)).status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${publicPort}/readyz`)).status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${internalPort}/healthz`)).status, 200);
     // The token console, from the build in dist/console.
-    const page = await fetch(`http://127.0.0.1:${httpPort}/`);
+    const page = await fetch(`http://127.0.0.1:${publicPort}/`);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<script type="module" src="\/console\/console\.js">/);
-    assert.equal((await fetch(`http://127.0.0.1:${httpPort}/console/console.js`)).status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${publicPort}/console/console.js`)).status, 200);
     run.child.kill("SIGTERM");
     assert.equal(await run.exited, 0);
     assert.match(run.output(), /"msg":"stopped"/);
@@ -78,8 +79,11 @@ describe("npm start", () => {
   });
 
   it("CONSOLE=off: no token console", async () => {
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", CONSOLE: "off" }, tempDir());
-    const match = (await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/))[0] ?? [];
+    const run = startMainProcess(
+      { PUBLIC_PORT: "0", INTERNAL_PORT: "0", CONSOLE: "off" },
+      tempDir(),
+    );
+    const match = (await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/))[0] ?? [];
     const page = await fetch(`http://127.0.0.1:${match[1]}/`);
     assert.equal(page.status, 404);
     const [ready] = await run.waitFor(/perps-token-service ready [^\n]*/);
@@ -90,12 +94,31 @@ describe("npm start", () => {
   });
 
   it("exits with a message naming every bad variable, one line each", async () => {
-    const run = startMainProcess({ HTTP_PORT: "eighty", WORKERS: "many" }, tempDir());
+    const run = startMainProcess({ PUBLIC_PORT: "eighty", WORKERS: "many" }, tempDir());
     assert.equal(await run.exited, 2);
     assert.match(
       run.output(),
-      /^Configuration error: HTTP_PORT must be an integer from 0 to 65535, got "eighty"\nConfiguration error: WORKERS must be an integer from 1 to 256, got "many"\n$/,
+      /^Configuration error: PUBLIC_PORT must be an integer from 0 to 65535, got "eighty"\nConfiguration error: WORKERS must be an integer from 1 to 256, got "many"\n$/,
     );
+  });
+
+  it("still reads HTTP_PORT and GRPC_PORT, saying once (not per worker) that they are deprecated", async () => {
+    const [publicPort, internalPort] = await freePorts(2);
+    const run = startMainProcess(
+      { HTTP_PORT: String(publicPort), GRPC_PORT: String(internalPort), WORKERS: "2" },
+      tempDir(),
+    );
+    await run.waitFor(/perps-token-service ready/);
+    assert.equal((await fetch(`http://127.0.0.1:${publicPort}/readyz`)).status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${internalPort}/healthz`)).status, 200);
+    const notices = run.output().match(/^.*"deprecated":.*$/gm) ?? [];
+    assert.equal(notices.length, 1, run.output());
+    assert.match(
+      notices[0] ?? "",
+      /"level":40,.*"deprecated":\["HTTP_PORT","GRPC_PORT"\],"msg":"HTTP_PORT is deprecated, use PUBLIC_PORT; GRPC_PORT is deprecated, use INTERNAL_PORT \(the old names are removed in the next minor release\)"/,
+    );
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exited, 0);
   });
 
   it("without redis-server on PATH, says how to install one or set REDIS_URL", async () => {
@@ -104,7 +127,7 @@ describe("npm start", () => {
     const bin = join(cwd, "bin");
     mkdirSync(bin);
     symlinkSync(process.execPath, join(bin, "node"));
-    const run = startMainProcess({ PATH: bin, HTTP_PORT: "0", GRPC_PORT: "0" }, cwd);
+    const run = startMainProcess({ PATH: bin, PUBLIC_PORT: "0", INTERNAL_PORT: "0" }, cwd);
     assert.equal(await run.exited, 1);
     assert.match(run.output(), /redis-server.*REDIS_URL/s);
   });
@@ -128,8 +151,8 @@ describe("npm start", () => {
     it(`the real npm start: ${name} stops the service and its Redis, exit 0`, async () => {
       const dir = join(tempDir(), "redis");
       const run = startNpmStart({
-        HTTP_PORT: "0",
-        GRPC_PORT: "0",
+        PUBLIC_PORT: "0",
+        INTERNAL_PORT: "0",
         EMBEDDED_REDIS_DIR: dir,
         WORKERS: String(workers),
       });
@@ -179,7 +202,7 @@ describe("npm start", () => {
   it("kill -9 of the service: its embedded redis-server exits gracefully with it", async () => {
     const cwd = tempDir();
     const dir = join(cwd, ".data/redis");
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0" }, cwd);
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0" }, cwd);
     await run.waitFor(/"msg":"listening"/);
     const [redisPid] = redisServersIn(dir);
     assert.ok(redisPid !== undefined, "an embedded redis-server runs on the folder");
@@ -195,8 +218,8 @@ describe("npm start", () => {
 
   it("the embedded redis-server crashing: the service logs it, keeps serving, and stops cleanly", async () => {
     const dir = join(tempDir(), "redis");
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
-    const [match] = await run.waitFor(/"httpPort":(\d+)/);
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const [match] = await run.waitFor(/"publicPort":(\d+)/);
     const [redisPid] = redisServersIn(dir);
     assert.ok(redisPid !== undefined, "an embedded redis-server runs on the folder");
     process.kill(redisPid, "SIGKILL");
@@ -230,7 +253,7 @@ describe("npm start", () => {
     await before.set("kept", "yes");
     before.disconnect();
 
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir });
     await run.waitFor(/"msg":"listening"/);
     await waitUntil(
       () => !isRunning(stale.pid ?? 0),
@@ -282,7 +305,7 @@ describe("npm start", () => {
     );
     // What a second server on the folder does to the first one's socket.
     rmSync(socket);
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir });
     await run.waitFor(/"msg":"listening"/);
     await waitUntil(
       () => !isRunning(stale.pid ?? 0),
@@ -311,7 +334,7 @@ describe("npm start", () => {
     mkdirSync(dir);
     // A stale pidfile whose pid was reused by a redis-server of another folder.
     writeFileSync(join(dir, "redis.pid"), `${foreign.pid}\n`);
-    const run = startMainProcess({ HTTP_PORT: "0", GRPC_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir });
     await run.waitFor(/"msg":"listening"/);
     assert.ok(isRunning(foreign.pid ?? 0), "the other folder's redis-server still runs");
     assert.equal(redisServersIn(dir).length, 1);
@@ -323,13 +346,16 @@ describe("npm start", () => {
   });
 
   it("HOST binds the public listener only; the internal one stays on INTERNAL_HOST (127.0.0.1)", async () => {
-    const run = startMainProcess({ HOST: "127.0.0.2", HTTP_PORT: "0", GRPC_PORT: "0" }, tempDir());
-    const [match] = await run.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
-    const [httpPort, grpcPort] = [match?.[1], match?.[2]];
+    const run = startMainProcess(
+      { HOST: "127.0.0.2", PUBLIC_PORT: "0", INTERNAL_PORT: "0" },
+      tempDir(),
+    );
+    const [match] = await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
+    const [publicPort, internalPort] = [match?.[1], match?.[2]];
     assert.match(run.output(), /"host":"127.0.0.2","internalHost":"127.0.0.1"/);
-    assert.equal(await statusOf(`http://127.0.0.2:${httpPort}/healthz`), 200);
-    assert.equal(await statusOf(`http://127.0.0.2:${grpcPort}/healthz`), "ECONNREFUSED");
-    assert.equal(await statusOf(`http://127.0.0.1:${grpcPort}/healthz`), 200);
+    assert.equal(await statusOf(`http://127.0.0.2:${publicPort}/healthz`), 200);
+    assert.equal(await statusOf(`http://127.0.0.2:${internalPort}/healthz`), "ECONNREFUSED");
+    assert.equal(await statusOf(`http://127.0.0.1:${internalPort}/healthz`), 200);
     run.child.kill("SIGTERM");
     assert.equal(await run.exited, 0);
   });

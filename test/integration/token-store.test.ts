@@ -11,20 +11,20 @@ import { encodeTokenRecord } from "../../src/store/token-record.js";
 import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
-const SIGNING_KEY = "ab".repeat(32);
+const SIGNER_PUBLIC_KEY = "ab".repeat(32);
 
 /** A new token of a new user whose signing key is registered. */
 async function newToken(redis: Redis, name: string | undefined): Promise<NewToken> {
-  const userKey = randomUUID();
-  await redis.sadd(redisKeysOf(userKey).userKeys, SIGNING_KEY);
+  const userId = randomUUID();
+  await redis.sadd(redisKeysOf(userId).publicKeys, SIGNER_PUBLIC_KEY);
   const messageDigest = randomBytes(32);
   const tokenId = tokenIdOf(messageDigest);
   return {
-    userKey,
-    signingKey: SIGNING_KEY,
+    userId,
+    signerPublicKey: SIGNER_PUBLIC_KEY,
     messageDigest,
     tokenId,
-    tokenDigest: tokenDigest(generateToken(userKey, tokenId)),
+    tokenDigest: tokenDigest(generateToken(userId, tokenId)),
     name,
     expiresAtMs: Date.now() + 60_000,
   };
@@ -48,26 +48,34 @@ describe("token store scripts", () => {
     it(`a ${name === undefined ? "session" : "named"} token: created and deleted as raw bytes`, async () => {
       const store = createTokenStore({ redis });
       const token = await newToken(redis, name);
-      const keys = redisKeysOf(token.userKey);
+      const redisKeys = redisKeysOf(token.userId);
       assert.deepEqual(await store.create(token), { kind: "created" });
-      const record = await redis.getBuffer(keys.token(token.tokenId));
+      const record = await redis.getBuffer(redisKeys.token(token.tokenId));
       assert.deepEqual(record, encodeTokenRecord(token.tokenDigest, token.expiresAtMs, name ?? ""));
       // The live zset holds the id's raw bytes, so a revocation finds the token from it.
-      assert.deepEqual(await redis.zrangeBuffer(keys.live, 0, -1), [
+      assert.deepEqual(await redis.zrangeBuffer(redisKeys.live, 0, -1), [
         Buffer.from(token.tokenId, "base64url"),
       ]);
-      assert.deepEqual(await redis.zrangeBuffer(keys.replay, 0, -1), [token.messageDigest]);
-      assert.deepEqual(await redis.zrange(keys.names, 0, -1), name === undefined ? [] : [name]);
+      assert.deepEqual(await redis.zrangeBuffer(redisKeys.replay, 0, -1), [token.messageDigest]);
+      assert.deepEqual(
+        await redis.zrange(redisKeys.names, 0, -1),
+        name === undefined ? [] : [name],
+      );
       // The name → id hash holds named tokens only: a session token adds no key.
       assert.deepEqual(
-        await redis.hgetall(keys.nameIds),
+        await redis.hgetall(redisKeys.nameIds),
         name === undefined ? {} : { [name]: token.tokenId },
       );
 
       const outcome = await store.delete({ ...token, messageDigest: randomBytes(32) });
       assert.deepEqual(outcome, { kind: "deleted" });
       assert.equal(
-        await redis.exists(keys.token(token.tokenId), keys.live, keys.names, keys.nameIds),
+        await redis.exists(
+          redisKeys.token(token.tokenId),
+          redisKeys.live,
+          redisKeys.names,
+          redisKeys.nameIds,
+        ),
         0,
       );
     });
@@ -76,22 +84,22 @@ describe("token store scripts", () => {
   it("a create never overwrites a live token of its id, even if its message was forgotten", async () => {
     const store = createTokenStore({ redis });
     const token = await newToken(redis, "first");
-    const keys = redisKeysOf(token.userKey);
+    const redisKeys = redisKeysOf(token.userId);
     assert.deepEqual(await store.create(token), { kind: "created" });
-    const record = await redis.getBuffer(keys.token(token.tokenId));
+    const record = await redis.getBuffer(redisKeys.token(token.tokenId));
     // A replay of the message while its token is live names it.
     const replay = {
       ...token,
-      tokenDigest: tokenDigest(generateToken(token.userKey, token.tokenId)),
+      tokenDigest: tokenDigest(generateToken(token.userId, token.tokenId)),
       name: "second",
     };
     assert.deepEqual(await store.create(replay), { kind: "already-created" });
     // As if the message's memory were lost (e.g. the service's clock ahead of Redis').
-    await redis.zrem(keys.replay, token.messageDigest);
+    await redis.zrem(redisKeys.replay, token.messageDigest);
     assert.deepEqual(await store.create(replay), { kind: "already-created" });
-    assert.deepEqual(await redis.getBuffer(keys.token(token.tokenId)), record);
-    assert.deepEqual(await redis.zrange(keys.names, 0, -1), ["first"]);
-    assert.equal(await redis.zcard(keys.live), 1);
+    assert.deepEqual(await redis.getBuffer(redisKeys.token(token.tokenId)), record);
+    assert.deepEqual(await redis.zrange(redisKeys.names, 0, -1), ["first"]);
+    assert.equal(await redis.zcard(redisKeys.live), 1);
     // Once the token is gone, a replay is a plain one.
     await store.delete({ ...token, messageDigest: randomBytes(32) });
     assert.deepEqual(await store.create(replay), { kind: "replayed" });
@@ -113,58 +121,58 @@ describe("token store scripts", () => {
   it("a token whose live member predates ids (its digest's first 8 bytes) still leaves the count on delete", async () => {
     const store = createTokenStore({ redis });
     const token = await newToken(redis, undefined);
-    const keys = redisKeysOf(token.userKey);
+    const redisKeys = redisKeysOf(token.userId);
     assert.deepEqual(await store.create(token), { kind: "created" });
     // As a create before the live zset held ids wrote it.
-    await redis.del(keys.live);
-    await redis.zadd(keys.live, token.expiresAtMs, token.tokenDigest.subarray(0, 8));
+    await redis.del(redisKeys.live);
+    await redis.zadd(redisKeys.live, token.expiresAtMs, token.tokenDigest.subarray(0, 8));
     assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
       kind: "deleted",
     });
-    assert.equal(await redis.exists(keys.live), 0);
+    assert.equal(await redis.exists(redisKeys.live), 0);
   });
 
   it("revokeAll finds tokens by their live member and named ones by name, in one step", async () => {
     const store = createTokenStore({ redis });
     const session = await newToken(redis, undefined);
-    const named = { ...(await newToken(redis, "named")), userKey: session.userKey };
-    const legacy = { ...(await newToken(redis, "legacy")), userKey: session.userKey };
+    const named = { ...(await newToken(redis, "named")), userId: session.userId };
+    const legacy = { ...(await newToken(redis, "legacy")), userId: session.userId };
     for (const token of [session, named, legacy]) {
       assert.deepEqual(await store.create(token), { kind: "created" });
     }
-    const keys = redisKeysOf(session.userKey);
+    const redisKeys = redisKeysOf(session.userId);
     // A named token whose live member predates ids is still found by its name.
-    await redis.zrem(keys.live, Buffer.from(legacy.tokenId, "base64url"));
-    await redis.zadd(keys.live, legacy.expiresAtMs, legacy.tokenDigest.subarray(0, 8));
-    assert.equal(await store.revokeAll(session.userKey), 3);
+    await redis.zrem(redisKeys.live, Buffer.from(legacy.tokenId, "base64url"));
+    await redis.zadd(redisKeys.live, legacy.expiresAtMs, legacy.tokenDigest.subarray(0, 8));
+    assert.equal(await store.revokeAll(session.userId), 3);
     assert.equal(
       await redis.exists(
-        ...[session, named, legacy].map((t) => keys.token(t.tokenId)),
-        keys.live,
-        keys.names,
-        keys.nameIds,
+        ...[session, named, legacy].map((t) => redisKeys.token(t.tokenId)),
+        redisKeys.live,
+        redisKeys.names,
+        redisKeys.nameIds,
       ),
       0,
     );
-    assert.equal(await store.revokeAll(session.userKey), 0);
+    assert.equal(await store.revokeAll(session.userId), 0);
   });
 
   it("a create that no replica confirmed is undone, so its retry succeeds", async () => {
     // No replica exists, so WAIT always comes back short.
     const durable = createTokenStore({ redis, minReplicasAck: 1, waitTimeoutMs: 20 });
     const token = await newToken(redis, "retried");
-    const keys = redisKeysOf(token.userKey);
+    const redisKeys = redisKeysOf(token.userId);
     await assert.rejects(
       durable.create(token),
       (err) => err instanceof StoreError && err.kind === "unconfirmed-write",
     );
     assert.equal(
       await redis.exists(
-        keys.token(token.tokenId),
-        keys.live,
-        keys.names,
-        keys.replay,
-        keys.nameIds,
+        redisKeys.token(token.tokenId),
+        redisKeys.live,
+        redisKeys.names,
+        redisKeys.replay,
+        redisKeys.nameIds,
       ),
       0,
     );
@@ -182,7 +190,7 @@ describe("token store scripts", () => {
         ...token,
         messageDigest,
         tokenId,
-        tokenDigest: tokenDigest(generateToken(token.userKey, tokenId)),
+        tokenDigest: tokenDigest(generateToken(token.userId, tokenId)),
         name,
         expiresAtMs,
       };
@@ -200,14 +208,14 @@ describe("token store scripts", () => {
       }
       const other = await newToken(redis, "alpha");
       assert.deepEqual(await store.create(other), { kind: "created" });
-      assert.deepEqual(sortedByName(await store.listNamed(first.userKey)), [
+      assert.deepEqual(sortedByName(await store.listNamed(first.userId)), [
         { id: first.tokenId, name: "alpha", expiresAtMs: first.expiresAtMs },
         { id: second.tokenId, name: "beta ü", expiresAtMs: second.expiresAtMs },
       ]);
-      assert.deepEqual(await store.listNamed(first.userKey.toUpperCase()), [
-        ...(await store.listNamed(first.userKey)),
+      assert.deepEqual(await store.listNamed(first.userId.toUpperCase()), [
+        ...(await store.listNamed(first.userId)),
       ]);
-      assert.deepEqual(await store.listNamed(other.userKey), [
+      assert.deepEqual(await store.listNamed(other.userId), [
         { id: other.tokenId, name: "alpha", expiresAtMs: other.expiresAtMs },
       ]);
       assert.deepEqual(await store.listNamed(randomUUID()), []);
@@ -218,9 +226,9 @@ describe("token store scripts", () => {
       const token = await newToken(redis, undefined);
       assert.deepEqual(await store.create(token), { kind: "created" });
       assert.deepEqual(await store.create(sibling(token, undefined)), { kind: "created" });
-      assert.deepEqual(await store.listNamed(token.userKey), []);
-      const keys = redisKeysOf(token.userKey);
-      assert.equal(await redis.exists(keys.names, keys.nameIds), 0);
+      assert.deepEqual(await store.listNamed(token.userId), []);
+      const redisKeys = redisKeysOf(token.userId);
+      assert.equal(await redis.exists(redisKeys.names, redisKeys.nameIds), 0);
     });
 
     it("a deleted token is gone from the list at once", async () => {
@@ -229,40 +237,40 @@ describe("token store scripts", () => {
       const gone = sibling(kept, "gone");
       await store.create(kept);
       await store.create(gone);
-      assert.equal((await store.listNamed(kept.userKey)).length, 2);
+      assert.equal((await store.listNamed(kept.userId)).length, 2);
       await store.delete({ ...gone, messageDigest: randomBytes(32) });
       assert.deepEqual(
-        (await store.listNamed(kept.userKey)).map((t) => t.id),
+        (await store.listNamed(kept.userId)).map((t) => t.id),
         [kept.tokenId],
       );
-      assert.deepEqual(await redis.hkeys(redisKeysOf(kept.userKey).nameIds), ["kept"]);
+      assert.deepEqual(await redis.hkeys(redisKeysOf(kept.userId).nameIds), ["kept"]);
     });
 
     it("an expired token is not listed once Redis's clock passes its expiry, and its entry is pruned with its name", async () => {
       const store = createTokenStore({ redis });
       const kept = await newToken(redis, "kept");
-      const keys = redisKeysOf(kept.userKey);
+      const redisKeys = redisKeysOf(kept.userId);
       const [seconds, micros] = await redis.time();
       const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
       const brief = sibling(kept, "brief", redisNow + 300);
       await store.create(kept);
       await store.create(brief);
-      assert.equal((await store.listNamed(kept.userKey)).length, 2);
+      assert.equal((await store.listNamed(kept.userId)).length, 2);
       await new Promise((resolve) => setTimeout(resolve, 400));
       assert.deepEqual(
-        (await store.listNamed(kept.userKey)).map((t) => t.name),
+        (await store.listNamed(kept.userId)).map((t) => t.name),
         ["kept"],
       );
       // The next named create prunes the expired name from both indexes.
-      assert.deepEqual(await redis.hexists(keys.nameIds, "brief"), 1);
+      assert.deepEqual(await redis.hexists(redisKeys.nameIds, "brief"), 1);
       await store.create(sibling(kept, "next"));
-      assert.deepEqual((await redis.hkeys(keys.nameIds)).sort(), ["kept", "next"]);
-      assert.deepEqual((await redis.zrange(keys.names, 0, -1)).sort(), ["kept", "next"]);
+      assert.deepEqual((await redis.hkeys(redisKeys.nameIds)).sort(), ["kept", "next"]);
+      assert.deepEqual((await redis.zrange(redisKeys.names, 0, -1)).sort(), ["kept", "next"]);
       // The name is free again, and the new token is the one listed under it.
       const again = sibling(kept, "brief");
       assert.deepEqual(await store.create(again), { kind: "created" });
       assert.equal(
-        (await store.listNamed(kept.userKey)).find((t) => t.name === "brief")?.id,
+        (await store.listNamed(kept.userId)).find((t) => t.name === "brief")?.id,
         again.tokenId,
       );
     });
@@ -270,15 +278,15 @@ describe("token store scripts", () => {
     it("deleting a token whose name now belongs to another id leaves that name alone", async () => {
       const store = createTokenStore({ redis });
       const old = await newToken(redis, "shared");
-      const keys = redisKeysOf(old.userKey);
+      const redisKeys = redisKeysOf(old.userId);
       await store.create(old);
       // As when the name expired and was taken again while the old key still lived.
-      await redis.hset(keys.nameIds, "shared", "AAAAAAAAAAAAAAAA");
+      await redis.hset(redisKeys.nameIds, "shared", "AAAAAAAAAAAAAAAA");
       assert.deepEqual(await store.delete({ ...old, messageDigest: randomBytes(32) }), {
         kind: "deleted",
       });
-      assert.deepEqual(await redis.zrange(keys.names, 0, -1), ["shared"]);
-      assert.deepEqual(await redis.hgetall(keys.nameIds), { shared: "AAAAAAAAAAAAAAAA" });
+      assert.deepEqual(await redis.zrange(redisKeys.names, 0, -1), ["shared"]);
+      assert.deepEqual(await redis.hgetall(redisKeys.nameIds), { shared: "AAAAAAAAAAAAAAAA" });
     });
   });
 });
@@ -304,19 +312,19 @@ describe("token store lookup", () => {
       const token = await newToken(redis, name);
       assert.deepEqual(await store.create(token), { kind: "created" });
       operations.length = 0;
-      const stored = await store.lookup(token.userKey, token.tokenId);
+      const stored = await store.lookup(token.userId, token.tokenId);
       assert.ok(stored !== undefined);
       assert.deepEqual(stored.digest, token.tokenDigest);
       assert.equal(stored.name, name ?? "");
       assert.equal(stored.expiresAtMs, token.expiresAtMs);
       assert.equal(
         stored.expiresAtMs,
-        await redis.pexpiretime(redisKeysOf(token.userKey).token(token.tokenId)),
+        await redis.pexpiretime(redisKeysOf(token.userId).token(token.tokenId)),
       );
       assert.deepEqual(operations, ["token.lookup"]);
 
       await store.delete({ ...token, messageDigest: randomBytes(32) });
-      assert.equal(await store.lookup(token.userKey, token.tokenId), undefined);
+      assert.equal(await store.lookup(token.userId, token.tokenId), undefined);
     });
   }
 
@@ -324,9 +332,9 @@ describe("token store lookup", () => {
     const store = createTokenStore({ redis });
     const token = await newToken(redis, "mine");
     assert.deepEqual(await store.create(token), { kind: "created" });
-    assert.equal(await store.lookup(token.userKey, tokenIdOf(randomBytes(32))), undefined);
+    assert.equal(await store.lookup(token.userId, tokenIdOf(randomBytes(32))), undefined);
     assert.equal(await store.lookup(randomUUID(), token.tokenId), undefined);
-    const upper = await store.lookup(token.userKey.toUpperCase(), token.tokenId);
+    const upper = await store.lookup(token.userId.toUpperCase(), token.tokenId);
     assert.deepEqual(upper?.digest, token.tokenDigest);
   });
 
@@ -334,10 +342,10 @@ describe("token store lookup", () => {
     const store = createTokenStore({ redis });
     const token = await newToken(redis, undefined);
     assert.deepEqual(await store.create(token), { kind: "created" });
-    await store.lookup(token.userKey, token.tokenId);
+    await store.lookup(token.userId, token.tokenId);
     await redis.config("RESETSTAT");
-    await store.lookup(token.userKey, token.tokenId);
-    await store.lookup(token.userKey, tokenIdOf(randomBytes(32)));
+    await store.lookup(token.userId, token.tokenId);
+    await store.lookup(token.userId, tokenIdOf(randomBytes(32)));
     const stats = await redis.info("commandstats");
     const calls = [...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map(
       ([, command, n]) => `${command}=${n}`,
@@ -351,7 +359,7 @@ describe("token store lookup", () => {
     const store = createTokenStore({ redis });
     const token = await newToken(redis, name);
     assert.deepEqual(await store.create(token), { kind: "created" });
-    const key = redisKeysOf(token.userKey).token(token.tokenId);
+    const key = redisKeysOf(token.userId).token(token.tokenId);
     await redis.set(key, Buffer.concat([token.tokenDigest, Buffer.from(name ?? "")]), "KEEPTTL");
     return token;
   }
@@ -360,18 +368,21 @@ describe("token store lookup", () => {
     it(`a ${name === undefined ? "session" : "named"} token of record layout 0: its expiry read from its key, then deleted`, async () => {
       const store = createTokenStore({ redis });
       const token = await createLayout0(name);
-      const stored = await store.lookup(token.userKey, token.tokenId);
+      const stored = await store.lookup(token.userId, token.tokenId);
       assert.deepEqual(stored, {
         digest: token.tokenDigest,
         name: name ?? "",
         expiresAtMs: token.expiresAtMs,
       });
-      const keys = redisKeysOf(token.userKey);
+      const redisKeys = redisKeysOf(token.userId);
       assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
         kind: "deleted",
       });
-      assert.equal(await redis.exists(keys.token(token.tokenId), keys.names, keys.nameIds), 0);
-      assert.equal(await store.lookup(token.userKey, token.tokenId), undefined);
+      assert.equal(
+        await redis.exists(redisKeys.token(token.tokenId), redisKeys.names, redisKeys.nameIds),
+        0,
+      );
+      assert.equal(await store.lookup(token.userId, token.tokenId), undefined);
     });
   }
 
@@ -381,14 +392,14 @@ describe("token store lookup", () => {
     assert.deepEqual(await store.create(token), { kind: "created" });
     // What an instance of the layout 0 scripts does with a layout 1 record: the key goes, the
     // name it reads ("\x01" + expiry + name) is no name of the user's, so the real one stays.
-    await redis.del(redisKeysOf(token.userKey).token(token.tokenId));
+    await redis.del(redisKeysOf(token.userId).token(token.tokenId));
     const again = await newToken(redis, "left behind");
-    assert.deepEqual(await store.create({ ...again, userKey: token.userKey }), {
+    assert.deepEqual(await store.create({ ...again, userId: token.userId }), {
       kind: "created",
     });
     // A name whose token lives is still taken.
     const third = await newToken(redis, "left behind");
-    assert.deepEqual(await store.create({ ...third, userKey: token.userKey }), {
+    assert.deepEqual(await store.create({ ...third, userId: token.userId }), {
       kind: "name-taken",
     });
   });

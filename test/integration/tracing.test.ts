@@ -97,14 +97,14 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
     receiver = await startReceiver();
     service = startMainProcess({
       REDIS_URL: redis.url,
-      HTTP_PORT: "0",
-      GRPC_PORT: "0",
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
       WORKERS: "1",
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: "tokens-under-test",
       OTEL_BSP_SCHEDULE_DELAY: "100",
     });
-    const [match] = await service.waitFor(/"httpPort":(\d+),"grpcPort":(\d+)/);
+    const [match] = await service.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
     urls = {
       publicUrl: `http://127.0.0.1:${match?.[1]}`,
       internalUrl: `http://127.0.0.1:${match?.[2]}`,

@@ -398,14 +398,14 @@ describe("npm start's process", () => {
   it("takes REQUEST_TIMEOUT_MS and MAX_CONNECTIONS_PER_LISTENER from the environment", async () => {
     const run = startMainProcess({
       REDIS_URL: redis.url,
-      HTTP_PORT: "0",
-      GRPC_PORT: "0",
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
       REQUEST_TIMEOUT_MS: "1000",
       MAX_CONNECTIONS_PER_LISTENER: "1",
       // The cap is per listener and process: one process, so the second connection meets it.
       WORKERS: "1",
     });
-    const match = (await run.waitFor(/"httpPort":(\d+)/))[0] ?? [];
+    const match = (await run.waitFor(/"publicPort":(\d+)/))[0] ?? [];
     const port = Number(match[1]);
     const first = connect(port, "127.0.0.1");
     first.on("error", () => {});

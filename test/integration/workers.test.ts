@@ -45,12 +45,12 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
 
   it("starts two workers on fixed ports (SO_REUSEPORT where the runtime has it)", async () => {
     redis = await startTestRedisServer();
-    const [httpPort, grpcPort] = await freePorts(2);
+    const [publicPort, internalPort] = await freePorts(2);
     main = startMainProcess({
       REDIS_URL: redis.url,
       WORKERS: "2",
-      HTTP_PORT: String(httpPort),
-      GRPC_PORT: String(grpcPort),
+      PUBLIC_PORT: String(publicPort),
+      INTERNAL_PORT: String(internalPort),
       TOKEN_RATE_LIMIT_PER_MINUTE: "6",
       TOKEN_MAX_ACTIVE_PER_USER: "3",
     });
@@ -58,8 +58,8 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
     assert.equal(started?.[1], String(hostFacts().reusePortSupported));
     const listening = await main.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/, 2);
     assert.equal(new Set(listening.map((m) => m[1])).size, 2);
-    api = `http://127.0.0.1:${httpPort}`;
-    internal = `127.0.0.1:${grpcPort}`;
+    api = `http://127.0.0.1:${publicPort}`;
+    internal = `127.0.0.1:${internalPort}`;
   });
 
   async function registered(): Promise<TestUser> {

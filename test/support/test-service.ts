@@ -111,8 +111,8 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     host: "127.0.0.1",
     operatorOf: opts.operatorOf ?? testOperatorLookup(),
     ...(opts.serviceOf === undefined ? {} : { serviceOf: opts.serviceOf }),
-    httpPort: 0,
-    grpcPort: 0,
+    publicPort: 0,
+    internalPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
     tokenRateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
     ...(opts.redisMinReplicasAck === undefined
@@ -130,12 +130,12 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       ? {}
       : { maxConnectionsPerListener: opts.maxConnectionsPerListener }),
   });
-  const { httpPort, grpcPort } = await app.start();
+  const { publicPort, internalPort } = await app.start();
   return {
-    publicUrl: `http://127.0.0.1:${httpPort}`,
-    internalUrl: `http://127.0.0.1:${grpcPort}`,
-    publicAddress: `127.0.0.1:${httpPort}`,
-    internalAddress: `127.0.0.1:${grpcPort}`,
+    publicUrl: `http://127.0.0.1:${publicPort}`,
+    internalUrl: `http://127.0.0.1:${internalPort}`,
+    publicAddress: `127.0.0.1:${publicPort}`,
+    internalAddress: `127.0.0.1:${internalPort}`,
     redis,
     logs,
     async stop() {

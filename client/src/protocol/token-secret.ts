@@ -35,19 +35,19 @@ function checksum(body: string): string {
 }
 
 /**
- * A new bearer token of the user `userKey` (UUID text, either case) for the
+ * A new bearer token of the user `userId` (UUID text, either case) for the
  * token `tokenId` (`tokenIdOf`): prefix, then base64url of the user's 16 UUID
  * bytes (those of its Redis hash tag), the id's 12 bytes and 256 bits from the
  * CSPRNG, then a CRC32 checksum. The token leads to its own record, so a check
  * is one read in the user's slot; only the 256 random bits are secret.
  */
-export function generateToken(userKey: string, tokenId: string): string {
+export function generateToken(userId: string, tokenId: string): string {
   const id = Buffer.from(tokenId, "base64url");
   if (id.length !== ID_BYTES || id.toString("base64url") !== tokenId) {
     throw new Error("a token id is 12 bytes in base64url");
   }
   const bytes = Buffer.alloc(BODY_BYTES);
-  uuidBytes(userKey).copy(bytes, 0);
+  uuidBytes(userId).copy(bytes, 0);
   id.copy(bytes, USER_BYTES);
   randomInto(bytes, USER_BYTES + ID_BYTES, SECRET_BYTES);
   const body = TOKEN_PREFIX + bytes.toString("base64url");
@@ -67,8 +67,8 @@ export function isWellFormedToken(token: string): boolean {
 
 /** Whose a token says it is and which record it names: nothing is verified yet. */
 export interface ParsedToken {
-  /** The user's UUID, lowercase (the key the user is stored under). */
-  userKey: string;
+  /** The user's UUID, lowercase (the form the user is stored under). */
+  userId: string;
   /** The token's id (16 base64url characters). */
   tokenId: string;
 }
@@ -85,10 +85,10 @@ export function parseToken(token: string): ParsedToken | undefined {
   }
   const bytes = Buffer.from(token.slice(TOKEN_PREFIX.length, -CHECKSUM_LENGTH), "base64url");
   const hex = bytes.toString("hex", 0, USER_BYTES);
-  const userKey = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const userId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   const tokenId = bytes.toString("base64url", USER_BYTES, USER_BYTES + ID_BYTES);
   bytes.fill(0);
-  return { userKey, tokenId };
+  return { userId, tokenId };
 }
 
 /**

@@ -5,9 +5,9 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  * The 16 bytes of UUID text, from its hex digits (either case): what the
  * user's hash tag and bearer tokens carry. Throws for anything but UUID text.
  */
-export function uuidBytes(userKey: string): Buffer {
-  if (!UUID_TEXT.test(userKey)) {
-    throw new Error("a user key must be UUID text");
+export function uuidBytes(uuid: string): Buffer {
+  if (!UUID_TEXT.test(uuid)) {
+    throw new Error("a user id must be UUID text");
   }
-  return Buffer.from(userKey.replace(/-/g, ""), "hex");
+  return Buffer.from(uuid.replace(/-/g, ""), "hex");
 }

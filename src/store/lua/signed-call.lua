@@ -36,7 +36,7 @@ local function refuseSignedCall(onReplay)
   redis.call('ZREMRANGEBYSCORE', KEY.replay, '-inf', now)
   -- A key deleted since it verified: its message is remembered too, so that
   -- registering the same key again does not revive a captured request.
-  if redis.call('SISMEMBER', KEY.userKeys, ARG.signingKey) == 0 then
+  if redis.call('SISMEMBER', KEY.publicKeys, ARG.signerPublicKey) == 0 then
     remember()
     return {KEY_REVOKED, 0}
   end

@@ -9,8 +9,9 @@ describe("parseConfig", () => {
     assert.deepEqual(parseConfig({}, linux24), {
       host: "127.0.0.1",
       internalHost: "127.0.0.1",
-      httpPort: 8080,
-      grpcPort: 9090,
+      publicPort: 8080,
+      internalPort: 9090,
+      oldNames: [],
       redis: undefined,
       redisMinReplicasAck: 0,
       redisWaitTimeoutMs: 500,
@@ -88,8 +89,8 @@ describe("parseConfig", () => {
       HOST: "0.0.0.0",
       INTERNAL_HOST: "10.1.2.3",
       EMBEDDED_REDIS_DIR: "/var/lib/perps/redis",
-      HTTP_PORT: "80",
-      GRPC_PORT: "0",
+      PUBLIC_PORT: "80",
+      INTERNAL_PORT: "0",
       REDIS_URL: "rediss://user:pw@redis.internal:6380/1",
       TOKEN_MAX_LIFETIME_SECONDS: "604800",
       TOKEN_MAX_ACTIVE_PER_USER: "10",
@@ -108,8 +109,8 @@ describe("parseConfig", () => {
     assert.equal(config.internalHost, "10.1.2.3");
     assert.equal(parseConfig({ HOST: "0.0.0.0" }).internalHost, "127.0.0.1");
     assert.equal(config.embeddedRedisDir, "/var/lib/perps/redis");
-    assert.equal(config.httpPort, 80);
-    assert.equal(config.grpcPort, 0);
+    assert.equal(config.publicPort, 80);
+    assert.equal(config.internalPort, 0);
     assert.deepEqual(config.redis, { kind: "url", url: "rediss://user:pw@redis.internal:6380/1" });
     assert.equal(config.tokenMaxLifetimeSeconds, 604_800);
     assert.equal(config.tokenMaxActivePerUser, 10);
@@ -176,9 +177,11 @@ describe("parseConfig", () => {
   });
 
   for (const [name, value] of [
+    ["PUBLIC_PORT", "http"],
+    ["PUBLIC_PORT", "65536"],
+    ["INTERNAL_PORT", "-1"],
+    ["INTERNAL_PORT", "1.5"],
     ["HTTP_PORT", "http"],
-    ["HTTP_PORT", "65536"],
-    ["GRPC_PORT", "-1"],
     ["GRPC_PORT", "1.5"],
     ["TOKEN_MAX_LIFETIME_SECONDS", "0"],
     ["TOKEN_MAX_LIFETIME_SECONDS", "99999999999"],
@@ -212,7 +215,7 @@ describe("a configuration with several bad variables", () => {
     assert.throws(
       () =>
         parseConfig({
-          HTTP_PORT: "eighty",
+          PUBLIC_PORT: "eighty",
           LOG_LEVEL: "loud",
           REDIS_URL: "localhost:6379",
           CONSOLE: "maybe",
@@ -221,7 +224,7 @@ describe("a configuration with several bad variables", () => {
       (err) =>
         err instanceof ConfigError &&
         err.problems.length === 5 &&
-        /^HTTP_PORT must be /.test(err.problems[0] ?? "") &&
+        /^PUBLIC_PORT must be /.test(err.problems[0] ?? "") &&
         err.problems.some((p) => p.startsWith("LOG_LEVEL must be one of")) &&
         err.problems.some((p) => p.startsWith("REDIS_URL must start with")) &&
         err.problems.some((p) => p.startsWith("CONSOLE must be on or off")) &&

@@ -5,8 +5,8 @@ import { readyLine } from "../../../src/process/ready-line.js";
 const base = {
   host: "127.0.0.1",
   internalHost: "127.0.0.1",
-  httpPort: 8080,
-  grpcPort: 9090,
+  publicPort: 8080,
+  internalPort: 9090,
   tls: false,
   console: true,
   workers: 2,

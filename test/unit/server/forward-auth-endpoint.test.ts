@@ -15,7 +15,7 @@ import type {
 import { samples } from "../../support/prometheus-samples.js";
 
 const IDENTITY: BearerIdentity = {
-  userKey: "0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e",
+  userId: "0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e",
   tokenId: "AAAAAAAAAAAAAAAA",
   name: "",
   expiresAtMs: Date.now() + 60_000,
@@ -71,7 +71,7 @@ describe("forward-auth endpoint", () => {
     for (const path of ["/auth", "/auth/", "/auth/a/b", "/auth?x=/y", "/auth/?", "/auth/%2F"]) {
       const res = await get(path, "Bearer t");
       assert.equal(res.status, 200, path);
-      assert.equal(res.headers.get("x-user-id"), IDENTITY.userKey);
+      assert.equal(res.headers.get("x-user-id"), IDENTITY.userId);
       assert.equal(res.headers.get("x-token-id"), IDENTITY.tokenId);
       assert.equal(await res.text(), "");
     }

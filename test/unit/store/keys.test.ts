@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
 import fc from "fast-check";
 import { LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf, userTag } from "../../../src/store/keys.js";
-import { userKeyOf } from "../../../src/token/user-id.js";
+import { canonicalUserId } from "../../../src/token/user-id.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";
 
 const U = "0b3c4d5e-1f2a-4b4c-bd9e-0123456789ab";
@@ -12,17 +12,17 @@ const NIL = "00000000-0000-0000-0000-000000000000";
 const MAX = "ffffffff-ffff-ffff-ffff-ffffffffffff";
 
 /** Every key of one user, with a token id. */
-function keysOf(userKey: string, tokenId: string): string[] {
-  const keys = redisKeysOf(userKey);
+function keysOf(userId: string, tokenId: string): string[] {
+  const redisKeys = redisKeysOf(userId);
   return [
-    keys.userKeys,
-    keys.keysAdded,
-    keys.token(tokenId),
-    keys.names,
-    keys.live,
-    keys.replay,
-    keys.rate,
-    keys.nameIds,
+    redisKeys.publicKeys,
+    redisKeys.publicKeysAdded,
+    redisKeys.token(tokenId),
+    redisKeys.names,
+    redisKeys.live,
+    redisKeys.replay,
+    redisKeys.rate,
+    redisKeys.nameIds,
   ];
 }
 
@@ -61,8 +61,8 @@ describe("redis keys", () => {
   });
 
   it("a token key is at most 44 bytes (jemalloc's 48-byte class with its sds header)", () => {
-    for (const userKey of [U, NIL, MAX, randomUUID()]) {
-      const key = redisKeysOf(userKey).token(tokenIdOf(randomBytes(32)));
+    for (const userId of [U, NIL, MAX, randomUUID()]) {
+      const key = redisKeysOf(userId).token(tokenIdOf(randomBytes(32)));
       assert.equal(Buffer.byteLength(key), 41);
       assert.ok(Buffer.byteLength(key) <= 44);
     }
@@ -82,18 +82,18 @@ describe("redis keys", () => {
   });
 
   it("the tag is derived case-insensitively", () => {
-    for (const userKey of [U, MAX, randomUUID()]) {
-      assert.deepEqual(keysOf(userKey.toUpperCase(), "id"), keysOf(userKey, "id"));
-      assert.deepEqual(keysOf(userKeyOf(userKey.toUpperCase()), "id"), keysOf(userKey, "id"));
+    for (const userId of [U, MAX, randomUUID()]) {
+      assert.deepEqual(keysOf(userId.toUpperCase(), "id"), keysOf(userId, "id"));
+      assert.deepEqual(keysOf(canonicalUserId(userId.toUpperCase()), "id"), keysOf(userId, "id"));
     }
   });
 
   it("every key of a user carries the user's tag, which never contains { or }", () => {
     fc.assert(
-      fc.property(uuidText, (userKey) => {
-        const tag = userTag(userKey);
+      fc.property(uuidText, (userId) => {
+        const tag = userTag(userId);
         assert.match(tag, /^[A-Za-z0-9_-]{22}$/);
-        for (const key of keysOf(userKey, tokenIdOf(randomBytes(32)))) {
+        for (const key of keysOf(userId, tokenIdOf(randomBytes(32)))) {
           assert.ok(key.startsWith(`{${tag}}`), key);
           assert.equal(clusterHashTag(key), tag, key);
         }
@@ -109,9 +109,9 @@ describe("redis keys", () => {
 
   it("distinct users have distinct tags: the tag is the UUID's bytes", () => {
     fc.assert(
-      fc.property(uuidText, (userKey) => {
-        const bytes = Buffer.from(userTag(userKey), "base64url");
-        assert.equal(bytes.toString("hex"), userKey.replace(/-/g, "").toLowerCase());
+      fc.property(uuidText, (userId) => {
+        const bytes = Buffer.from(userTag(userId), "base64url");
+        assert.equal(bytes.toString("hex"), userId.replace(/-/g, "").toLowerCase());
       }),
     );
     const tags = new Set(Array.from({ length: 1000 }, () => userTag(randomUUID())));
@@ -121,7 +121,7 @@ describe("redis keys", () => {
   it("every valid user id has a tag; anything but UUID text is refused", () => {
     for (const userId of [U, U.toUpperCase(), NIL, MAX, MAX.toUpperCase(), randomUUID()]) {
       assert.equal(isSpecUserId(userId), true);
-      assert.equal(userTag(userKeyOf(userId)).length, 22);
+      assert.equal(userTag(canonicalUserId(userId)).length, 22);
     }
     const notUuids = [
       "",
@@ -133,8 +133,8 @@ describe("redis keys", () => {
       `{${U}}`,
       randomBytes(18).toString("hex"),
     ];
-    for (const userKey of notUuids) {
-      assert.throws(() => userTag(userKey), /UUID/, userKey);
+    for (const userId of notUuids) {
+      assert.throws(() => userTag(userId), /UUID/, userId);
     }
   });
 });

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { luaScript } from "../../../src/store/lua-script.js";
+import { PUBLIC_KEY_SCRIPTS } from "../../../src/store/public-key-store.js";
 import { TOKEN_SCRIPTS } from "../../../src/store/token-scripts.js";
-import { USER_KEY_SCRIPTS } from "../../../src/store/user-key-store.js";
 
 /** The Lua without comments and string literals. */
 function code(lua: string): string {
@@ -17,10 +17,10 @@ function namesRead(lua: string, table: "KEY" | "ARG"): Set<string> {
 }
 
 // Each script's KEYS and ARGV are declared once (token-scripts.ts,
-// user-key-store.ts); the script reads them by name and the store passes
+// public-key-store.ts); the script reads them by name and the store passes
 // them by name, so no position is known on either side.
 describe("Lua script contracts", () => {
-  for (const script of [...TOKEN_SCRIPTS, ...USER_KEY_SCRIPTS]) {
+  for (const script of [...TOKEN_SCRIPTS, ...PUBLIC_KEY_SCRIPTS]) {
     it(`${script.command}: reads no position, and exactly the names it declares`, () => {
       assert.doesNotMatch(code(script.source), /\b(KEYS|ARGV)\s*\[/);
       assert.deepEqual([...namesRead(script.source, "KEY")].sort(), [...script.keys].sort());

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { DeleteTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { userKeyOf } from "../../../src/token/user-id.js";
+import { canonicalUserId } from "../../../src/token/user-id.js";
 import { createRequestValidator } from "../../../src/validation/request-validator.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";
 
@@ -58,7 +58,7 @@ describe("userId: the validator (the proto's rule) and the spec's rule agree", (
   }
   it("stores users under the lowercase form", () => {
     assert.equal(
-      userKeyOf("0B3C4D5E-1F2A-4B4C-BD9E-0123456789AB"),
+      canonicalUserId("0B3C4D5E-1F2A-4B4C-BD9E-0123456789AB"),
       "0b3c4d5e-1f2a-4b4c-bd9e-0123456789ab",
     );
   });

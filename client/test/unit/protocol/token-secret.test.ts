@@ -57,12 +57,12 @@ describe("token secrets", () => {
   it("parseToken gives back the lowercase user and the id, whatever the case at create", () => {
     const upper = USER.toUpperCase();
     const token = generateToken(upper, ID);
-    assert.deepEqual(parseToken(token), { userKey: USER, tokenId: ID });
-    assert.deepEqual(parseToken(generateToken(USER, ID)), { userKey: USER, tokenId: ID });
+    assert.deepEqual(parseToken(token), { userId: USER, tokenId: ID });
+    assert.deepEqual(parseToken(generateToken(USER, ID)), { userId: USER, tokenId: ID });
     for (let i = 0; i < 100; i++) {
       const user = randomUUID();
       const id = tokenIdOf(randomBytes(32));
-      assert.deepEqual(parseToken(generateToken(user, id)), { userKey: user, tokenId: id });
+      assert.deepEqual(parseToken(generateToken(user, id)), { userId: user, tokenId: id });
     }
   });
 
@@ -109,7 +109,7 @@ describe("token secrets", () => {
         const body = `pt_${Buffer.from(bytes).toString("base64url")}`;
         const parsed = parseToken(body + checksumOf(body));
         assert.ok(parsed !== undefined);
-        assert.equal(parsed.userKey.replace(/-/g, ""), Buffer.from(bytes).toString("hex", 0, 16));
+        assert.equal(parsed.userId.replace(/-/g, ""), Buffer.from(bytes).toString("hex", 0, 16));
         assert.equal(parsed.tokenId, Buffer.from(bytes).toString("base64url", 16, 28));
       }),
     );

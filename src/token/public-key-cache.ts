@@ -12,9 +12,9 @@ import { type BoundedCache, createBoundedCache } from "../cache/bounded-cache.js
  * - a key registered since is missing here, so its signature verifies under
  *   none of the cached keys, and the caller re-reads the keys from Redis.
  */
-export type UserKeyCache = BoundedCache<string, readonly string[]>;
+export type PublicKeyCache = BoundedCache<string, readonly string[]>;
 
 /** At most `maxUsers` users (oldest first out), so memory stays bounded. */
-export function createUserKeyCache(maxUsers: number): UserKeyCache {
+export function createPublicKeyCache(maxUsers: number): PublicKeyCache {
   return createBoundedCache(maxUsers);
 }

@@ -17,7 +17,7 @@ const PutKeyStatus = {
 /** Adds a key unless the user has the most allowed; replies a PutKeyStatus. */
 export const PUT_USER_KEY = luaScript({
   command: "perpsPutUserKey",
-  keys: ["userKeys", "keysAdded"],
+  keys: ["publicKeys", "publicKeysAdded"],
   args: ["publicKey", "maxKeys"],
   files: ["put-user-key.lua"],
   constants: PutKeyStatus,
@@ -25,19 +25,19 @@ export const PUT_USER_KEY = luaScript({
 /** Removes a key and, when it was there, revokes the user's tokens; replies `{removed, revoked}`. */
 export const DELETE_USER_KEY = luaScript({
   command: "perpsDeleteUserKey",
-  keys: ["userKeys", "keysAdded", "names", "nameIds", "live"],
+  keys: ["publicKeys", "publicKeysAdded", "names", "nameIds", "live"],
   args: ["publicKey", "tokenPrefix", "idBytes"],
   files: ["revoke-tokens.lua", "delete-user-key.lua"],
 });
 /** The user's keys and when each was added, flat. */
 export const LIST_USER_KEYS = luaScript({
   command: "perpsListUserKeys",
-  keys: ["userKeys", "keysAdded"],
+  keys: ["publicKeys", "publicKeysAdded"],
   args: [],
   files: ["list-user-keys.lua"],
 });
-/** Every script of the key store. */
-export const USER_KEY_SCRIPTS = [PUT_USER_KEY, DELETE_USER_KEY, LIST_USER_KEYS] as const;
+/** Every script of the public-key store. */
+export const PUBLIC_KEY_SCRIPTS = [PUT_USER_KEY, DELETE_USER_KEY, LIST_USER_KEYS] as const;
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -66,21 +66,21 @@ export interface DeletedKey {
 }
 
 /** Every method throws {@link StoreError} when Redis cannot do what it asks. */
-export interface UserKeyStore {
+export interface PublicKeyStore {
   /** Most keys one user may have at once. */
   readonly maxKeysPerUser: number;
   /** Registers a key (idempotent); "limit" when the user already has the maximum. */
-  put(userKey: string, publicKey: string): Promise<"stored" | "limit">;
+  put(userId: string, publicKey: string): Promise<"stored" | "limit">;
   /**
    * Removes a key (idempotent) and, when it was registered, revokes every
    * live token of the user in the same atomic step.
    */
-  delete(userKey: string, publicKey: string): Promise<DeletedKey>;
+  delete(userId: string, publicKey: string): Promise<DeletedKey>;
   /** The user's keys with when each was added, in no particular order. One round trip. */
-  list(userKey: string): Promise<RegisteredKey[]>;
+  list(userId: string): Promise<RegisteredKey[]>;
 }
 
-export interface UserKeyStoreOptions {
+export interface PublicKeyStoreOptions {
   redis: RedisClient;
   /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
@@ -93,12 +93,12 @@ export interface UserKeyStoreOptions {
 }
 
 /** The public keys of users, one Redis set per user and the date each was added. */
-export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
+export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStore {
   const { redis } = opts;
   const call = opts.call ?? createRedisCall();
   const maxKeysPerUser = opts.maxKeysPerUser ?? 5;
   const max = String(maxKeysPerUser);
-  for (const script of USER_KEY_SCRIPTS) {
+  for (const script of PUBLIC_KEY_SCRIPTS) {
     redis.defineCommand(script.command, { numberOfKeys: script.keys.length, lua: script.lua });
   }
   const writer = createDurableWriter({
@@ -108,10 +108,10 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
   });
   return {
     maxKeysPerUser,
-    async put(userKey, publicKey) {
-      const keys = redisKeysOf(userKey);
+    async put(userId, publicKey) {
+      const redisKeys = redisKeysOf(userId);
       const args = PUT_USER_KEY.call(
-        { userKeys: keys.userKeys, keysAdded: keys.keysAdded },
+        { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
         { publicKey, maxKeys: max },
       );
       const { reply, confirmed } = await call("key.put", () =>
@@ -125,17 +125,17 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
       }
       return reply === PutKeyStatus.STORED ? "stored" : "limit";
     },
-    async delete(userKey, publicKey) {
-      const keys = redisKeysOf(userKey);
+    async delete(userId, publicKey) {
+      const redisKeys = redisKeysOf(userId);
       const args = DELETE_USER_KEY.call(
         {
-          userKeys: keys.userKeys,
-          keysAdded: keys.keysAdded,
-          names: keys.names,
-          nameIds: keys.nameIds,
-          live: keys.live,
+          publicKeys: redisKeys.publicKeys,
+          publicKeysAdded: redisKeys.publicKeysAdded,
+          names: redisKeys.names,
+          nameIds: redisKeys.nameIds,
+          live: redisKeys.live,
         },
-        { publicKey, tokenPrefix: keys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
+        { publicKey, tokenPrefix: redisKeys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
       );
       const { reply, confirmed } = await call("key.delete", () =>
         writer.write(
@@ -149,11 +149,14 @@ export function createUserKeyStore(opts: UserKeyStoreOptions): UserKeyStore {
       const [removed, revokedTokens] = reply;
       return { removed: removed === 1, revokedTokens };
     },
-    async list(userKey) {
-      const keys = redisKeysOf(userKey);
+    async list(userId) {
+      const redisKeys = redisKeysOf(userId);
       const flat = await call("key.list", () =>
         redis.perpsListUserKeys(
-          ...LIST_USER_KEYS.call({ userKeys: keys.userKeys, keysAdded: keys.keysAdded }, {}),
+          ...LIST_USER_KEYS.call(
+            { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
+            {},
+          ),
         ),
       );
       const listed: RegisteredKey[] = [];
