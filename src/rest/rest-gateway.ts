@@ -21,7 +21,7 @@ import { transcodeRequest } from "./request-transcoder.js";
 import { transcodeResponse } from "./response-transcoder.js";
 import { invalidArgument, RestError } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
-import { createRouteTable } from "./route-table.js";
+import { createRouteTable, type RouteTable } from "./route-table.js";
 
 export interface RestGatewayOptions {
   /**
@@ -30,6 +30,12 @@ export interface RestGatewayOptions {
    * reach the same code.
    */
   services: readonly ServiceImplSpec[];
+  /**
+   * The routes of `services`, when another endpoint (CORS) matches requests
+   * against the same table: each request is then matched once. Default: made
+   * from `services`.
+   */
+  routes?: RouteTable;
   /**
    * Interceptors, outermost first: the Connect router's, so a REST call is
    * seen by them exactly like a Connect or gRPC call. Default: none.
@@ -94,7 +100,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
     throw new Error(`maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
   }
-  const table = createRouteTable(opts.services.flatMap((s) => s.service.methods));
+  const table = opts.routes ?? createRouteTable(opts.services.flatMap((s) => s.service.methods));
   const invoker = createUnaryInvoker({
     services: opts.services,
     ...(opts.interceptors === undefined ? {} : { interceptors: opts.interceptors }),
@@ -105,7 +111,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
     try {
       const rawPath = requestPath(req);
       const httpMethod = req.method ?? "";
-      const match = table.match(httpMethod, rawPath);
+      const match = table.matchRequest(req);
       if (match.kind === "not-found") {
         throw new RestError(Code.NotFound, "no such resource", { httpStatus: 404 });
       }

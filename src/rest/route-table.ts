@@ -1,4 +1,6 @@
 import type { DescMethod } from "@bufbuild/protobuf";
+import type { NodeServerRequest } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 import {
   type BoundVariable,
   compareTemplates,
@@ -17,6 +19,11 @@ export interface RouteTable {
   /** Every route, most specific first. */
   readonly routes: readonly RestRoute[];
   match(httpMethod: string, rawPath: string): RouteMatch;
+  /**
+   * The match of a request's method and path, worked out once per request:
+   * the CORS endpoint and the gateway ask for it in turn.
+   */
+  matchRequest(req: NodeServerRequest): RouteMatch;
 }
 
 /**
@@ -39,8 +46,20 @@ export function createRouteTable(methods: readonly DescMethod[]): RouteTable {
     }
     seen.set(key, route);
   }
-  return {
+  // Per table: a request asked of two tables gets each one's own match.
+  const matched = Symbol("route match");
+  type Carrier = NodeServerRequest & { [matched]?: RouteMatch };
+  const table: RouteTable = {
     routes,
+    matchRequest(req) {
+      const carrier = req as Carrier;
+      let match = carrier[matched];
+      if (match === undefined) {
+        match = table.match(req.method ?? "", requestPath(req));
+        carrier[matched] = match;
+      }
+      return match;
+    },
     match(httpMethod, rawPath) {
       const allow = new Set<string>();
       for (const route of routes) {
@@ -58,4 +77,5 @@ export function createRouteTable(methods: readonly DescMethod[]): RouteTable {
         : { kind: "not-found" };
     },
   };
+  return table;
 }

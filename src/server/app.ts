@@ -35,7 +35,7 @@ import { createListenerHandler } from "./listener-handler.js";
 import { listenerTransport } from "./listener-transport.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
-import { servedOn, servedService } from "./served-service.js";
+import { restServedOn, servedService } from "./served-service.js";
 
 export interface AppOptions {
   redis: RedisClient;
@@ -180,6 +180,16 @@ export function createApp(opts: AppOptions): App {
     logger: opts.logger,
   };
 
+  // Off unless origins are listed: then it answers preflights on the REST
+  // paths, matched against the gateway's own table.
+  const publicRoutes = createRouteTable(
+    restServedOn(services, "public").flatMap((s) => s.service.methods),
+  );
+  const cors =
+    opts.corsOrigins === undefined || opts.corsOrigins.length === 0
+      ? undefined
+      : createCorsEndpoint({ origins: opts.corsOrigins, routes: publicRoutes });
+
   const publicServer = createDualProtocolServer({
     ...listenerTransport("public", opts, telemetry),
     host: opts.host,
@@ -187,20 +197,9 @@ export function createApp(opts: AppOptions): App {
     ...createListenerHandler({
       ...shared,
       name: "public",
+      restRoutes: publicRoutes,
       endpoints: [
-        // Off unless origins are listed: then it answers preflights on the REST paths.
-        ...(opts.corsOrigins === undefined || opts.corsOrigins.length === 0
-          ? []
-          : [
-              createCorsEndpoint({
-                origins: opts.corsOrigins,
-                routes: createRouteTable(
-                  servedOn(api, "public")
-                    .filter((s) => s.rest.includes("public"))
-                    .flatMap((s) => s.service.methods),
-                ),
-              }),
-            ]),
+        ...(cors === undefined ? [] : [cors]),
         health,
         openApiEndpoint(opts),
         createMethodGuard({ paths: ["/healthz", "/readyz", "/openapi.json"] }),

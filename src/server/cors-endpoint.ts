@@ -1,6 +1,5 @@
 import { Code } from "@connectrpc/connect";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
-import { requestPath } from "../http/request-path.js";
 import type { RouteTable } from "../rest/route-table.js";
 import { writeStatusAnswer } from "../status/status-answer.js";
 import { exchangeOf } from "./exchange.js";
@@ -38,8 +37,7 @@ export function createCorsEndpoint(opts: CorsOptions) {
   const origins = new Set(opts.origins);
   const maxAge = String(opts.maxAgeSeconds ?? 600);
   return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
-    const path = requestPath(req);
-    const match = opts.routes.match(req.method ?? "", path);
+    const match = opts.routes.matchRequest(req);
     if (match.kind === "not-found") {
       return false;
     }

@@ -4,12 +4,13 @@ import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createRestGateway } from "../rest/rest-gateway.js";
+import type { RouteTable } from "../rest/route-table.js";
 import { writeStatusAnswer } from "../status/status-answer.js";
 import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { DualProtocolServerOptions } from "./dual-protocol-server.js";
 import { exchangeOf } from "./exchange.js";
 import { createHostGuard, type HostGuardOptions, servesAuthority } from "./host-guard.js";
-import { type ListenerName, type ServedService, servedOn } from "./served-service.js";
+import { type ListenerName, restServedOn, type ServedService, servedOn } from "./served-service.js";
 import { createConnectHandler } from "./wire/connect-handler.js";
 
 /** A plain HTTP endpoint: true when it answered the request. */
@@ -27,6 +28,8 @@ export interface ListenerHandlerOptions {
   hosts?: HostGuardOptions;
   /** Largest request message on any protocol. */
   readMaxBytes: number;
+  /** The table of its REST routes, when an endpoint (CORS) matches against it too. Default: its own. */
+  restRoutes?: RouteTable;
   logger: Logger;
 }
 
@@ -53,12 +56,13 @@ export function createListenerHandler(
   // A call's context: its exchange and request id, and who is calling.
   const callContext = withCaller(telemetry.contextValues);
   const served = servedOn(opts.services, opts.name);
-  const rest = served.filter((s) => s.rest.includes(opts.name)).map((s) => s.spec());
+  const rest = restServedOn(opts.services, opts.name).map((s) => s.spec());
   const fallback =
     rest.length === 0
       ? notFound
       : createRestGateway({
           services: rest,
+          ...(opts.restRoutes === undefined ? {} : { routes: opts.restRoutes }),
           interceptors,
           maxBodyBytes: readMaxBytes,
           contextValues: callContext,

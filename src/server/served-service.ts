@@ -64,3 +64,11 @@ export function servedOn(
 ): ServedService[] {
   return services.filter((s) => s.listeners.includes(listener));
 }
+
+/** The services whose REST mapping `listener` serves. */
+export function restServedOn(
+  services: readonly ServedService[],
+  listener: ListenerName,
+): ServedService[] {
+  return services.filter((s) => s.rest.includes(listener));
+}
