@@ -14,7 +14,6 @@ import {
   deleteToken,
   forwardAuth,
   INVALID,
-  linesOf,
   MISSING,
   redisEnv,
   register,
@@ -22,6 +21,7 @@ import {
 } from "../support/forward-auth-calls.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
+import { requestLines } from "../support/request-lines.js";
 import { serviceSuite } from "../support/service-suite.js";
 import { newUser, type TestUser } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
@@ -262,10 +262,10 @@ describe("forward-auth (/auth on the internal listener)", () => {
     }
     // Each is logged once, as answered, when its connection closes.
     for (const id of ids) {
-      let lines = linesOf(service, id);
+      let lines = requestLines(service, id);
       for (let i = 0; i < 100 && lines.length === 0; i++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
-        lines = linesOf(service, id);
+        lines = requestLines(service, id);
       }
       assert.equal(lines.length, 1, JSON.stringify(lines));
       assert.equal(lines[0]?.code, "ok");
@@ -312,7 +312,7 @@ describe("forward-auth (/auth on the internal listener)", () => {
         now = await metricsText();
       }
       assert.equal(now.get(series), (before.get(series) ?? 0) + 1, `${series} counted once`);
-      const lines = linesOf(service, requestId);
+      const lines = requestLines(service, requestId);
       assert.equal(lines.length, 1, JSON.stringify(lines));
       assert.equal(lines[0]?.method, "forward-auth");
       assert.equal(lines[0]?.protocol, "http");
@@ -355,7 +355,7 @@ describe("forward-auth while Redis is down", () => {
       ),
       1,
     );
-    const lines = linesOf(service, requestId);
+    const lines = requestLines(service, requestId);
     assert.equal(lines.length, 1, JSON.stringify(lines));
     assert.equal(lines[0]?.code, "Unavailable");
     assert.equal(lines[0]?.level, 50, "Redis down is our failure: an error line");

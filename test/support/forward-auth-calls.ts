@@ -3,7 +3,6 @@ import { UserKeyService } from "../../src/gen/perps/token/v1/user_key_pb.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { signedCreate, signedDelete, type TestUser } from "./signing.js";
 import { createOperatorGrpcClient } from "./test-operator.js";
-import type { TestService } from "./test-service.js";
 
 // Calls and answer checks of the forward-auth suites (forward-auth*.test.ts).
 
@@ -108,16 +107,6 @@ export function assertRefused(answer: AuthAnswer, challenge: string, head = fals
   assert.equal(typeof body.message, "string");
   assert.notEqual(body.message, "");
   assert.deepEqual(body.details, []);
-}
-
-/** The service's log lines (parsed) of this request id. */
-export function linesOf(service: TestService, requestId: string): Record<string, unknown>[] {
-  return service.logs
-    .join("")
-    .split("\n")
-    .filter((line) => line.includes(requestId))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((line) => line.requestId === requestId);
 }
 
 /** The environment that points `npm start`'s command at this Redis. */
