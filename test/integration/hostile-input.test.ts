@@ -52,19 +52,9 @@ import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 // explore); run counts are bounded so the file runs in well under a minute.
 
 describe("hostile input", () => {
-  const {
-    service,
-    grpcTokens,
-    rawInternal,
-    rawPublic,
-    registeredUser,
-    fuzzUser,
-    timestamp,
-    uniqueName,
-    http,
-    validCreateFields,
-    validDeleteFields,
-  } = hostileInputSuite();
+  const suite = hostileInputSuite();
+  const { service, grpcTokens, rawInternal, rawPublic, registeredUser, http } = suite;
+  const { fuzzUser, timestamp, uniqueName, validCreateFields, validDeleteFields } = suite;
 
   describe("REST fuzzing of /user/tokens", () => {
     const createFieldNames = ["signature", "timestamp", "userId", "expiresIn", "name"];
