@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
-import { createOpenApiResponseChecker } from "../unit/openapi/openapi-response-checker.js";
+import { createOpenApiResponseChecker } from "./openapi-response-checker.js";
 import { signText, type TestUser } from "./signing.js";
 
 // Request bodies of the REST contract suites (rest-*.test.ts), written by hand
