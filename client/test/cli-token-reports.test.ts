@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { cliSuite, json, run } from "./support/cli-runner.js";
+import { INACTIVE_INTROSPECTION } from "./support/inactive-introspection.js";
 
 // The tests use distinct users and key files, so they run side by side.
 describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => {
@@ -125,14 +126,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
       });
     }
 
-    const inactive = {
-      active: false,
-      userId: "",
-      tokenId: "",
-      name: "",
-      expiresAt: "",
-      expiresAtMs: 0,
-    };
+    const inactive = INACTIVE_INTROSPECTION;
     await run(["delete", "--user", userId, "--key", "hank.pem", "--token-id", created.id]);
     const gone = await run(["introspect", created.token]);
     assert.equal(gone.code, 3, gone.stderr);

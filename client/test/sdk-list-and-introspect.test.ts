@@ -7,6 +7,7 @@ import {
   type IntrospectionTransport,
   TokenApiError,
 } from "../src/sdk/node.js";
+import { INACTIVE_INTROSPECTION } from "./support/inactive-introspection.js";
 import {
   apiError,
   type Harness,
@@ -99,14 +100,7 @@ describe("SDK listTokens", () => {
 
 describe("SDK introspectToken (internal listener)", () => {
   const INTROSPECTION_TRANSPORTS: readonly IntrospectionTransport[] = ["connect", "grpc"];
-  const INACTIVE = {
-    active: false,
-    userId: "",
-    tokenId: "",
-    name: "",
-    expiresAt: "",
-    expiresAtMs: 0,
-  };
+  const INACTIVE = INACTIVE_INTROSPECTION;
   let h: Harness;
   const introspections: ReturnType<typeof createIntrospectionClient>[] = [];
   function introspection(transport: IntrospectionTransport, baseUrl = h.service.internalUrl) {
