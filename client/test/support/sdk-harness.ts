@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { after, before } from "node:test";
-import { lateValue } from "../../../test/support/late-value.js";
 import { newUser, type TestUser } from "../../../test/support/signing.js";
+import { suiteValue } from "../../../test/support/suite-value.js";
 import { createOperatorGrpcClient } from "../../../test/support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../../../test/support/test-redis.js";
 import { startTestService, type TestService } from "../../../test/support/test-service.js";
@@ -92,14 +91,5 @@ export function datesIn(seconds: number, from: number, to: number): string[] {
  * test, closed after its last.
  */
 export function harnessSuite(limits: { maxActive?: number } = {}): Harness {
-  const [h, setHarness, started] = lateValue<Harness>("harness");
-  before(async () => {
-    setHarness(await harness(limits));
-  });
-  after(async () => {
-    if (started()) {
-      await h.close();
-    }
-  });
-  return h;
+  return suiteValue("harness", () => harness(limits));
 }
