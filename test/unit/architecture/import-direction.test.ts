@@ -17,7 +17,7 @@ interface Package {
 }
 
 /**
- * The service's layers: a request enters at `server`, the `gateway` turns REST
+ * The service's layers: a request enters at `server`, `rest` turns REST
  * into calls, the services (`token`, `user-key`) check and decide, `store`
  * keeps tokens and keys, `redis` connects.
  */
@@ -28,12 +28,16 @@ const SERVICE: Package = {
     ["main.ts", "process"],
     // Listeners, protocols, interceptors, plain endpoints; wires everything.
     ["server"],
-    // The OpenAPI document, built from the gateway's routes and the services' rules at
+    // The OpenAPI document, built from the REST routes and the services' rules at
     // build time (`npm run openapi`); the service loads only the modules that serve
     // it (test/integration/service-module-graph.test.ts).
     ["openapi"],
-    // REST to RPC transcoding, HTTP statuses of RPC codes.
-    ["gateway"],
+    // REST to RPC transcoding.
+    ["rest"],
+    // The protocol-free call path every protocol shares.
+    ["call"],
+    // Error answers: HTTP statuses of RPC codes, the JSON error body, error details.
+    ["status"],
     // Who may call the admin RPCs: operators' credentials, their file, their check.
     ["admin-auth"],
     // Where a request is checked: the proto's buf.validate rules, on every protocol.
@@ -62,7 +66,7 @@ const CLIENT: Package = {
 const CONSOLE = "console";
 
 /** Layers between the listeners and the store: they reach Redis only through the store. */
-const THROUGH_THE_STORE = ["openapi", "gateway", "validation", "token", "user-key"];
+const THROUGH_THE_STORE = ["openapi", "rest", "call", "status", "validation", "token", "user-key"];
 
 /** Folders that must not depend on the RPC framework: their failures are their own. */
 const WITHOUT_CONNECT = ["store", "redis"];
