@@ -4,7 +4,7 @@
  * compiled into our descriptors are read by exactly the schema the runtime
  * was built for. The BSR is not reachable from every build machine and the
  * npm package ships no .proto; comments are lost, the descriptor is not
- * (test/unit/validation/vendored-validate-proto.test.ts compares the two).
+ * (test/unit/proto/vendored-validate-proto.test.ts compares the two).
  *
  * Usage: tsx scripts/protovalidate-proto.ts [--check]
  */

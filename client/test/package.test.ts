@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { createPublicKey } from "node:crypto";
 import {
   copyFileSync,
   existsSync,
@@ -16,6 +15,7 @@ import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import vm from "node:vm";
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import * as esbuild from "esbuild";
 import {
   addLockedDependency,
@@ -29,182 +29,22 @@ import {
 import { createOperatorGrpcClient } from "../../test/support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../../test/support/test-redis.js";
 import { startTestService, type TestService } from "../../test/support/test-service.js";
-import { UserKeyService } from "../src/gen/perps/token/v1/user_key_pb.js";
 import { Code, createTokenClient, signerFromPem } from "../src/sdk/index.js";
+import {
+  BROWSER_CONSUMER,
+  type BrowserOutcome,
+  CJS_CONSUMER,
+  ESM_CONSUMER,
+  GLOBAL_CONSUMER,
+  type NodeOutcome,
+  opensslKey,
+  pageGlobals,
+  TYPED_CJS,
+  TYPED_ESM,
+} from "./support/package-consumers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
-
-/** What a Node consumer script prints: per transport, what it made and saw. */
-interface NodeOutcome {
-  sameErrorClass: boolean;
-  transports: Record<
-    string,
-    {
-      id: string;
-      wellFormed: boolean;
-      listed: { id: string; name: string; expiresAt: string }[];
-      refusal: { isTokenApiError: boolean; code: number; httpStatus?: number };
-    }
-  >;
-}
-
-// The body both Node consumers share; ESM and CJS differ only in how they load the SDK.
-const NODE_BODY = `
-  const { BASE_URL, USER_ID, KEY_FILE, NAME } = process.env;
-  const signer = signerFromPem(readFileSync(KEY_FILE));
-  const transports = {};
-  for (const transport of ["rest", "grpc"]) {
-    const client = createTokenClient({ baseUrl: BASE_URL, transport, signer });
-    try {
-      const created = await client.createToken({
-        userId: USER_ID,
-        name: NAME + "-" + transport,
-        expiresIn: 3600,
-      });
-      const listed = await client.listTokens(created.token);
-      let refusal;
-      try {
-        await client.deleteToken({ userId: USER_ID, tokenId: "AAAAAAAAAAAAAAAA" });
-      } catch (err) {
-        refusal = { isTokenApiError: err instanceof TokenApiError, code: err.code, httpStatus: err.httpStatus };
-      }
-      transports[transport] = { id: created.id, wellFormed: isWellFormedToken(created.token), listed, refusal };
-    } finally {
-      client.close();
-    }
-  }
-  console.log(JSON.stringify({ sameErrorClass: TokenApiError === NodeTokenApiError, transports }));
-`;
-
-const ESM_CONSUMER = `import { readFileSync } from "node:fs";
-import { createTokenClient, signerFromPem, TokenApiError } from "@perps/token-client";
-import { isWellFormedToken, TokenApiError as NodeTokenApiError } from "@perps/token-client/node";
-${NODE_BODY}`;
-
-const CJS_CONSUMER = `"use strict";
-const { readFileSync } = require("node:fs");
-const { createTokenClient, signerFromPem, TokenApiError } = require("@perps/token-client");
-const { isWellFormedToken, TokenApiError: NodeTokenApiError } = require("@perps/token-client/node");
-async function main() {
-${NODE_BODY}
-}
-main().catch((err) => {
-  console.error(err);
-  process.exitCode = 1;
-});
-`;
-
-// Run in a page: what it returns is JSON text, as objects of the page's realm
-// would not compare equal to this one's. `createTokenClient` and
-// `signerFromPem` come from the SDK however the page loaded it.
-const BROWSER_BODY = `async ({ baseUrl, userId, pem, prefix }) => {
-  const signer = signerFromPem(pem);
-  const out = { globals: [typeof process, typeof Buffer] };
-  for (const transport of ["rest", "connect"]) {
-    const client = createTokenClient({ baseUrl, transport, signer });
-    const created = await client.createToken({ userId, name: prefix + transport, expiresIn: 3600 });
-    out[transport] = { id: created.id, listed: await client.listTokens(created.token) };
-    client.close();
-  }
-  const grpc = createTokenClient({ baseUrl, transport: "grpc", signer });
-  out.grpc = await grpc.createToken({ userId, name: prefix + "grpc" }).then(() => "created", (err) => err.message);
-  return JSON.stringify(out);
-}`;
-
-/** A page's script bundled by the page's own bundler from the installed package. */
-const BROWSER_CONSUMER = `import { createTokenClient, signerFromPem } from "@perps/token-client";
-globalThis.runConsumer = ${BROWSER_BODY};
-`;
-
-/** A page with the shipped classic-script build: the SDK is the global PerpsTokenClient. */
-const GLOBAL_CONSUMER = `const { createTokenClient, signerFromPem } = PerpsTokenClient;
-globalThis.runConsumer = ${BROWSER_BODY};
-`;
-
-/** What a page offers a script: no process, no Buffer, no require. */
-function pageGlobals(): Record<string, unknown> {
-  return {
-    fetch,
-    Headers,
-    Request,
-    Response,
-    AbortController,
-    AbortSignal,
-    DOMException,
-    TextEncoder,
-    TextDecoder,
-    URL,
-    URLSearchParams,
-    crypto: globalThis.crypto,
-    atob,
-    btoa,
-    setTimeout,
-    clearTimeout,
-    queueMicrotask,
-    console,
-  };
-}
-
-type BrowserOutcome = {
-  globals: string[];
-  grpc: string;
-} & Record<"rest" | "connect", { id: string; listed: { id: string; name: string }[] }>;
-
-const TYPED_ESM = `import {
-  Code,
-  type CreatedToken,
-  createTokenClient,
-  signerFromPem,
-  TokenApiError,
-  type TokenClient,
-  type TokenSummary,
-} from "@perps/token-client";
-import { createIntrospectionClient, isWellFormedToken } from "@perps/token-client/node";
-import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-
-export const tokenService: string = TokenService.typeName;
-declare const pem: string;
-const client: TokenClient = createTokenClient({
-  baseUrl: "http://127.0.0.1:1",
-  transport: "rest",
-  signer: signerFromPem(pem),
-});
-export async function create(): Promise<string> {
-  const created: CreatedToken = await client.createToken({ userId: "u", name: "n", expiresIn: 3600 });
-  const listed: TokenSummary[] = await client.listTokens(created.token);
-  return isWellFormedToken(created.token) ? (listed[0]?.id ?? "") : "";
-}
-export function isNotFound(err: unknown): boolean {
-  return err instanceof TokenApiError && err.code === Code.NotFound;
-}
-export const introspection = createIntrospectionClient({ baseUrl: "http://127.0.0.1:1" });
-// @ts-expect-error -- the transport is "rest", "connect" or "grpc"
-createTokenClient({ baseUrl: "http://127.0.0.1:1", transport: "carrier-pigeon" });
-// @ts-expect-error -- the key file's text or bytes, not a number
-signerFromPem(42);
-`;
-
-const TYPED_CJS = `import { createTokenClient, signerFromPem, type TokenClient } from "@perps/token-client";
-import { isWellFormedToken } from "@perps/token-client/node";
-import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-
-export const tokenService: string = TokenService.typeName;
-export const client: TokenClient = createTokenClient({
-  baseUrl: "http://127.0.0.1:1",
-  signer: signerFromPem(new Uint8Array()),
-});
-export const wellFormed: boolean = isWellFormedToken("pt_x");
-// @ts-expect-error -- createToken needs the userId
-void client.createToken({});
-`;
-
-/** The key file openssl writes, and the public key to register, as 64 hex. */
-async function opensslKey(path: string): Promise<string> {
-  await run("openssl", ["genpkey", "-algorithm", "ed25519", "-out", path]);
-  const x = createPublicKey(readFileSync(path)).export({ format: "jwk" }).x;
-  return Buffer.from(x ?? "", "base64url").toString("hex");
-}
 
 describe("the client package, packed and installed by another project", () => {
   let dir: string;
@@ -270,10 +110,6 @@ describe("the client package, packed and installed by another project", () => {
       "dist/cjs/sdk/node.d.ts",
       "dist/cjs/package.json",
       "dist/protocol/index.js",
-      "dist/gen/perps/token/v1/token_pb.js",
-      "dist/gen/perps/token/v1/token_pb.d.ts",
-      "dist/cjs/gen/perps/token/v1/token_pb.js",
-      "dist/cjs/gen/perps/token/v1/token_pb.d.ts",
       "dist/cli/perps-tokens.js",
       "dist/browser/index.js",
       "dist/browser/index.global.js",
@@ -437,22 +273,6 @@ client.close();
     await assertStored(Object.values(outcome.transports).map((t) => t.id));
   });
 
-  it("the contract's generated code: import and require of one module per proto file", async () => {
-    const contract = "@perps/token-client/contract/perps/token/v1/token_pb.js";
-    writeFileSync(
-      join(consumer, "contract.mjs"),
-      `import { TokenService } from "${contract}";\nconsole.log(TokenService.typeName);\n`,
-    );
-    writeFileSync(
-      join(consumer, "contract.cjs"),
-      `const { TokenService } = require("${contract}");\nconsole.log(TokenService.typeName);\n`,
-    );
-    for (const file of ["contract.mjs", "contract.cjs"]) {
-      const { stdout } = await run(process.execPath, [file], { cwd: consumer });
-      assert.equal(stdout.trim(), "perps.token.v1.TokenService", file);
-    }
-  });
-
   it("browser: a bundle for platform browser has no Node.js module and runs with page globals only", async () => {
     writeFileSync(join(consumer, "page.mjs"), BROWSER_CONSUMER);
     const result = await esbuild.build({
@@ -555,8 +375,6 @@ client.close();
       "dist/sdk/index.d.ts",
       "dist/cjs/sdk/index.d.ts",
       "dist/cjs/sdk/node.d.ts",
-      "dist/gen/perps/token/v1/token_pb.d.ts",
-      "dist/cjs/gen/perps/token/v1/token_pb.d.ts",
     ]) {
       assert.ok(stdout.includes(`node_modules/@perps/token-client/${file}`), `${file} not used`);
     }

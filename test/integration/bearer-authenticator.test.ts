@@ -1,28 +1,18 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
-import { Redis } from "ioredis";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisCall } from "../../src/store/redis-call.js";
 import { createTokenStore } from "../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
-import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
+import { redisServerSuite } from "../support/redis-server-suite.js";
 
 const SIGNER_PUBLIC_KEY = "cd".repeat(32);
 
 // The authenticator over the real store and a private redis-server.
 describe("bearer authenticator", () => {
-  let server: TestRedis;
-  let redis: Redis;
-  before(async () => {
-    server = await startTestRedisServer();
-    redis = new Redis(server.url);
-  });
-  after(async () => {
-    redis.disconnect();
-    await server.dispose();
-  });
+  const { redis } = redisServerSuite();
 
   /** A stored token of a new user, named `name`, expiring at `expiresAtMs`. */
   async function stored(name: string | undefined, expiresAtMs: number) {

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import { ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { ConnectError } from "@connectrpc/connect";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import {
   ErrorInfoSchema,
@@ -10,6 +9,7 @@ import {
 } from "@perps/token-client/contract/google/rpc/error_details_pb.js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { tokenCallsOnEveryProtocol } from "../support/every-protocol.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { grpcStatusDetails } from "../support/grpc-status-details.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
@@ -118,14 +118,6 @@ describe("clock errors on REST, Connect, gRPC and gRPC-Web", () => {
     user = await newUser();
     await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
     keys.close();
-    const connect = createClient(
-      TokenService,
-      createConnectTransport({ baseUrl: service.publicUrl, httpVersion: "1.1" }),
-    );
-    const grpcWeb = createClient(
-      TokenService,
-      createGrpcWebTransport({ baseUrl: service.publicUrl, httpVersion: "1.1" }),
-    );
     const rest = async (method: string, req: object): Promise<ClockRefusal> => {
       const res = await fetch(`${service.publicUrl}/user/tokens`, {
         method,
@@ -134,28 +126,7 @@ describe("clock errors on REST, Connect, gRPC and gRPC-Web", () => {
       });
       return restRefusal(res.status, (await res.json()) as RestBody);
     };
-    protocols.push(
-      {
-        name: "REST",
-        createToken: (req) => rest("POST", req),
-        deleteToken: (req) => rest("DELETE", req),
-      },
-      {
-        name: "Connect",
-        createToken: (req) => refusal(connect.createToken(req)),
-        deleteToken: (req) => refusal(connect.deleteToken(req)),
-      },
-      {
-        name: "gRPC",
-        createToken: (req) => refusal(grpc.createToken(req)),
-        deleteToken: (req) => refusal(grpc.deleteToken(req)),
-      },
-      {
-        name: "gRPC-Web",
-        createToken: (req) => refusal(grpcWeb.createToken(req)),
-        deleteToken: (req) => refusal(grpcWeb.deleteToken(req)),
-      },
-    );
+    protocols.push(...tokenCallsOnEveryProtocol(service.publicUrl, grpc, rest, refusal));
   });
 
   after(async () => {

@@ -1,154 +1,35 @@
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
 import { createPrivateKey, createPublicKey, randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { promisify } from "node:util";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
-import type { Browser, BrowserContext, Page } from "playwright-core";
 import { createApp } from "../../src/server/app.js";
 import { CONSOLE_CSP } from "../../src/server/console-endpoint.js";
+import {
+  activeId,
+  alertText,
+  createToken,
+  dir,
+  execFileAsync,
+  keyFiles,
+  listWith,
+  openPage,
+  opensslKey,
+  ROOT,
+  requests,
+  SIZE_BUDGET_BYTES,
+  sessionTokens,
+  shot,
+  signedIn,
+  signIn,
+} from "../support/console-page.js";
+import { consoleSuite } from "../support/console-suite.js";
 import { samples } from "../support/prometheus-samples.js";
-import { launchBrowser, type RecordedRequest, recordRequests } from "../support/test-browser.js";
-import { operatorHeaders, TEST_OPERATOR, testOperatorLookup } from "../support/test-operator.js";
-import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
-import { startTestService, type TestService } from "../support/test-service.js";
-
-const execFileAsync = promisify(execFile);
-const ROOT = resolve(import.meta.dirname, "../..");
-/** Screenshots of each state, kept out of git (.gitignore) and looked at by whoever changes the page. */
-const SHOTS = join(ROOT, "test-output/console");
-/** The budget of the page's own script and style, gzipped together. */
-const SIZE_BUDGET_BYTES = 50 * 1024;
-
-const dir = mkdtempSync(join(tmpdir(), "console-test-"));
-/** Every request any page of this file made: none may carry a private key. */
-const requests: RecordedRequest[] = [];
-/** Every private key file the pages were given or made. */
-const keyFiles: string[] = [];
-
-interface KeyFile {
-  path: string;
-  publicKeyHex: string;
-}
-
-/** An Ed25519 key file as the README makes it: `openssl genpkey -algorithm ed25519`. */
-function opensslKey(name: string, ...args: string[]): KeyFile {
-  const path = join(dir, name);
-  execFileSync(
-    "openssl",
-    ["genpkey", ...(args.length > 0 ? args : ["-algorithm", "ed25519"]), "-out", path],
-    {
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
-  keyFiles.push(path);
-  const pem = readFileSync(path, "utf8");
-  const jwk = args.length > 0 ? {} : createPublicKey(pem).export({ format: "jwk" });
-  return { path, publicKeyHex: Buffer.from(jwk.x ?? "", "base64url").toString("hex") };
-}
-
-/** Registers a public key as an operator does: PutUserKey on the internal listener (Connect JSON). */
-async function putUserKey(service: TestService, userId: string, publicKey: string): Promise<void> {
-  const res = await fetch(`${service.internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...operatorHeaders() },
-    body: JSON.stringify({ userId, publicKey }),
-  });
-  assert.equal(res.status, 200, await res.text());
-}
-
-/** The whole page, or what the screen shows when a modal dialog covers it. */
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  const modal = await page.getByRole("dialog").isVisible();
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: !modal });
-}
-
-async function openPage(
-  browser: Browser,
-  service: TestService,
-  opts: { width?: number; clockSkewMs?: number } = {},
-): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({
-    viewport: { width: opts.width ?? 1000, height: 760 },
-    acceptDownloads: true,
-  });
-  if (opts.clockSkewMs !== undefined) {
-    // This page's clock only: what a computer whose time is off signs with.
-    await context.addInitScript(`{
-      const realNow = Date.now;
-      Date.now = () => realNow() + ${opts.clockSkewMs};
-    }`);
-  }
-  const page = await context.newPage();
-  recordRequests(page, requests);
-  await page.goto(`${service.publicUrl}/`);
-  return { context, page };
-}
-
-/** The id of the focused element (evaluated in the page: this file has no DOM types). */
-async function activeId(page: Page): Promise<unknown> {
-  return page.evaluate("document.activeElement?.id");
-}
-
-async function signIn(page: Page, userId: string, keyPath: string): Promise<void> {
-  await page.getByRole("textbox", { name: "User ID" }).fill(userId);
-  await page.getByLabel("Private key").setInputFiles(keyPath);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
-
-async function signedIn(page: Page): Promise<void> {
-  await page.getByRole("button", { name: "Sign out" }).waitFor();
-}
-
-async function createToken(page: Page, name: string, days = 30): Promise<void> {
-  await page.getByRole("textbox", { name: "Name" }).fill(name);
-  await page.getByRole("spinbutton", { name: "Lifetime (days)" }).fill(String(days));
-  await page.getByRole("button", { name: "Create token" }).click();
-}
-
-async function alertText(page: Page, pattern: RegExp): Promise<string> {
-  const alert = page.getByRole("alert");
-  await alert.filter({ hasText: pattern }).waitFor({ timeout: 10_000 });
-  return (await alert.textContent()) ?? "";
-}
-
-/** The session token the page listed with (its Authorization header): only the test can see it. */
-function sessionTokens(): string[] {
-  return requests
-    .filter((r) => r.method === "GET" && r.url.endsWith("/user/tokens"))
-    .map((r) => (r.headers.authorization ?? "").replace(/^Bearer /, ""));
-}
-
-async function listWith(service: TestService, token: string): Promise<Response> {
-  return fetch(`${service.publicUrl}/user/tokens`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-}
+import { TEST_OPERATOR, testOperatorLookup } from "../support/test-operator.js";
 
 describe("token console", () => {
-  let redis: TestRedis;
-  let service: TestService;
-  let browser: Browser;
-  const userId = randomUUID();
-  let key: KeyFile;
-
-  before(async () => {
-    redis = await startTestRedisServer();
-    service = await startTestService({ redisUrl: redis.url, console: true });
-    browser = await launchBrowser();
-    key = opensslKey("user.pem");
-    await putUserKey(service, userId, key.publicKeyHex);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await service?.stop();
-    await redis?.dispose();
-  });
+  const { service, browser, userId, key } = consoleSuite("user.pem");
 
   it("serves the page, script and style with the security headers, each answer logged and counted", async () => {
     for (const path of ["/", "/console/console.js", "/console/console.css", "/console/icon.svg"]) {
@@ -537,75 +418,6 @@ describe("token console", () => {
       for (const secret of secrets) {
         assert.ok(!everything.includes(secret), `a request carries a key: ${r.method} ${r.url}`);
       }
-    }
-  });
-});
-
-describe("token console when the service says no or is gone", () => {
-  let redis: TestRedis;
-  let service: TestService;
-  let browser: Browser;
-  const userId = randomUUID();
-  let key: KeyFile;
-
-  before(async () => {
-    redis = await startTestRedisServer();
-    // Sign in, two creates, then the fourth signed call is one too many.
-    service = await startTestService({
-      redisUrl: redis.url,
-      console: true,
-      tokenRateLimitPerMinute: 3,
-    });
-    browser = await launchBrowser();
-    key = opensslKey("limited.pem");
-    await putUserKey(service, userId, key.publicKeyHex);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await service?.stop();
-    await redis?.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("shows the rate limit with its Retry-After, Redis down, and the service gone", async () => {
-    const { context, page } = await openPage(browser, service);
-    try {
-      await signIn(page, userId, key.path);
-      await signedIn(page);
-      await createToken(page, "one");
-      await page.getByRole("row", { name: /one/ }).waitFor();
-      await createToken(page, "two");
-      await page.getByRole("row", { name: /two/ }).waitFor();
-      await createToken(page, "three");
-      assert.match(
-        await alertText(page, /too many/),
-        /^Create failed: too many token requests for this user; retry later \(retry after \d+ s\)$/,
-      );
-      await shot(page, "15-error-rate-limit");
-
-      await redis.stop();
-      await page.getByRole("button", { name: "Revoke one" }).click();
-      await page.getByRole("dialog").getByRole("button", { name: "Revoke", exact: true }).click();
-      const down = await alertText(page, /unavailable/i);
-      assert.match(down, /^Revoke one failed: Token store unavailable, try again$/);
-      assert.doesNotMatch(
-        down,
-        /at \w+ \(|Error:|ECONNREFUSED|redis/i,
-        "no stack trace, no internals",
-      );
-      await shot(page, "16-error-redis-down");
-
-      await service.stop();
-      await createToken(page, "four");
-      const gone = await alertText(page, /cannot reach/);
-      assert.match(
-        gone,
-        /^Create failed: cannot reach http:\/\/127\.0\.0\.1:\d+\/user\/tokens \(no answer: /,
-      );
-      await shot(page, "17-error-service-down");
-    } finally {
-      await context.close();
     }
   });
 });

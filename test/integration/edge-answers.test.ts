@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { connect as connectH2, type IncomingHttpHeaders } from "node:http2";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { samples } from "../support/prometheus-samples.js";
 import { rawExchange } from "../support/raw-exchange.js";
-import { startTestRedis, type TestRedis } from "../support/test-redis.js";
-import { startTestService, type TestService } from "../support/test-service.js";
+import { serviceSuite } from "../support/service-suite.js";
 
 // What operators' tools, balancers and other gRPC and HTTP clients meet at
 // the edges of the service: health checks by HEAD, 405 on the plain
@@ -51,16 +50,7 @@ function grpcCall(address: string, path: string): Promise<grpc.ServiceError | un
 }
 
 describe("answers at the edges", () => {
-  let redis: TestRedis;
-  let service: TestService;
-  before(async () => {
-    redis = await startTestRedis();
-    service = await startTestService({ redis: redis.topology });
-  });
-  after(async () => {
-    await service.stop();
-    await redis.dispose();
-  });
+  const { service } = serviceSuite();
 
   /** The log line (parsed) of this request id; throws unless there is exactly one. */
   async function lineOf(requestId: string): Promise<Record<string, unknown>> {

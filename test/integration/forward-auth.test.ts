@@ -1,24 +1,29 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type Server,
-} from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
 import { connect as connectH2 } from "node:http2";
 import { connect as connectTcp } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { generateToken } from "@perps/token-client/protocol";
-import type { RedisTopology } from "../../src/redis/redis-topology.js";
+import {
+  assertAllowed,
+  assertRefused,
+  bearer,
+  type Created,
+  createToken,
+  deleteToken,
+  forwardAuth,
+  INVALID,
+  MISSING,
+  redisEnv,
+  register,
+  UUID,
+} from "../support/forward-auth-calls.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
-import { markdownBlocks } from "../support/markdown-blocks.js";
 import { samples } from "../support/prometheus-samples.js";
-import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
-import { startTestCaddy } from "../support/test-caddy.js";
-import { startTestNginx } from "../support/test-nginx.js";
-import { createOperatorGrpcClient } from "../support/test-operator.js";
+import { requestLines } from "../support/request-lines.js";
+import { serviceSuite } from "../support/service-suite.js";
+import { newUser, type TestUser } from "../support/signing.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -26,124 +31,6 @@ import { startTestService, type TestService } from "../support/test-service.js";
 // auth_request, Traefik ForwardAuth and Envoy ext_authz: a live bearer token
 // answers 200 with X-User-Id and X-Token-Id, anything else 401 with its
 // WWW-Authenticate challenge, a Redis that cannot answer 503.
-
-const MISSING = 'Bearer realm="perps-tokens"';
-const INVALID = 'Bearer realm="perps-tokens", error="invalid_token"';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-type Fields = Record<string, string | bigint | undefined>;
-const json = (fields: Fields) =>
-  JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
-
-interface Created {
-  id: string;
-  token: string;
-}
-
-async function register(service: { internalAddress: string }, user: TestUser): Promise<void> {
-  const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
-  try {
-    await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
-  } finally {
-    keys.close();
-  }
-}
-
-let nextTimestamp = Date.now();
-
-async function createToken(
-  publicUrl: string,
-  user: TestUser,
-  fields: { name?: string; expiresIn?: bigint } = {},
-): Promise<Created> {
-  const res = await fetch(`${publicUrl}/user/tokens`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: json(await signedCreate(user, { ...fields, timestamp: BigInt(nextTimestamp++) })),
-  });
-  const body = (await res.json()) as Partial<Created>;
-  assert.equal(res.status, 201, JSON.stringify(body));
-  assert.ok(body.id !== undefined && body.token !== undefined);
-  return { id: body.id, token: body.token };
-}
-
-async function deleteToken(publicUrl: string, user: TestUser, tokenId: string): Promise<void> {
-  const res = await fetch(`${publicUrl}/user/tokens`, {
-    method: "DELETE",
-    headers: { "content-type": "application/json" },
-    body: json(await signedDelete(user, tokenId, { timestamp: BigInt(nextTimestamp++) })),
-  });
-  assert.equal(res.status, 200, await res.text());
-}
-
-interface AuthAnswer {
-  status: number;
-  headers: Headers;
-  body: string;
-}
-
-async function forwardAuth(
-  baseUrl: string,
-  init: { path?: string; method?: string; authorization?: string; body?: string } = {},
-): Promise<AuthAnswer> {
-  const res = await fetch(`${baseUrl}${init.path ?? "/auth"}`, {
-    method: init.method ?? "GET",
-    headers: init.authorization === undefined ? {} : { authorization: init.authorization },
-    ...(init.body === undefined ? {} : { body: init.body }),
-    // A hang is a failure, not a stuck suite.
-    signal: AbortSignal.timeout(10_000),
-  });
-  return { status: res.status, headers: res.headers, body: await res.text() };
-}
-
-const bearer = (token: string) => `Bearer ${token}`;
-
-function assertAllowed(answer: AuthAnswer, userId: string, tokenId: string): void {
-  assert.equal(answer.status, 200, answer.body);
-  assert.equal(answer.headers.get("x-user-id"), userId.toLowerCase());
-  assert.equal(answer.headers.get("x-token-id"), tokenId);
-  assert.equal(answer.headers.get("cache-control"), "no-store");
-  assert.equal(answer.body, "");
-}
-
-function assertRefused(answer: AuthAnswer, challenge: string, head = false): void {
-  assert.equal(answer.status, 401, answer.body);
-  assert.equal(answer.headers.get("www-authenticate"), challenge);
-  assert.equal(answer.headers.get("x-user-id"), null);
-  assert.equal(answer.headers.get("x-token-id"), null);
-  if (head) {
-    assert.equal(answer.body, "");
-    return;
-  }
-  assert.equal(answer.headers.get("content-type"), "application/json");
-  const body = JSON.parse(answer.body) as { code: number; message: string; details: unknown[] };
-  assert.equal(body.code, 16);
-  assert.equal(typeof body.message, "string");
-  assert.notEqual(body.message, "");
-  assert.deepEqual(body.details, []);
-}
-
-/** The service's log lines (parsed) of this request id. */
-function linesOf(service: TestService, requestId: string): Record<string, unknown>[] {
-  return service.logs
-    .join("")
-    .split("\n")
-    .filter((line) => line.includes(requestId))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((line) => line.requestId === requestId);
-}
-
-/** The environment that points `npm start`'s command at this Redis. */
-function redisEnv(topology: RedisTopology): Record<string, string> {
-  switch (topology.kind) {
-    case "url":
-      return { REDIS_URL: topology.url };
-    case "cluster":
-      return { REDIS_CLUSTER_NODES: topology.nodes.map((n) => `${n.host}:${n.port}`).join(",") };
-    default:
-      throw new Error(`no environment for a ${topology.kind} Redis here`);
-  }
-}
 
 describe("forward-auth (/auth on the internal listener)", () => {
   let redis: TestRedis;
@@ -375,10 +262,10 @@ describe("forward-auth (/auth on the internal listener)", () => {
     }
     // Each is logged once, as answered, when its connection closes.
     for (const id of ids) {
-      let lines = linesOf(service, id);
+      let lines = requestLines(service, id);
       for (let i = 0; i < 100 && lines.length === 0; i++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
-        lines = linesOf(service, id);
+        lines = requestLines(service, id);
       }
       assert.equal(lines.length, 1, JSON.stringify(lines));
       assert.equal(lines[0]?.code, "ok");
@@ -425,7 +312,7 @@ describe("forward-auth (/auth on the internal listener)", () => {
         now = await metricsText();
       }
       assert.equal(now.get(series), (before.get(series) ?? 0) + 1, `${series} counted once`);
-      const lines = linesOf(service, requestId);
+      const lines = requestLines(service, requestId);
       assert.equal(lines.length, 1, JSON.stringify(lines));
       assert.equal(lines[0]?.method, "forward-auth");
       assert.equal(lines[0]?.protocol, "http");
@@ -443,17 +330,7 @@ describe("forward-auth (/auth on the internal listener)", () => {
 });
 
 describe("forward-auth while Redis is down", () => {
-  let redis: TestRedis;
-  let service: TestService;
-
-  before(async () => {
-    redis = await startTestRedis();
-    service = await startTestService({ redis: redis.topology });
-  });
-  after(async () => {
-    await service.stop();
-    await redis.dispose();
-  });
+  const { redis, service } = serviceSuite();
 
   it("answers 503 (never a hang), logs it as a failure and counts it; 200 again once Redis is back", async () => {
     const user = await newUser();
@@ -478,7 +355,7 @@ describe("forward-auth while Redis is down", () => {
       ),
       1,
     );
-    const lines = linesOf(service, requestId);
+    const lines = requestLines(service, requestId);
     assert.equal(lines.length, 1, JSON.stringify(lines));
     assert.equal(lines[0]?.code, "Unavailable");
     assert.equal(lines[0]?.level, 50, "Redis down is our failure: an error line");
@@ -494,296 +371,3 @@ describe("forward-auth while Redis is down", () => {
     assertAllowed(answer, user.userId, token.id);
   });
 });
-
-/** The docs' one block of `lang` in `file` (readme-examples.test.ts checks there is one). */
-function documentedBlock(file: string, lang: string): string {
-  const blocks = markdownBlocks(file).filter((block) => block.lang === lang);
-  assert.equal(blocks.length, 1, `${file} has one ${lang} block`);
-  return blocks[0]?.text ?? "";
-}
-
-/** An edge proxy running a documented recipe, in front of `api` and asking `auth`. */
-interface EdgeProxy {
-  /** How the proxy answers a 503 of /auth. */
-  readonly unavailableStatus: number;
-  start(addresses: { auth: string; api: string }): Promise<{ url: string; stop(): Promise<void> }>;
-}
-
-/** The documented addresses (internal listener 127.0.0.1:9090, API 127.0.0.1:3000), changed to the test's. */
-function withAddresses(recipe: string, addresses: { auth: string; api: string }): string {
-  assert.ok(recipe.includes("127.0.0.1:9090"), "the recipe names the internal listener");
-  assert.ok(recipe.includes("127.0.0.1:3000"), "the recipe names the API");
-  return recipe
-    .replaceAll("127.0.0.1:9090", addresses.auth)
-    .replaceAll("127.0.0.1:3000", addresses.api);
-}
-
-const PROXIES: Record<string, EdgeProxy> = {
-  "the README's nginx auth_request snippet, in a real nginx": {
-    unavailableStatus: 500,
-    start: (addresses) =>
-      startTestNginx(withAddresses(documentedBlock("README.md", "nginx"), addresses)),
-  },
-  // Where an operator passes underscores on (nginx drops those names by default), the
-  // snippet's own clearing is what keeps X_User_Id out.
-  "the README's nginx snippet with underscores_in_headers on": {
-    unavailableStatus: 500,
-    start: (addresses) =>
-      startTestNginx(
-        `underscores_in_headers on;\n${withAddresses(documentedBlock("README.md", "nginx"), addresses)}`,
-      ),
-  },
-  "docs/api.md's Caddyfile (forward_auth), in a real caddy": {
-    unavailableStatus: 503,
-    start: (addresses) =>
-      startTestCaddy(
-        withAddresses(documentedBlock("docs/api.md", "caddyfile"), addresses),
-        "api.example.com",
-      ),
-  },
-};
-
-/** The names an upstream may read as X-User-Id or X-Token-Id: any case, `-` or `_`. */
-const identityName = (name: string) => name.toLowerCase().replaceAll("_", "-");
-
-/** Every spelling of a header a client may send to pass as the proxy's. */
-function spellings(name: "X-User-Id" | "X-Token-Id", value: string): Record<string, string> {
-  const [a, b, c] = name.split("-");
-  return {
-    [`${a}-${b}-${c}`]: value,
-    [`${a}_${b}_${c}`]: value,
-    [`${a}-${b}_${c}`]: value,
-    [`${a}_${b}-${c}`]: value,
-  };
-}
-
-for (const [title, proxy] of Object.entries(PROXIES)) {
-  describe(title, () => {
-    let redis: TestRedis;
-    let service: TestService;
-    let edge: { url: string; stop(): Promise<void> };
-    let upstream: Server;
-    let user: TestUser;
-    let other: TestUser;
-    let live: Created;
-    let othersToken: Created;
-    /** What the API behind the proxy received, with every header that could pass as an identity. */
-    const seen: {
-      url: string;
-      headers: IncomingHttpHeaders;
-      identity: [string, string][];
-      body: string;
-    }[] = [];
-
-    before(async () => {
-      redis = await startTestRedis();
-      service = await startTestService({ redis: redis.topology });
-      // The API behind the proxy: echoes what it was given.
-      upstream = createServer((req, res) => {
-        let body = "";
-        req.setEncoding("utf8");
-        req.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        req.on("end", () => {
-          const identity: [string, string][] = [];
-          for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-            const [name = "", value = ""] = [req.rawHeaders[i], req.rawHeaders[i + 1]];
-            if (["x-user-id", "x-token-id"].includes(identityName(name))) {
-              identity.push([name, value]);
-            }
-          }
-          seen.push({ url: req.url ?? "", headers: req.headers, identity, body });
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(
-            JSON.stringify({
-              userId: req.headers["x-user-id"] ?? null,
-              tokenId: req.headers["x-token-id"] ?? null,
-              body,
-            }),
-          );
-        });
-      });
-      await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-      const address = upstream.address();
-      assert.ok(address !== null && typeof address === "object");
-      edge = await proxy.start({
-        auth: service.internalAddress,
-        api: `127.0.0.1:${address.port}`,
-      });
-      user = await newUser();
-      other = await newUser();
-      await register(service, user);
-      await register(service, other);
-      live = await createToken(service.publicUrl, user, { name: "edge" });
-      othersToken = await createToken(service.publicUrl, other, { name: "edge" });
-    });
-    after(async () => {
-      await edge?.stop();
-      await new Promise<void>((resolve) => upstream?.close(() => resolve()));
-      await service?.stop();
-      await redis?.dispose();
-    });
-
-    async function viaProxy(
-      path: string,
-      init: { method?: string; headers?: Record<string, string>; body?: string } = {},
-    ) {
-      const res = await fetch(`${edge.url}${path}`, {
-        method: init.method ?? "GET",
-        headers: init.headers ?? {},
-        ...(init.body === undefined ? {} : { body: init.body }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      return { status: res.status, headers: res.headers, text: await res.text() };
-    }
-
-    /** A GET through the proxy over node:http, which (unlike fetch) sends any Connection header. */
-    function viaRawProxy(path: string, headers: Record<string, string>) {
-      const { hostname, port } = new URL(edge.url);
-      return new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpRequest({ hostname, port, path, headers, agent: false }, (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            text += chunk;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-        });
-        req.setTimeout(10_000, () => req.destroy(new Error("no answer within 10 s")));
-        req.on("error", reject);
-        req.end();
-      });
-    }
-
-    it("a live token: the API gets the request with the user's id and the token's id", async () => {
-      const answer = await viaProxy("/api/orders?x=1", {
-        headers: { authorization: bearer(live.token) },
-      });
-      assert.equal(answer.status, 200, answer.text);
-      assert.deepEqual(JSON.parse(answer.text), {
-        userId: user.userId,
-        tokenId: live.id,
-        body: "",
-      });
-      assert.equal(seen.at(-1)?.url, "/api/orders?x=1");
-    });
-
-    it("the API gets the request's body (only the auth subrequest goes without it)", async () => {
-      const answer = await viaProxy("/api/orders", {
-        method: "POST",
-        headers: { authorization: bearer(live.token), "content-type": "application/json" },
-        body: '{"qty":1}',
-      });
-      assert.equal(answer.status, 200, answer.text);
-      assert.deepEqual(JSON.parse(answer.text), {
-        userId: user.userId,
-        tokenId: live.id,
-        body: '{"qty":1}',
-      });
-    });
-
-    it("identity headers sent by the client, in any spelling, never reach the API: it sees only the service's answer", async () => {
-      const forged = (userId: string, tokenId: string, lower: boolean) => {
-        const all = { ...spellings("X-User-Id", userId), ...spellings("X-Token-Id", tokenId) };
-        return Object.fromEntries(
-          Object.entries(all).map(([name, value]) => [lower ? name.toLowerCase() : name, value]),
-        );
-      };
-      // A token of one user, with another user's id (and token id), in every spelling and case.
-      for (const [token, owner, claimed] of [
-        [live, user, other.userId],
-        [othersToken, other, user.userId],
-        [live, user, randomUUID()],
-      ] as const) {
-        for (const lower of [false, true]) {
-          const answer = await viaProxy("/api/spoof", {
-            headers: { authorization: bearer(token.token), ...forged(claimed, "forged", lower) },
-          });
-          assert.equal(answer.status, 200, answer.text);
-          const request = seen.at(-1);
-          assert.equal(request?.url, "/api/spoof");
-          // Exactly one of each, set by the proxy from the service's answer.
-          assert.deepEqual(
-            request?.identity
-              .map(([name, value]) => [identityName(name), value])
-              .sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
-            [
-              ["x-token-id", token.id],
-              ["x-user-id", owner.userId],
-            ],
-            JSON.stringify(request?.identity),
-          );
-        }
-      }
-    });
-
-    it("a client's Connection header naming the identity headers does not strip the service's answer", async () => {
-      for (const connection of [
-        "X-User-Id, X-Token-Id",
-        "x-user-id,x-token-id",
-        "keep-alive, X-User-Id, X-Token-Id",
-      ]) {
-        for (const forge of [false, true]) {
-          const answer = await viaRawProxy("/api/hop", {
-            authorization: bearer(live.token),
-            connection,
-            ...(forge
-              ? { ...spellings("X-User-Id", other.userId), ...spellings("X-Token-Id", "forged") }
-              : {}),
-          });
-          assert.equal(answer.status, 200, answer.text);
-          const request = seen.at(-1);
-          assert.equal(request?.url, "/api/hop");
-          assert.deepEqual(
-            request?.identity
-              .map(([name, value]) => [identityName(name), value])
-              .sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
-            [
-              ["x-token-id", live.id],
-              ["x-user-id", user.userId],
-            ],
-            `Connection: ${connection}: ${JSON.stringify(request?.identity)}`,
-          );
-        }
-      }
-    });
-
-    it("no token or a bad one, whatever identity the client claims: 401 with the service's WWW-Authenticate, and the API sees nothing", async () => {
-      const count = seen.length;
-      const claims = {
-        ...spellings("X-User-Id", user.userId),
-        ...spellings("X-Token-Id", live.id),
-      };
-      const none = await viaProxy("/api", { headers: claims });
-      assert.equal(none.status, 401);
-      assert.equal(none.headers.get("www-authenticate"), MISSING);
-      const bad = await viaProxy("/api", {
-        headers: { ...claims, authorization: bearer(generateToken(user.userId, live.id)) },
-      });
-      assert.equal(bad.status, 401);
-      assert.equal(bad.headers.get("www-authenticate"), INVALID);
-      assert.equal(seen.length, count, "the API was not called");
-    });
-
-    it("a deleted token is refused at the edge at once", async () => {
-      const token = await createToken(service.publicUrl, user);
-      assert.equal(
-        (await viaProxy("/api", { headers: { authorization: bearer(token.token) } })).status,
-        200,
-      );
-      await deleteToken(service.publicUrl, user, token.id);
-      const answer = await viaProxy("/api", { headers: { authorization: bearer(token.token) } });
-      assert.equal(answer.status, 401);
-      assert.equal(answer.headers.get("www-authenticate"), INVALID);
-    });
-
-    it(`Redis down: the proxy answers ${proxy.unavailableStatus} (the service's 503) and never lets the request through`, async () => {
-      const count = seen.length;
-      await redis.stop();
-      const answer = await viaProxy("/api", { headers: { authorization: bearer(live.token) } });
-      assert.equal(answer.status, proxy.unavailableStatus);
-      assert.equal(seen.length, count, "the API was not called");
-    });
-  });
-}

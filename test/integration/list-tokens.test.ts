@@ -9,11 +9,11 @@ import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user
 import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
 import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
+import { createOpenApiResponseChecker } from "../support/openapi-response-checker.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
-import { createOpenApiResponseChecker } from "../unit/openapi/openapi-response-checker.js";
 
 // ListTokens (issue #13): GET /user/tokens and TokenService/ListTokens on
 // Connect and gRPC, authenticated by `Authorization: Bearer <token>`.

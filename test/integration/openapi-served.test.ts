@@ -4,11 +4,11 @@ import { after, before, describe, it } from "node:test";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { createTokenMessage, deleteTokenMessage } from "@perps/token-client/protocol";
 import type { JsonSchema, OpenApiDocument } from "../../src/openapi/openapi-document.js";
+import { componentValidator } from "../support/openapi-validators.js";
 import { newUser, signBytes, type TestUser } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
-import { componentValidator } from "../unit/openapi/openapi-test-support.js";
 
 // The served OpenAPI document describes the running service: a client that
 // generates requests from its schema, valid values only (boundaries

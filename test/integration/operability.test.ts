@@ -14,6 +14,7 @@ import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
 import { selfSignedCert } from "../support/self-signed-cert.js";
+import { serviceSuite } from "../support/service-suite.js";
 import { newUser, signedCreate } from "../support/signing.js";
 import { createOperatorGrpcClient, operatorHeaders } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
@@ -27,16 +28,7 @@ const json = (fields: Fields) =>
   JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 
 describe("operability", () => {
-  let redis: TestRedis;
-  let service: TestService;
-  before(async () => {
-    redis = await startTestRedis();
-    service = await startTestService({ redis: redis.topology });
-  });
-  after(async () => {
-    await service.stop();
-    await redis.dispose();
-  });
+  const { service } = serviceSuite();
 
   it("serves Prometheus metrics on the internal listener only", async () => {
     const user = await newUser();

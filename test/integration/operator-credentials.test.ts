@@ -10,10 +10,11 @@ import { apiServices } from "../../src/server/api-services.js";
 import { grpcStatusOf } from "../support/grpc-status-call.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
+import { serviceSuite } from "../support/service-suite.js";
 import { newUser } from "../support/signing.js";
 import { credentialsText, operatorHeaders, TEST_OPERATOR } from "../support/test-operator.js";
 import { startTestRedis, startTestRedisServer, type TestRedis } from "../support/test-redis.js";
-import { startTestService, type TestService } from "../support/test-service.js";
+import { startTestService } from "../support/test-service.js";
 
 // Issue 29: anyone who reached the internal port was an operator. Every admin
 // RPC (the `operatorOnly` entries of src/server/api-services.ts) now needs an operator's
@@ -48,17 +49,7 @@ async function grpcWebStatus(url: string, headers: Record<string, string>): Prom
 }
 
 describe("operator credentials on the admin RPCs", () => {
-  let redis: TestRedis;
-  let service: TestService;
-
-  before(async () => {
-    redis = await startTestRedis();
-    service = await startTestService({ redis: redis.topology });
-  });
-  after(async () => {
-    await service?.stop();
-    await redis?.dispose();
-  });
+  const { service } = serviceSuite();
 
   it("covers UserKeyService and TokenAdminService, from one list", () => {
     assert.deepEqual(

@@ -23,7 +23,7 @@ import { startTestService, type TestService } from "../support/test-service.js";
 // A ```text block right after a ```sh or ```ts block is what that block
 // prints, compared by shape (tokens, ids, dates and keys vary from run to
 // run). The ```nginx block (README.md) and the ```caddyfile block (docs/api.md)
-// are run in a real nginx and caddy by forward-auth.test.ts.
+// are run in a real nginx and caddy by forward-auth-proxies.test.ts.
 // Any other block fails here until it is marked ```text or taught to this test.
 
 const SCRIPT_TIMEOUT_MS = 60_000;
@@ -70,7 +70,7 @@ type Step =
 
 const RUNNABLE = new Set(["sh", "ts"]);
 
-/** The one file that may hold a proxy recipe of each kind: forward-auth.test.ts runs it from there. */
+/** The one file that may hold a proxy recipe of each kind: forward-auth-proxies.test.ts runs it from there. */
 const PROXY_RECIPES: Record<string, string> = { nginx: "README.md", caddyfile: "docs/api.md" };
 
 function stepsOf(file: string): Step[] {
@@ -229,11 +229,11 @@ describe("the documentation's examples, run as printed", () => {
         }
         if (step.kind === "proxy") {
           const { lang } = step.block;
-          it(`${where(step.block)}: the ${lang} recipe (run in ${lang === "nginx" ? "nginx" : "caddy"} by forward-auth.test.ts)`, () => {
+          it(`${where(step.block)}: the ${lang} recipe (run in ${lang === "nginx" ? "nginx" : "caddy"} by forward-auth-proxies.test.ts)`, () => {
             const recipes = documentedFiles().flatMap((f) =>
               markdownBlocks(f).filter((b) => b.lang === lang),
             );
-            // forward-auth.test.ts runs the one block of its file: a second one would go untested.
+            // forward-auth-proxies.test.ts runs the one block of its file: a second one would go untested.
             assert.deepEqual(
               recipes.map(where),
               [where(step.block)],

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import {
   type CreateTokenRequest,
@@ -9,6 +9,7 @@ import {
   TokenService,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { tokenCallsOnEveryProtocol } from "../support/every-protocol.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient, operatorConnectInterceptor } from "../support/test-operator.js";
@@ -85,14 +86,6 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
     });
     grpc = createGrpcClient(TokenService, service.publicAddress);
     grpcKeys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
-    const connect = createClient(
-      TokenService,
-      createConnectTransport({ baseUrl: service.publicUrl, httpVersion: "1.1" }),
-    );
-    const grpcWeb = createClient(
-      TokenService,
-      createGrpcWebTransport({ baseUrl: service.publicUrl, httpVersion: "1.1" }),
-    );
     const rest = async (method: string, req: object): Promise<Refusal> => {
       const res = await fetch(`${service.publicUrl}/user/tokens`, {
         method,
@@ -102,28 +95,7 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
       const body = (await res.json()) as { code: Code; message: string };
       return { code: body.code, message: body.message, httpStatus: res.status };
     };
-    protocols.push(
-      {
-        name: "REST",
-        createToken: (req) => rest("POST", req),
-        deleteToken: (req) => rest("DELETE", req),
-      },
-      {
-        name: "Connect",
-        createToken: (req) => refusal(connect.createToken(req)),
-        deleteToken: (req) => refusal(connect.deleteToken(req)),
-      },
-      {
-        name: "gRPC",
-        createToken: (req) => refusal(grpc.createToken(req)),
-        deleteToken: (req) => refusal(grpc.deleteToken(req)),
-      },
-      {
-        name: "gRPC-Web",
-        createToken: (req) => refusal(grpcWeb.createToken(req)),
-        deleteToken: (req) => refusal(grpcWeb.deleteToken(req)),
-      },
-    );
+    protocols.push(...tokenCallsOnEveryProtocol(service.publicUrl, grpc, rest, refusal));
   });
 
   after(async () => {

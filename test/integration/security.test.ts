@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -19,6 +19,7 @@ import {
   signedDelete,
   type TestUser,
 } from "../support/signing.js";
+import { suiteValue } from "../support/suite-value.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -88,11 +89,7 @@ async function harness(limits: { maxActive?: number; ratePerMinute?: number } = 
 }
 
 describe("replay protection", () => {
-  let h: Harness;
-  before(async () => {
-    h = await harness();
-  });
-  after(() => h.close());
+  const h = suiteValue("harness", () => harness());
 
   it("refuses an accepted request sent again once its token is gone: 401, not a new token", async () => {
     const user = await h.user();
@@ -168,11 +165,7 @@ describe("replay protection", () => {
 });
 
 describe("token storage", () => {
-  let h: Harness;
-  before(async () => {
-    h = await harness();
-  });
-  after(() => h.close());
+  const h = suiteValue("harness", () => harness());
 
   it("no key or value in Redis contains a token", async () => {
     const user = await h.user();
@@ -277,11 +270,7 @@ function alreadyCreatedInfo(tokenId: string) {
 }
 
 describe("a create whose answer was lost (finding 1)", () => {
-  let h: Harness;
-  before(async () => {
-    h = await harness();
-  });
-  after(() => h.close());
+  const h = suiteValue("harness", () => harness());
 
   it("the same request again → 409 naming the token in an ErrorInfo, over REST, Connect and gRPC; never the token", async () => {
     const user = await h.user();

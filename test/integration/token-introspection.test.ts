@@ -12,6 +12,7 @@ import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createGrpcClient, type GrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
+import { serviceSuite } from "../support/service-suite.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, startTestRedisServer, type TestRedis } from "../support/test-redis.js";
@@ -256,18 +257,7 @@ describe("IntrospectToken", () => {
 });
 
 describe("IntrospectToken while Redis is down", () => {
-  let redis: TestRedis;
-  let service: TestService;
-
-  before(async () => {
-    redis = await startTestRedisServer();
-    service = await startTestService({ redisUrl: redis.url });
-  });
-
-  after(async () => {
-    await service.stop();
-    await redis.dispose();
-  });
+  const { redis, service } = serviceSuite({ startRedis: startTestRedisServer });
 
   it("answers UNAVAILABLE within about a second, not a hang, and works again after", async () => {
     const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);

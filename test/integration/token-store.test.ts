@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisCall } from "../../src/store/redis-call.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { encodeTokenRecord } from "../../src/store/token-record.js";
 import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
-import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
+import { redisServerSuite } from "../support/redis-server-suite.js";
+import { startTestRedisServer } from "../support/test-redis.js";
 
 const SIGNER_PUBLIC_KEY = "ab".repeat(32);
 
@@ -33,16 +34,7 @@ async function newToken(redis: Redis, name: string | undefined): Promise<NewToke
 // The store's scripts against a plain redis-server: binary digests and
 // records, and the rollback of a create that no replica confirmed.
 describe("token store scripts", () => {
-  let server: TestRedis;
-  let redis: Redis;
-  before(async () => {
-    server = await startTestRedisServer();
-    redis = new Redis(server.url);
-  });
-  after(async () => {
-    redis.disconnect();
-    await server.dispose();
-  });
+  const { redis } = redisServerSuite();
 
   for (const name of ["bot ü", undefined]) {
     it(`a ${name === undefined ? "session" : "named"} token: created and deleted as raw bytes`, async () => {
@@ -293,16 +285,7 @@ describe("token store scripts", () => {
 
 // A bearer check's read: the record and its expiry in one script on the user's slot.
 describe("token store lookup", () => {
-  let server: TestRedis;
-  let redis: Redis;
-  before(async () => {
-    server = await startTestRedisServer();
-    redis = new Redis(server.url);
-  });
-  after(async () => {
-    redis.disconnect();
-    await server.dispose();
-  });
+  const { redis } = redisServerSuite();
 
   for (const name of ["bot ü", undefined]) {
     it(`a ${name === undefined ? "session" : "named"} token: digest, name and exact expiry in one GET`, async () => {

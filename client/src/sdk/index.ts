@@ -1,5 +1,5 @@
 // The SDK's browser-safe entry: nothing on this import graph may import a
-// Node.js built-in (test/integration/sdk.test.ts walks it). The gRPC transport
+// Node.js built-in (client/test/sdk-browser.test.ts walks it). The gRPC transport
 // is loaded lazily, and the Node-only extras live in ./node.ts.
 export { Code } from "@connectrpc/connect";
 export { durationText } from "../protocol/duration-text.js";

@@ -4,7 +4,7 @@ import { readBufImage } from "../../../src/openapi/buf-image.js";
 import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
 import { commentsFromRegistry } from "../../../src/openapi/proto-comments.js";
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
-import { assertValidOpenApi31 } from "./openapi-test-support.js";
+import { assertValidOpenApi31 } from "../../support/openapi-validators.js";
 
 describe("the committed openapi.json", () => {
   const committed = loadOpenApiDocument();

@@ -12,7 +12,7 @@ import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
 import { commentsFromRegistry } from "../../../src/openapi/proto-comments.js";
 import { DEFAULT_SERVICE_LIMITS } from "../../../src/openapi/service-limits.js";
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
-import { assertValidOpenApi31 } from "./openapi-test-support.js";
+import { assertValidOpenApi31 } from "../../support/openapi-validators.js";
 
 describe("the served document follows the configuration", () => {
   const committed = loadOpenApiDocument();

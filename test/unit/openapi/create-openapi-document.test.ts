@@ -27,7 +27,7 @@ import {
   openApiHttpMethods,
 } from "../../../src/openapi/openapi-document.js";
 import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
-import { assertValidOpenApi31, componentValidator } from "./openapi-test-support.js";
+import { assertValidOpenApi31, componentValidator } from "../../support/openapi-validators.js";
 
 const MAX_SAFE = 9_007_199_254_740_991;
 const doc = createOpenApiDocument({ services: [GatewayTestService] });

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
-import { createOpenApiResponseChecker, type ReceivedResponse } from "./openapi-response-checker.js";
+import {
+  createOpenApiResponseChecker,
+  type ReceivedResponse,
+} from "../../support/openapi-response-checker.js";
 
 const checker = createOpenApiResponseChecker(createTokenApiOpenApiDocument());
 const json = new Headers({ "content-type": "application/json" });

@@ -7,8 +7,8 @@ import type {
   OpenApiResponse,
 } from "../../../src/openapi/openapi-document.js";
 import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
-import { createOpenApiResponseChecker } from "./openapi-response-checker.js";
-import { assertValidOpenApi31, componentValidator } from "./openapi-test-support.js";
+import { createOpenApiResponseChecker } from "../../support/openapi-response-checker.js";
+import { assertValidOpenApi31, componentValidator } from "../../support/openapi-validators.js";
 
 const MAX_SAFE = 9_007_199_254_740_991;
 const doc = createTokenApiOpenApiDocument();

@@ -8,19 +8,13 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { ErrorInfoSchema } from "@perps/token-client/contract/google/rpc/error_details_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { newUser } from "../../../../test/support/signing.js";
 import { runCli } from "../../../src/cli/run-cli.js";
-import { ErrorInfoSchema } from "../../../src/gen/google/rpc/error_details_pb.js";
-import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
+import { INFO, MESSAGE, TOKEN_ID } from "../../support/replayed-create.js";
 
-// The answer the service gives to a replay of a create it accepted (issue #12, finding 1).
-const TOKEN_ID = "-AbCdEfGhIjKlMnO";
-const MESSAGE = `Signature already used: this request created token ${TOKEN_ID}`;
-const INFO = {
-  reason: "TOKEN_ALREADY_CREATED",
-  domain: "perps-tokens",
-  metadata: { tokenId: TOKEN_ID },
-};
+// The answer to a replayed create: TOKEN_ID, MESSAGE and INFO (support/replayed-create.ts).
 
 // A stand-in for the service that answers every create as it answers such a
 // replay: Connect through connect-node, REST with the gateway's error body.

@@ -4,6 +4,7 @@ import { bearerToken } from "../../../src/cli/bearer-token.js";
 import { introspectionText } from "../../../src/cli/introspection-text.js";
 import { tokenListText } from "../../../src/cli/token-list-text.js";
 import { UsageError } from "../../../src/cli/usage-error.js";
+import { INACTIVE_INTROSPECTION } from "../../support/inactive-introspection.js";
 
 describe("tokenListText", () => {
   it("a table of id, expiry and name, the name last", () => {
@@ -54,14 +55,7 @@ describe("introspectionText", () => {
 
   it("a token that is not live: one line, no field", () => {
     assert.equal(
-      introspectionText({
-        active: false,
-        userId: "",
-        tokenId: "",
-        name: "",
-        expiresAt: "",
-        expiresAtMs: 0,
-      }),
+      introspectionText(INACTIVE_INTROSPECTION),
       "active    no (not a live token: malformed, unknown, expired or deleted)",
     );
   });

@@ -6,22 +6,16 @@ import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { ErrorInfoSchema } from "@perps/token-client/contract/google/rpc/error_details_pb.js";
+import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { newUser, type TestUser } from "../../../../test/support/signing.js";
-import { ErrorInfoSchema } from "../../../src/gen/google/rpc/error_details_pb.js";
-import { TokenService } from "../../../src/gen/perps/token/v1/token_pb.js";
 import { ERROR_INFO_TYPE_URL } from "../../../src/protocol/error-reason.js";
 import { fromConnectError } from "../../../src/sdk/connect-error-mapping.js";
 import { TokenApiError } from "../../../src/sdk/token-api-error.js";
 import { createTokenClient, type TokenTransport } from "../../../src/sdk/token-client.js";
+import { INFO, MESSAGE, TOKEN_ID } from "../../support/replayed-create.js";
 
-// The answer the service gives to a replay of a create it accepted (issue #12, finding 1).
-const TOKEN_ID = "-AbCdEfGhIjKlMnO";
-const MESSAGE = `Signature already used: this request created token ${TOKEN_ID}`;
-const INFO = {
-  reason: "TOKEN_ALREADY_CREATED",
-  domain: "perps-tokens",
-  metadata: { tokenId: TOKEN_ID },
-};
+// The answer to a replayed create: TOKEN_ID, MESSAGE and INFO (support/replayed-create.ts).
 
 function replayError(info: typeof INFO = INFO): ConnectError {
   return new ConnectError(MESSAGE, Code.AlreadyExists, undefined, [

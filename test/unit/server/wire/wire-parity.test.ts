@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import { request as http1Request, type IncomingHttpHeaders } from "node:http";
-import { connect as http2Connect } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
@@ -28,6 +26,7 @@ import {
 } from "../../../../src/server/dual-protocol-server.js";
 import { Exchange } from "../../../../src/server/exchange.js";
 import { createConnectHandler } from "../../../../src/server/wire/connect-handler.js";
+import { type Answer, type Sent, send } from "../../../support/wire-exchange.js";
 
 /**
  * The wire paths (src/server/wire/) against Connect's own handler
@@ -73,7 +72,6 @@ const health: Partial<ServiceImpl<typeof Health>> = {
 const routes = (router: ConnectRouter) =>
   router.service(TokenService, impl).service(Health, health);
 const WATCH = `/${Health.typeName}/Watch`;
-const CREATE = `/${TokenService.typeName}/CreateToken`;
 
 function createRequest(signature: string): Uint8Array {
   return toBinary(CreateTokenRequestSchema, create(CreateTokenRequestSchema, { signature }));
@@ -88,89 +86,6 @@ function envelope(payload: Uint8Array, flags = 0, length = payload.length): Buff
   head[0] = flags;
   head.writeUInt32BE(length, 1);
   return Buffer.concat([head, payload]);
-}
-
-interface Sent {
-  readonly http2: boolean;
-  readonly method?: string;
-  readonly path?: string;
-  readonly headers: Record<string, string>;
-  readonly body: Uint8Array | string;
-}
-
-interface Answer {
-  status: number;
-  headers: Record<string, unknown>;
-  body: Buffer;
-  trailers: Record<string, unknown>;
-}
-
-/** Headers worth comparing: all but the date and HTTP/2's pseudo-headers. */
-function comparable(headers: IncomingHttpHeaders): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(headers).filter(([name]) => name !== "date" && !name.startsWith(":")),
-  );
-}
-
-function send(port: number, sent: Sent): Promise<Answer> {
-  return sent.http2 ? send2(port, sent) : send1(port, sent);
-}
-
-function send1(port: number, sent: Sent): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http1Request(
-      {
-        host: "127.0.0.1",
-        port,
-        method: sent.method ?? "POST",
-        path: sent.path ?? CREATE,
-        headers: sent.headers,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: comparable(res.headers),
-            body: Buffer.concat(chunks),
-            trailers: { ...res.trailers },
-          }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(sent.body);
-  });
-}
-
-function send2(port: number, sent: Sent): Promise<Answer> {
-  const session = http2Connect(`http://127.0.0.1:${port}`);
-  return new Promise<Answer>((resolve, reject) => {
-    session.on("error", reject);
-    const stream = session.request({
-      ":method": sent.method ?? "POST",
-      ":path": sent.path ?? CREATE,
-      ...sent.headers,
-    });
-    let status = 0;
-    let headers: Record<string, unknown> = {};
-    let trailers: Record<string, unknown> = {};
-    const chunks: Buffer[] = [];
-    stream.on("response", (h) => {
-      status = Number(h[":status"]);
-      headers = comparable(h);
-    });
-    stream.on("trailers", (t) => {
-      trailers = comparable(t);
-    });
-    stream.on("data", (c: Buffer) => chunks.push(c));
-    stream.on("end", () => resolve({ status, headers, body: Buffer.concat(chunks), trailers }));
-    stream.on("error", reject);
-    stream.end(sent.body);
-  }).finally(() => session.close());
 }
 
 /** A request in each protocol and codec; `http2` for gRPC always. */

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { STATUS_SCHEMA_NAME } from "../../../src/openapi/error-responses.js";
+import { STATUS_SCHEMA_NAME } from "../../src/openapi/error-responses.js";
 import {
   type OpenApiDocument,
   type OpenApiOperation,
   type OpenApiResponse,
   openApiHttpMethods,
-} from "../../../src/openapi/openapi-document.js";
+} from "../../src/openapi/openapi-document.js";
 
 /** A response as a test received it. */
 export interface ReceivedResponse {

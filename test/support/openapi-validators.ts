@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import type { OpenApiDocument } from "../../../src/openapi/openapi-document.js";
+import type { OpenApiDocument } from "../../src/openapi/openapi-document.js";
 
 /** Asserts the document is valid OpenAPI 3.1 per @seriousme/openapi-schema-validator. */
 export async function assertValidOpenApi31(document: OpenApiDocument | object): Promise<void> {

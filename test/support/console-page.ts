@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { execFile, execFileSync } from "node:child_process";
+import { createPublicKey } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { type RecordedRequest, recordRequests } from "./test-browser.js";
+import { operatorHeaders } from "./test-operator.js";
+import type { TestService } from "./test-service.js";
+
+// The token console as a user drives it in a browser (console*.test.ts).
+
+export const execFileAsync = promisify(execFile);
+export const ROOT = resolve(import.meta.dirname, "../..");
+/** Screenshots of each state, kept out of git (.gitignore) and looked at by whoever changes the page. */
+export const SHOTS = join(ROOT, "test-output/console");
+/** The budget of the page's own script and style, gzipped together. */
+export const SIZE_BUDGET_BYTES = 50 * 1024;
+
+export const dir = mkdtempSync(join(tmpdir(), "console-test-"));
+/** Every request any page of this file made: none may carry a private key. */
+export const requests: RecordedRequest[] = [];
+/** Every private key file the pages were given or made. */
+export const keyFiles: string[] = [];
+
+export interface KeyFile {
+  path: string;
+  publicKeyHex: string;
+}
+
+/** An Ed25519 key file as the README makes it: `openssl genpkey -algorithm ed25519`. */
+export function opensslKey(name: string, ...args: string[]): KeyFile {
+  const path = join(dir, name);
+  execFileSync(
+    "openssl",
+    ["genpkey", ...(args.length > 0 ? args : ["-algorithm", "ed25519"]), "-out", path],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  keyFiles.push(path);
+  const pem = readFileSync(path, "utf8");
+  const jwk = args.length > 0 ? {} : createPublicKey(pem).export({ format: "jwk" });
+  return { path, publicKeyHex: Buffer.from(jwk.x ?? "", "base64url").toString("hex") };
+}
+
+/** Registers a public key as an operator does: PutUserKey on the internal listener (Connect JSON). */
+export async function putUserKey(
+  service: TestService,
+  userId: string,
+  publicKey: string,
+): Promise<void> {
+  const res = await fetch(`${service.internalUrl}/perps.token.v1.UserKeyService/PutUserKey`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...operatorHeaders() },
+    body: JSON.stringify({ userId, publicKey }),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+
+/** The whole page, or what the screen shows when a modal dialog covers it. */
+export async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  const modal = await page.getByRole("dialog").isVisible();
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: !modal });
+}
+
+export async function openPage(
+  browser: Browser,
+  service: TestService,
+  opts: { width?: number; clockSkewMs?: number } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    viewport: { width: opts.width ?? 1000, height: 760 },
+    acceptDownloads: true,
+  });
+  if (opts.clockSkewMs !== undefined) {
+    // This page's clock only: what a computer whose time is off signs with.
+    await context.addInitScript(`{
+      const realNow = Date.now;
+      Date.now = () => realNow() + ${opts.clockSkewMs};
+    }`);
+  }
+  const page = await context.newPage();
+  recordRequests(page, requests);
+  await page.goto(`${service.publicUrl}/`);
+  return { context, page };
+}
+
+/** The id of the focused element (evaluated in the page: this file has no DOM types). */
+export async function activeId(page: Page): Promise<unknown> {
+  return page.evaluate("document.activeElement?.id");
+}
+
+export async function signIn(page: Page, userId: string, keyPath: string): Promise<void> {
+  await page.getByRole("textbox", { name: "User ID" }).fill(userId);
+  await page.getByLabel("Private key").setInputFiles(keyPath);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+export async function signedIn(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+export async function createToken(page: Page, name: string, days = 30): Promise<void> {
+  await page.getByRole("textbox", { name: "Name" }).fill(name);
+  await page.getByRole("spinbutton", { name: "Lifetime (days)" }).fill(String(days));
+  await page.getByRole("button", { name: "Create token" }).click();
+}
+
+export async function alertText(page: Page, pattern: RegExp): Promise<string> {
+  const alert = page.getByRole("alert");
+  await alert.filter({ hasText: pattern }).waitFor({ timeout: 10_000 });
+  return (await alert.textContent()) ?? "";
+}
+
+/** The session token the page listed with (its Authorization header): only the test can see it. */
+export function sessionTokens(): string[] {
+  return requests
+    .filter((r) => r.method === "GET" && r.url.endsWith("/user/tokens"))
+    .map((r) => (r.headers.authorization ?? "").replace(/^Bearer /, ""));
+}
+
+export async function listWith(service: TestService, token: string): Promise<Response> {
+  return fetch(`${service.publicUrl}/user/tokens`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+}
