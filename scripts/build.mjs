@@ -17,22 +17,14 @@
 //   node scripts/build.mjs --if-stale  build only when src/ changed since the
 //                                      last build (`prestart`, the tests)
 import { execFileSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isStale, resolveTool } from "../client/scripts/build-freshness.mjs";
+import { isStale } from "../client/scripts/build-freshness.mjs";
+import { buildDist } from "../client/scripts/dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-const DIST = join(ROOT, "dist");
-/** Written last: its mtime is when dist/ was complete. */
-const STAMP = join(DIST, ".built");
+/** Written last by buildDist: its mtime is when dist/ was complete. */
+const STAMP = join(ROOT, "dist", ".built");
 /** What dist/ is made from: a change to any of these makes it stale. */
 const INPUTS = [
   "src",
@@ -111,49 +103,6 @@ async function buildConsole(esbuild, out) {
   }
 }
 
-async function build() {
-  const started = performance.now();
-  const tsc = resolveTool("typescript/bin/tsc");
-  if (tsc === undefined) {
-    // `npm ci --omit=dev`: no compiler. A dist/ copied from a build stage still runs.
-    if (existsSync(join(DIST, "main.js"))) {
-      log("TypeScript is not installed (--omit=dev?): keeping the existing dist/");
-      return;
-    }
-    log("TypeScript is not installed (--omit=dev?), so dist/ cannot be built:");
-    log("install the dev dependencies (npm ci) or copy dist/ from a build stage");
-    // Fails `npm start` (prestart), not `npm ci --omit=dev` (prepare).
-    process.exitCode = process.argv.includes("--if-stale") ? 1 : 0;
-    return;
-  }
-  const esbuild = await import("esbuild");
-  // Built beside dist/ and swapped in whole: a service started meanwhile never
-  // sees half a build, and files of deleted sources do not linger.
-  const out = join(ROOT, `.dist-${process.pid}`);
-  rmSync(out, { recursive: true, force: true });
-  try {
-    try {
-      execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
-        cwd: ROOT,
-        stdio: "inherit",
-      });
-    } catch {
-      // tsc printed the errors; its stack trace would only bury them.
-      log("tsc failed: dist/ left as it was");
-      process.exitCode = 1;
-      return;
-    }
-    copyLuaScripts(out);
-    await buildConsole(esbuild, out);
-    rmSync(DIST, { recursive: true, force: true });
-    renameSync(out, DIST);
-    writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
-  log(`dist/ built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-}
-
 /** The client package's dist/, when stale (the service's build needs its declarations). */
 function buildClient() {
   try {
@@ -167,5 +116,13 @@ function buildClient() {
 }
 
 if (buildClient() && (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS))) {
-  await build();
+  await buildDist({
+    root: ROOT,
+    keptFile: "main.js",
+    log,
+    async steps(esbuild, out) {
+      copyLuaScripts(out);
+      await buildConsole(esbuild, out);
+    },
+  });
 }

@@ -14,23 +14,14 @@
 //   node scripts/build.mjs             clean build (`npm pack`, `npm run build`)
 //   node scripts/build.mjs --if-stale  build only when src/ changed since the
 //                                      last build (`prepack`, the service's build)
-import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { isStale, resolveTool } from "./build-freshness.mjs";
+import { isStale } from "./build-freshness.mjs";
+import { buildDist } from "./dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-const DIST = join(ROOT, "dist");
-/** Written last: its mtime is when dist/ was complete. */
-const STAMP = join(DIST, ".built");
+/** Written last by buildDist: its mtime is when dist/ was complete. */
+const STAMP = join(ROOT, "dist", ".built");
 /** What dist/ is made from: a change to any of these makes it stale. */
 const INPUTS = [
   "src",
@@ -39,6 +30,7 @@ const INPUTS = [
   "../tsconfig.json",
   "scripts/build.mjs",
   "scripts/build-freshness.mjs",
+  "scripts/dist-build.mjs",
 ];
 /** The package's entries; their import graph is what dist/cjs/ holds. */
 const ENTRIES = ["src/sdk/index.ts", "src/sdk/node.ts", "src/protocol/index.ts"];
@@ -148,51 +140,17 @@ function copyDeclarations(from, to) {
   }
 }
 
-async function build() {
-  const started = performance.now();
-  const tsc = resolveTool("typescript/bin/tsc");
-  if (tsc === undefined) {
-    // `npm ci --omit=dev`: no compiler. A dist/ copied from a build stage still runs.
-    if (existsSync(join(DIST, "protocol", "index.js"))) {
-      log("TypeScript is not installed (--omit=dev?): keeping the existing dist/");
-      return;
-    }
-    log("TypeScript is not installed (--omit=dev?), so dist/ cannot be built:");
-    log("install the dev dependencies (npm ci) or copy dist/ from a build stage");
-    process.exitCode = process.argv.includes("--if-stale") ? 1 : 0;
-    return;
-  }
-  const esbuild = await import("esbuild");
-  // Built beside dist/ and swapped in whole: nothing reading dist/ meanwhile
-  // sees half a build, and files of deleted sources do not linger.
-  const out = join(ROOT, `.dist-${process.pid}`);
-  rmSync(out, { recursive: true, force: true });
-  try {
-    try {
-      execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
-        cwd: ROOT,
-        stdio: "inherit",
-      });
-    } catch {
-      // tsc printed the errors; its stack trace would only bury them.
-      log("tsc failed: dist/ left as it was");
-      process.exitCode = 1;
-      return;
-    }
-    // The package's bin: npm marks it executable on install, but not when a
-    // linked checkout is rebuilt later.
-    chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
-    await buildCommonJs(esbuild, out);
-    await buildBrowser(esbuild, out);
-    rmSync(DIST, { recursive: true, force: true });
-    renameSync(out, DIST);
-    writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
-  log(`dist/ built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-}
-
 if (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS)) {
-  await build();
+  await buildDist({
+    root: ROOT,
+    keptFile: "protocol/index.js",
+    log,
+    async steps(esbuild, out) {
+      // The package's bin: npm marks it executable on install, but not when a
+      // linked checkout is rebuilt later.
+      chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
+      await buildCommonJs(esbuild, out);
+      await buildBrowser(esbuild, out);
+    },
+  });
 }
