@@ -2,6 +2,7 @@ import type { AdminClientOptions } from "./admin-service-client.js";
 import { COMMON_HELP, COMMON_OPTIONS } from "./command-options.js";
 import { OPERATOR_SECRET_HELP, secretOption } from "./operator-secret.js";
 import { type OptionValues, parseOptions, required } from "./parse-options.js";
+import { resolvePublicKey } from "./public-key.js";
 import { INTERNAL_URL_HELP, internalUrl } from "./service-urls.js";
 
 /** Options of every command that calls an admin RPC about one user on the internal listener. */
@@ -47,4 +48,33 @@ export function parseAdminCommandLine<S extends typeof ADMIN_OPTIONS>(
       ...(await secretOption(admin["operator-secret-file"], env)),
     }),
   };
+}
+
+/** {@link ADMIN_OPTIONS} and the two ways to name one of the user's keys. */
+export const KEY_OPTIONS = {
+  ...ADMIN_OPTIONS,
+  "public-key": { type: "string" },
+  key: { type: "string" },
+} as const;
+
+/** A key command's line: the user, the public key it names, and its client's options. */
+export interface KeyCommandLine {
+  userId: string;
+  publicKey: string;
+  clientOptions(): Promise<AdminClientOptions>;
+}
+
+/** Parses a key command's arguments: an admin command's, and the key (`--public-key` or `--key`). */
+export async function parseKeyCommandLine(
+  command: string,
+  args: string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<KeyCommandLine> {
+  const { values, userId, clientOptions } = parseAdminCommandLine(command, args, KEY_OPTIONS, env);
+  const publicKey = await resolvePublicKey({
+    command,
+    publicKey: values["public-key"],
+    keyFile: values.key,
+  });
+  return { userId, publicKey, clientOptions };
 }

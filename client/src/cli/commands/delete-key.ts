@@ -1,30 +1,23 @@
 import {
   ADMIN_CONNECTION_HELP,
-  ADMIN_OPTIONS,
   ADMIN_USER_HELP,
-  parseAdminCommandLine,
+  KEY_OPTIONS,
+  parseKeyCommandLine,
 } from "../admin-command-line.js";
 import type { Command } from "../cli-context.js";
 import { EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
 import { liveTokensText } from "../live-tokens-text.js";
 import { printResult } from "../print-result.js";
-import { resolvePublicKey } from "../public-key.js";
 import { createUserKeyClient } from "../user-key-client.js";
 
 const NAME = "delete-key";
-
-const OPTIONS = {
-  ...ADMIN_OPTIONS,
-  "public-key": { type: "string" },
-  key: { type: "string" },
-} as const;
 
 /** `delete-key`: DeleteUserKey on the internal listener. */
 export const deleteKeyCommand: Command = {
   name: NAME,
   listener: "internal",
-  options: OPTIONS,
+  options: KEY_OPTIONS,
   summary: "remove a public key of a user (internal listener)",
   help: `Usage: perps-tokens delete-key --user USER_ID (--public-key HEX | --key FILE)
 
@@ -46,12 +39,7 @@ With --json: {"deleted":true,"publicKey":"…","userId":"…","revokedTokens":N}
 ${EXIT_CODES_HELP}`,
 
   async run(args, ctx) {
-    const { values, userId, clientOptions } = parseAdminCommandLine(NAME, args, OPTIONS, ctx.env);
-    const publicKey = await resolvePublicKey({
-      command: NAME,
-      publicKey: values["public-key"],
-      keyFile: values.key,
-    });
+    const { userId, publicKey, clientOptions } = await parseKeyCommandLine(NAME, args, ctx.env);
     const revokedTokens = await createUserKeyClient(await clientOptions()).deleteUserKey(
       userId,
       publicKey,

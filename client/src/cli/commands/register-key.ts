@@ -1,29 +1,22 @@
 import {
   ADMIN_CONNECTION_HELP,
-  ADMIN_OPTIONS,
   ADMIN_USER_HELP,
-  parseAdminCommandLine,
+  KEY_OPTIONS,
+  parseKeyCommandLine,
 } from "../admin-command-line.js";
 import type { Command } from "../cli-context.js";
 import { EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
 import { printResult } from "../print-result.js";
-import { resolvePublicKey } from "../public-key.js";
 import { createUserKeyClient } from "../user-key-client.js";
 
 const NAME = "register-key";
-
-const OPTIONS = {
-  ...ADMIN_OPTIONS,
-  "public-key": { type: "string" },
-  key: { type: "string" },
-} as const;
 
 /** `register-key`: PutUserKey on the internal listener. */
 export const registerKeyCommand: Command = {
   name: NAME,
   listener: "internal",
-  options: OPTIONS,
+  options: KEY_OPTIONS,
   summary: "register a public key for a user (internal listener)",
   help: `Usage: perps-tokens register-key --user USER_ID (--public-key HEX | --key FILE)
 
@@ -42,12 +35,7 @@ With --json: {"publicKey":"…","userId":"…"}
 ${EXIT_CODES_HELP}`,
 
   async run(args, ctx) {
-    const { values, userId, clientOptions } = parseAdminCommandLine(NAME, args, OPTIONS, ctx.env);
-    const publicKey = await resolvePublicKey({
-      command: NAME,
-      publicKey: values["public-key"],
-      keyFile: values.key,
-    });
+    const { userId, publicKey, clientOptions } = await parseKeyCommandLine(NAME, args, ctx.env);
     await createUserKeyClient(await clientOptions()).putUserKey(userId, publicKey);
     printResult(ctx, `Registered public key ${publicKey} for user ${userId}.`, {
       publicKey,
