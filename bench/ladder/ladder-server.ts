@@ -68,7 +68,10 @@ import { bearerTokenOf } from "../../src/token/bearer-header.js";
 import { clientErrorOf } from "../../src/token/client-error.js";
 import { expiresAtMs, utcDate } from "../../src/token/expiry-date.js";
 import { checkCreateRequest, checkTimeWindow } from "../../src/token/request-rules.js";
-import { createTokenIntrospectionService } from "../../src/token/token-introspection-service.js";
+import {
+  createTokenIntrospectionService,
+  introspectionAnswer,
+} from "../../src/token/token-introspection-service.js";
 import { createTokenService } from "../../src/token/token-service.js";
 import { createUserKeyCache } from "../../src/token/user-key-cache.js";
 import { createRequestValidator } from "../../src/validation/request-validator.js";
@@ -238,19 +241,7 @@ function introspect(body: Buffer): Promise<Uint8Array> {
     if (!on("protobuf")) {
       return identity === undefined ? EMPTY : FOUND;
     }
-    return toBinary(
-      IntrospectTokenResponseSchema,
-      identity === undefined
-        ? create(IntrospectTokenResponseSchema, { active: false })
-        : create(IntrospectTokenResponseSchema, {
-            active: true,
-            userId: identity.userKey,
-            tokenId: identity.tokenId,
-            name: identity.name,
-            expiresAt: utcDate(identity.expiresAtMs),
-            expiresAtMs: BigInt(identity.expiresAtMs),
-          }),
-    );
+    return toBinary(IntrospectTokenResponseSchema, introspectionAnswer(identity));
   });
 }
 
