@@ -229,13 +229,7 @@ function introspect(body: Buffer): Promise<Uint8Array> {
     token = body[0] === 0x0a ? body.toString("latin1", 2, 2 + (body[1] ?? 0)) : "";
   }
   if (!on("store")) {
-    const parsed = parseToken(token);
-    if (parsed === undefined) {
-      return Promise.resolve(EMPTY);
-    }
-    return redis
-      .getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId))
-      .then((r) => (r === null ? EMPTY : FOUND));
+    return byTokenRecord(token, FOUND, EMPTY);
   }
   return authenticator.authenticate(token).then((identity) => {
     if (!on("protobuf")) {
@@ -243,6 +237,17 @@ function introspect(body: Buffer): Promise<Uint8Array> {
     }
     return toBinary(IntrospectTokenResponseSchema, introspectionAnswer(identity));
   });
+}
+
+// Below the store step: `live` if the token's record is in Redis (one GET, no script), else `dead`.
+function byTokenRecord<T>(token: string, live: T, dead: T): Promise<T> {
+  const parsed = parseToken(token);
+  if (parsed === undefined) {
+    return Promise.resolve(dead);
+  }
+  return redis
+    .getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId))
+    .then((r) => (r === null ? dead : live));
 }
 
 function problemsOrThrow(schema: DescMessage, message: Message): void {
@@ -507,19 +512,11 @@ function connectHandler() {
 // ——— HTTP/1.1: forward-auth and REST create
 
 const REFUSED: Answer = { status: 401, body: EMPTY, headers: {}, code: "Unauthenticated" };
+const ALLOWED: Answer = { status: 200, body: EMPTY, headers: {}, code: "ok" };
 
 function authWork(token: string): Promise<Answer> {
   if (!on("store")) {
-    const parsed = parseToken(token);
-    if (parsed === undefined) {
-      return Promise.resolve(REFUSED);
-    }
-    return redis
-      .getBuffer(redisKeysOf(parsed.userKey).token(parsed.tokenId))
-      .then(
-        (r): Answer =>
-          r === null ? REFUSED : { status: 200, body: EMPTY, headers: {}, code: "ok" },
-      );
+    return byTokenRecord(token, ALLOWED, REFUSED);
   }
   return authenticator.authenticate(token).then(
     (identity): Answer =>
