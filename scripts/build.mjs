@@ -11,20 +11,15 @@
 //                      style, icon; it calls the service over "rest", so
 //                      the SDK's connect and grpc code is left out).
 // Plain JavaScript so that it runs before anything is compiled, without the
-// tsx loader's start-up cost at every `npm start`.
-//
-//   node scripts/build.mjs             clean build (`prepare`: npm ci, npm pack)
-//   node scripts/build.mjs --if-stale  build only when src/ changed since the
-//                                      last build (`prestart`, the tests)
+// tsx loader's start-up cost at every `npm start`. A clean build for `prepare`
+// (npm ci, npm pack); with --if-stale (only when an input changed:
+// client/scripts/dist-build.mjs) for `prestart` and the tests.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isStale } from "../client/scripts/build-freshness.mjs";
 import { buildDist } from "../client/scripts/dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-/** Written last by buildDist: its mtime is when dist/ was complete. */
-const STAMP = join(ROOT, "dist", ".built");
 /** What dist/ is made from: a change to any of these makes it stale. */
 const INPUTS = [
   "src",
@@ -115,9 +110,10 @@ function buildClient() {
   }
 }
 
-if (buildClient() && (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS))) {
+if (buildClient()) {
   await buildDist({
     root: ROOT,
+    inputs: INPUTS,
     keptFile: "main.js",
     log,
     async steps(esbuild, out) {

@@ -9,19 +9,14 @@
 //                      dependencies included: index.js (ESM, `<script
 //                      type="module">`) and index.global.js (a classic script
 //                      defining the global `PerpsTokenClient`).
-// Plain JavaScript so that it runs before anything is compiled.
-//
-//   node scripts/build.mjs             clean build (`npm pack`, `npm run build`)
-//   node scripts/build.mjs --if-stale  build only when src/ changed since the
-//                                      last build (`prepack`, the service's build)
+// Plain JavaScript so that it runs before anything is compiled. A clean build
+// for `npm pack` and `npm run build`; with --if-stale (only when an input
+// changed: dist-build.mjs) for `prepack` and the service's build.
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { isStale } from "./build-freshness.mjs";
 import { buildDist } from "./dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-/** Written last by buildDist: its mtime is when dist/ was complete. */
-const STAMP = join(ROOT, "dist", ".built");
 /** What dist/ is made from: a change to any of these makes it stale. */
 const INPUTS = [
   "src",
@@ -140,17 +135,16 @@ function copyDeclarations(from, to) {
   }
 }
 
-if (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS)) {
-  await buildDist({
-    root: ROOT,
-    keptFile: "protocol/index.js",
-    log,
-    async steps(esbuild, out) {
-      // The package's bin: npm marks it executable on install, but not when a
-      // linked checkout is rebuilt later.
-      chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
-      await buildCommonJs(esbuild, out);
-      await buildBrowser(esbuild, out);
-    },
-  });
-}
+await buildDist({
+  root: ROOT,
+  inputs: INPUTS,
+  keptFile: "protocol/index.js",
+  log,
+  async steps(esbuild, out) {
+    // The package's bin: npm marks it executable on install, but not when a
+    // linked checkout is rebuilt later.
+    chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
+    await buildCommonJs(esbuild, out);
+    await buildBrowser(esbuild, out);
+  },
+});

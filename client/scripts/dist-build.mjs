@@ -4,25 +4,31 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { resolveTool } from "./build-freshness.mjs";
+import { isStale, resolveTool } from "./build-freshness.mjs";
 
 /**
  * Builds `root`/dist/ with `tsc -p tsconfig.build.json`, then `steps(esbuild,
  * out)` on the new folder, and writes `dist/.built` last (its mtime is when
- * dist/ was complete). Without TypeScript (`npm ci --omit=dev`) a dist/ that
- * has `keptFile` is kept as it is. Failures set process.exitCode and leave
- * dist/ as it was.
+ * dist/ was complete). With `--if-stale` on the command line, only when one
+ * of `inputs` (relative to `root`) changed since. Without TypeScript (`npm ci
+ * --omit=dev`) a dist/ that has `keptFile` is kept as it is. Failures set
+ * process.exitCode and leave dist/ as it was.
  *
  * @param {{
  *   root: string,
+ *   inputs: readonly string[],
  *   keptFile: string,
  *   log: (message: string) => void,
  *   steps: (esbuild: typeof import("esbuild"), out: string) => Promise<void>,
  * }} build
  */
-export async function buildDist({ root, keptFile, log, steps }) {
-  const started = performance.now();
+export async function buildDist({ root, inputs, keptFile, log, steps }) {
   const dist = join(root, "dist");
+  const stamp = join(dist, ".built");
+  if (process.argv.includes("--if-stale") && !isStale(stamp, root, inputs)) {
+    return;
+  }
+  const started = performance.now();
   const tsc = resolveTool("typescript/bin/tsc");
   if (tsc === undefined) {
     // `npm ci --omit=dev`: no compiler. A dist/ copied from a build stage still runs.
@@ -58,7 +64,7 @@ export async function buildDist({ root, keptFile, log, steps }) {
     await steps(esbuild, out);
     rmSync(dist, { recursive: true, force: true });
     renameSync(out, dist);
-    writeFileSync(join(dist, ".built"), `${new Date().toISOString()}\n`);
+    writeFileSync(stamp, `${new Date().toISOString()}\n`);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
