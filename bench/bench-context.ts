@@ -59,6 +59,23 @@ export interface BenchContext {
   ): Promise<Phase>;
 }
 
+/**
+ * Measures `series` at each of the plan's concurrencies in turn, adding each
+ * row to `phases` as it comes (a load made by `load(c)` may read the rows
+ * before it).
+ */
+export async function measureEach(
+  ctx: BenchContext,
+  phases: Phase[],
+  series: Series,
+  load: (concurrency: number) => () => Promise<LoadResult>,
+  opts?: MeasureOptions,
+): Promise<void> {
+  for (const c of ctx.plan.concurrencies) {
+    phases.push(await ctx.measure(series, c, load(c), opts));
+  }
+}
+
 /** Bodies enough for `seconds` at `perSecond`, with headroom; each is sent at most once. */
 export const budget = (perSecond: number, seconds: number, concurrency: number) =>
   Math.ceil(perSecond * seconds * 1.3) + 4 * concurrency + 100;

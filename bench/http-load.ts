@@ -1,19 +1,9 @@
 import autocannon from "autocannon";
+import type { HttpLoadRequests } from "./http-load-requests.js";
 import { LatencyRecorder } from "./latency.js";
 import type { LoadResult } from "./load-result.js";
 
-export interface HttpLoadOptions {
-  url: string;
-  method: "POST" | "DELETE" | "GET";
-  path: string;
-  /** Pre-signed JSON bodies, each sent at most once. */
-  bodies: readonly string[];
-  /**
-   * Instead of bodies: requests without a body, each with
-   * `Authorization: Bearer <token>`, the tokens in turn (again from the
-   * first when all have been sent).
-   */
-  bearerTokens?: readonly string[];
+export interface HttpLoadOptions extends HttpLoadRequests {
   connections: number;
   /** Run for this long; a body past the last one is empty and answered 400 (an error). */
   seconds: number;

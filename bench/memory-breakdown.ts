@@ -36,6 +36,7 @@ import {
 } from "./process-memory.js";
 import { runRawHttpLoad } from "./raw-http-load.js";
 import { startBenchRedis } from "./redis-server.js";
+import { runMain } from "./run-main.js";
 import { seedTokens } from "./seed-tokens.js";
 import { processTree, type ServiceProcess, startServiceProcess } from "./service-process.js";
 import { createSigner } from "./signed-requests.js";
@@ -354,11 +355,4 @@ async function main(): Promise<void> {
   log(text);
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(
-    `bench:memory: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exitCode = 1;
-}
+await runMain("bench:memory", main);

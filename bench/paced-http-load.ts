@@ -1,18 +1,9 @@
+import type { HttpLoadRequests } from "./http-load-requests.js";
 import { LatencyRecorder } from "./latency.js";
 import type { LoadResult } from "./load-result.js";
 import { connectRawHttp, type RawHttpConnection } from "./raw-http-connection.js";
 
-export interface PacedLoadOptions {
-  url: string;
-  method: "POST" | "DELETE" | "GET";
-  path: string;
-  bodies: readonly string[];
-  /**
-   * Instead of bodies: requests without a body, each with
-   * `Authorization: Bearer <token>`, the tokens in turn (again from the
-   * first when all have been sent).
-   */
-  bearerTokens?: readonly string[];
+export interface PacedLoadOptions extends HttpLoadRequests {
   /** Requests per second, evenly spaced. */
   rate: number;
   seconds: number;

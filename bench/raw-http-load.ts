@@ -1,22 +1,10 @@
+import type { HttpLoadRequests } from "./http-load-requests.js";
 import type { LoadResult } from "./load-result.js";
 import { LoadTally } from "./load-tally.js";
 import { connectRawHttp, type RawHttpConnection } from "./raw-http-connection.js";
 
-export interface RawHttpLoadOptions {
-  url: string;
-  method: "POST" | "DELETE" | "GET";
-  path: string;
-  /**
-   * Pre-signed JSON bodies, each sent once, in turn; the load ends when all
-   * have answered (or, with `seconds`, when the time is up).
-   */
-  bodies: readonly string[];
-  /**
-   * Instead of bodies: requests without a body, each with
-   * `Authorization: Bearer <token>`, the tokens in turn (again from the first
-   * when all have been sent); needs `seconds`.
-   */
-  bearerTokens?: readonly string[];
+/** The load ends when every body has answered, or when `seconds` are up (bearer tokens need it). */
+export interface RawHttpLoadOptions extends HttpLoadRequests {
   /** Stop sending after this long (default: when every body has been sent). */
   seconds?: number;
   /** Keep-alive connections, one request in flight on each (closed loop). */

@@ -21,6 +21,7 @@ import { startBenchRedis } from "./redis-server.js";
 import { commandCalls, redisCpuSeconds, roundTripsPerRequest } from "./redis-stats.js";
 import { reportMarkdown } from "./report-markdown.js";
 import { reportSvg } from "./report-svg.js";
+import { runMain } from "./run-main.js";
 import { seedTokens } from "./seed-tokens.js";
 import { type ServiceProcess, startServiceProcess } from "./service-process.js";
 import { createSigner } from "./signed-requests.js";
@@ -247,11 +248,4 @@ async function measure(
   return phase;
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(
-    `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exitCode = 1;
-}
+await runMain("bench", main);

@@ -1,9 +1,10 @@
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePorts } from "../src/process/free-port.js";
+import { pidsWhere } from "../test/support/process-table.js";
 import { writeBenchCredentials } from "./bench-users.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -59,22 +60,11 @@ export function cpuSecondsOf(pid: number, tid?: number): number {
  * their parent pid in /proc; the bench's service runs no embedded Redis.
  */
 export function processTree(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) {
-      continue;
-    }
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // The parent pid is the second field after the command name.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) {
-        children.push(Number(entry));
-      }
-    } catch {
-      // Gone while listed.
-    }
-  }
+  const children = pidsWhere((child) => {
+    const stat = readFileSync(`/proc/${child}/stat`, "utf8");
+    // The parent pid is the second field after the command name.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid;
+  });
   return [pid, ...children];
 }
 

@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { median } from "./median.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const GOAL_MS = 2000;
@@ -123,14 +124,6 @@ async function startOnce(command: Command, workers: string | undefined): Promise
     }
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 async function main(): Promise<void> {

@@ -50,9 +50,26 @@ export function goalMet(goal: Goal, value: number): boolean {
 const round2 = (n: number) => Math.round(n * 100) / 100;
 /** A ratio as shown (two decimals; 0 for a zero denominator, as the bench always wrote it). */
 const shown = (a: number, b: number) => (b === 0 ? 0 : round2(a / b));
+/** A target's reading of a ÷ b: the value, and the measured text (two digits, then `detail`). */
+const ratioReading = (a: number, b: number, detail: string) => ({
+  value: a / b,
+  measured: `${shown(a, b)} (${detail})`,
+});
 const of = (r: BenchReport, series: Series) => r.phases.filter((p) => p.series === series);
 const some = (phases: Phase[]) => (phases.length > 0 ? phases : undefined);
 const maxTrips = (list: readonly Phase[]) => Math.max(0, ...list.map((p) => p.redisRoundTrips));
+/** The most Redis round trips of each of two row lists, as a target reads them ("a / b"). */
+const tripsReading = (first: readonly Phase[], second: readonly Phase[]): Reading => {
+  const a = maxTrips(first);
+  const b = maxTrips(second);
+  return { value: Math.max(a, b), measured: `${a} / ${b}` };
+};
+/** The rows of two series, undefined unless both have run. */
+const bothSeries = (r: BenchReport, first: Series, second: Series) => {
+  const a = some(of(r, first));
+  const b = some(of(r, second));
+  return a === undefined || b === undefined ? undefined : ([a, b] as const);
+};
 const halfPeakOf = (r: BenchReport, series: Series) =>
   r.checks?.halfPeaks.find((p) => p.series === series);
 const errorsOf = (list: readonly Phase[]) => list.reduce((n, p) => n + p.errors, 0);
@@ -77,6 +94,16 @@ function restCreate(r: BenchReport) {
     peakConcurrency: peak.concurrency,
     leanestLoopUs,
     capacity: Math.round(1e6 / Math.max(1, leanestLoopUs)),
+  };
+}
+
+/** A target's read that needs the REST create rows: undefined until they are there. */
+function withRestCreate(
+  read: (rest: NonNullable<ReturnType<typeof restCreate>>, r: BenchReport) => Reading | undefined,
+): (r: BenchReport) => Reading | undefined {
+  return (r) => {
+    const rest = restCreate(r);
+    return rest === undefined ? undefined : read(rest, r);
   };
 }
 
@@ -299,10 +326,11 @@ const PATH_TARGETS: readonly TargetSpec[] = PATH_ROWS.flatMap(
         const point = peerPoint(r, protocol, 32);
         return point === undefined
           ? undefined
-          : {
-              value: point.oursTaken.p99Ms / point.peerTaken.p99Ms,
-              measured: `${shown(point.oursTaken.p99Ms, point.peerTaken.p99Ms)} (${point.oursTaken.p99Ms} ms vs ${point.peerTaken.p99Ms} ms)`,
-            };
+          : ratioReading(
+              point.oursTaken.p99Ms,
+              point.peerTaken.p99Ms,
+              `${point.oursTaken.p99Ms} ms vs ${point.peerTaken.p99Ms} ms`,
+            );
       },
     },
   ],
@@ -315,78 +343,58 @@ export const TARGETS: readonly TargetSpec[] = [
     name: "REST create vs verify ceiling",
     goal: { compare: "≥", value: 0.6, digits: 2, unit: "× ceiling" },
     how: "Peak REST create throughput over the concurrencies ÷ Ed25519 verifies per second on one thread, measured in the same run.",
-    read(r) {
-      const rest = restCreate(r);
+    read: withRestCreate((rest, r) => {
       const ceiling = r.verifyCeiling.perSecond;
-      return rest === undefined
-        ? undefined
-        : {
-            value: rest.peak / ceiling,
-            measured: `${shown(rest.peak, ceiling)} (${rest.peak}/s vs ${ceiling}/s)`,
-          };
-    },
+      return ratioReading(rest.peak, ceiling, `${rest.peak}/s vs ${ceiling}/s`);
+    }),
   },
   {
     name: "REST create capacity of one process with cores for its thread pool (1 s ÷ event-loop CPU per request) vs verify ceiling",
     goal: { compare: "≥", value: 0.6, digits: 2, unit: "× ceiling" },
     how: "1 s ÷ the least event-loop CPU per REST create (concurrency above 1): what one process serves when the verifies have cores of their own.",
-    read(r) {
-      const rest = restCreate(r);
-      const ceiling = r.verifyCeiling.perSecond;
-      return rest === undefined
-        ? undefined
-        : {
-            value: rest.capacity / ceiling,
-            measured: `${shown(rest.capacity, ceiling)} (${rest.capacity}/s: ${rest.leanestLoopUs} µs of event-loop CPU per request)`,
-          };
-    },
+    read: withRestCreate((rest, r) =>
+      ratioReading(
+        rest.capacity,
+        r.verifyCeiling.perSecond,
+        `${rest.capacity}/s: ${rest.leanestLoopUs} µs of event-loop CPU per request`,
+      ),
+    ),
   },
   {
     name: "Everything but the signature check (event-loop CPU per REST create) vs one verify",
     goal: { compare: "≤", value: 1, unit: "× verify" },
     how: "The least event-loop CPU per REST create ÷ the time of one verify.",
-    read(r) {
-      const rest = restCreate(r);
+    read: withRestCreate((rest, r) => {
       const us = r.verifyCeiling.microseconds;
-      return rest === undefined
-        ? undefined
-        : {
-            value: rest.leanestLoopUs / us,
-            measured: `${shown(rest.leanestLoopUs, us)} (${rest.leanestLoopUs} µs vs ${us} µs)`,
-          };
-    },
+      return ratioReading(rest.leanestLoopUs, us, `${rest.leanestLoopUs} µs vs ${us} µs`);
+    }),
   },
   {
     name: "REST create vs Connect create",
     goal: { compare: "≥", value: 0.9, digits: 2 },
     how: "Peak REST create ÷ peak Connect create (JSON), same load generator.",
-    read(r) {
-      const rest = restCreate(r);
+    read: withRestCreate((rest, r) => {
       const connect = some(of(r, "Connect create"));
-      if (rest === undefined || connect === undefined) {
+      if (connect === undefined) {
         return undefined;
       }
       const connectPeak = peakPhase(connect)?.throughput ?? 0;
-      return {
-        value: rest.peak / connectPeak,
-        measured: `${shown(rest.peak, connectPeak)} (${rest.peak}/s vs ${connectPeak}/s)`,
-      };
-    },
+      return ratioReading(rest.peak, connectPeak, `${rest.peak}/s vs ${connectPeak}/s`);
+    }),
   },
   {
     name: "REST create vs the floor server (REST create peak vs the floor at that concurrency)",
     goal: { compare: "≥", value: 0.85, digits: 2, unit: "× floor" },
     how: "Peak REST create ÷ bench/floor-server.ts under the same load at the concurrency of that peak.",
-    read(r) {
-      const rest = restCreate(r);
-      if (rest === undefined || r.floor === undefined) {
+    read: withRestCreate((rest, r) => {
+      if (r.floor === undefined) {
         return undefined;
       }
       return {
         value: r.floor.throughput > 0 ? rest.peak / r.floor.throughput : Number.NaN,
         measured: `${shown(rest.peak, r.floor.throughput)} (${rest.peak}/s vs ${r.floor.throughput}/s at concurrency ${r.floor.concurrency})`,
       };
-    },
+    }),
   },
   {
     name: "p99 at half of peak (REST create)",
@@ -409,15 +417,8 @@ export const TARGETS: readonly TargetSpec[] = [
     goal: { compare: "≤", value: 2 },
     how: "Client-issued Redis commands per request (INFO commandstats deltas), the most of any REST create and REST delete phase.",
     read(r) {
-      const creates = some(of(r, "REST create"));
-      const deletes = some(of(r, "REST delete"));
-      if (creates === undefined || deletes === undefined) {
-        return undefined;
-      }
-      return {
-        value: Math.max(maxTrips(creates), maxTrips(deletes)),
-        measured: `${maxTrips(creates)} / ${maxTrips(deletes)}`,
-      };
+      const both = bothSeries(r, "REST create", "REST delete");
+      return both === undefined ? undefined : tripsReading(...both);
     },
   },
   {
@@ -479,18 +480,15 @@ export const TARGETS: readonly TargetSpec[] = [
     goal: { compare: "≤", value: 1 },
     how: "Client-issued Redis commands per check, the most of any phase, closed loop and half peak.",
     read(r) {
-      const introspect = some(of(r, "gRPC introspect"));
-      const forwardAuth = some(of(r, "Forward-auth"));
-      if (introspect === undefined || forwardAuth === undefined) {
+      const both = bothSeries(r, "gRPC introspect", "Forward-auth");
+      if (both === undefined) {
         return undefined;
       }
       const withHalf = (list: Phase[], series: Series) => {
         const half = halfPeakOf(r, series);
         return half === undefined ? list : [...list, half];
       };
-      const a = maxTrips(withHalf(introspect, "gRPC introspect"));
-      const b = maxTrips(withHalf(forwardAuth, "Forward-auth"));
-      return { value: Math.max(a, b), measured: `${a} / ${b}` };
+      return tripsReading(withHalf(both[0], "gRPC introspect"), withHalf(both[1], "Forward-auth"));
     },
   },
   {
@@ -536,10 +534,11 @@ export const TARGETS: readonly TargetSpec[] = [
           const point = peerPoint(r, protocol, c);
           return point === undefined
             ? undefined
-            : {
-                value: point.oursTaken.throughput / point.peerTaken.throughput,
-                measured: `${shown(point.oursTaken.throughput, point.peerTaken.throughput)} (${point.oursTaken.throughput}/s vs ${point.peerTaken.throughput}/s)`,
-              };
+            : ratioReading(
+                point.oursTaken.throughput,
+                point.peerTaken.throughput,
+                `${point.oursTaken.throughput}/s vs ${point.peerTaken.throughput}/s`,
+              );
         },
       },
       {
@@ -550,10 +549,11 @@ export const TARGETS: readonly TargetSpec[] = [
           const point = peerPoint(r, protocol, c);
           return point === undefined
             ? undefined
-            : {
-                value: point.oursTaken.p99Ms / point.peerTaken.p99Ms,
-                measured: `${shown(point.oursTaken.p99Ms, point.peerTaken.p99Ms)} (${point.oursTaken.p99Ms} ms vs ${point.peerTaken.p99Ms} ms)`,
-              };
+            : ratioReading(
+                point.oursTaken.p99Ms,
+                point.peerTaken.p99Ms,
+                `${point.oursTaken.p99Ms} ms vs ${point.peerTaken.p99Ms} ms`,
+              );
         },
       },
     ]),

@@ -12,28 +12,15 @@
 //                      style, icon; it calls the service over "rest", so
 //                      the SDK's connect and grpc code is left out).
 // Plain JavaScript so that it runs before anything is compiled, without the
-// tsx loader's start-up cost at every `npm start`.
-//
-//   node scripts/build.mjs             clean build (`prepare`: npm ci, npm pack)
-//   node scripts/build.mjs --if-stale  build only when src/ changed since the
-//                                      last build (`prestart`, the tests)
+// tsx loader's start-up cost at every `npm start`. A clean build for `prepare`
+// (npm ci, npm pack); with --if-stale (only when an input changed:
+// client/scripts/dist-build.mjs) for `prestart` and the tests.
 import { execFileSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isStale, resolveTool } from "../client/scripts/build-freshness.mjs";
+import { buildDist } from "../client/scripts/dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-const DIST = join(ROOT, "dist");
-/** Written last: its mtime is when dist/ was complete. */
-const STAMP = join(DIST, ".built");
 /** What dist/ is made from: a change to any of these makes it stale. */
 const INPUTS = [
   "src",
@@ -112,49 +99,6 @@ async function buildConsole(esbuild, out) {
   }
 }
 
-async function build() {
-  const started = performance.now();
-  const tsc = resolveTool("typescript/bin/tsc");
-  if (tsc === undefined) {
-    // `npm ci --omit=dev`: no compiler. A dist/ copied from a build stage still runs.
-    if (existsSync(join(DIST, "main.js"))) {
-      log("TypeScript is not installed (--omit=dev?): keeping the existing dist/");
-      return;
-    }
-    log("TypeScript is not installed (--omit=dev?), so dist/ cannot be built:");
-    log("install the dev dependencies (npm ci) or copy dist/ from a build stage");
-    // Fails `npm start` (prestart), not `npm ci --omit=dev` (prepare).
-    process.exitCode = process.argv.includes("--if-stale") ? 1 : 0;
-    return;
-  }
-  const esbuild = await import("esbuild");
-  // Built beside dist/ and swapped in whole: a service started meanwhile never
-  // sees half a build, and files of deleted sources do not linger.
-  const out = join(ROOT, `.dist-${process.pid}`);
-  rmSync(out, { recursive: true, force: true });
-  try {
-    try {
-      execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
-        cwd: ROOT,
-        stdio: "inherit",
-      });
-    } catch {
-      // tsc printed the errors; its stack trace would only bury them.
-      log("tsc failed: dist/ left as it was");
-      process.exitCode = 1;
-      return;
-    }
-    copyLuaScripts(out);
-    await buildConsole(esbuild, out);
-    rmSync(DIST, { recursive: true, force: true });
-    renameSync(out, DIST);
-    writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
-  log(`dist/ built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-}
-
 /** The client package's dist/, when stale (the service's build needs its declarations). */
 function buildClient() {
   try {
@@ -167,6 +111,15 @@ function buildClient() {
   }
 }
 
-if (buildClient() && (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS))) {
-  await build();
+if (buildClient()) {
+  await buildDist({
+    root: ROOT,
+    inputs: INPUTS,
+    keptFile: "main.js",
+    log,
+    async steps(esbuild, out) {
+      copyLuaScripts(out);
+      await buildConsole(esbuild, out);
+    },
+  });
 }

@@ -1,3 +1,4 @@
+import { median } from "../median.js";
 import type { LadderPath, LadderStep } from "./ladder-steps.js";
 
 /** One step's measurement in one round. */
@@ -35,16 +36,6 @@ export interface LadderResult {
   seconds: number;
   steps: StepSummary[];
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length === 0
-    ? 0
-    : sorted.length % 2 === 1
-      ? (sorted[mid] ?? 0)
-      : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-};
 
 /** Medians per step over the rounds; a step with errors keeps them (its figures are not a throughput). */
 export function summarizeLadder(

@@ -69,7 +69,10 @@ import { clientErrorOf } from "../../src/token/client-error.js";
 import { expiresAtMs, utcDate } from "../../src/token/expiry-date.js";
 import { createPublicKeyCache } from "../../src/token/public-key-cache.js";
 import { checkCreateRequest, checkTimeWindow } from "../../src/token/request-rules.js";
-import { createTokenIntrospectionService } from "../../src/token/token-introspection-service.js";
+import {
+  createTokenIntrospectionService,
+  introspectionAnswer,
+} from "../../src/token/token-introspection-service.js";
 import { createTokenService } from "../../src/token/token-service.js";
 import { createRequestValidator } from "../../src/validation/request-validator.js";
 import { validationInterceptor } from "../../src/validation/validation-interceptor.js";
@@ -226,32 +229,25 @@ function introspect(body: Buffer): Promise<Uint8Array> {
     token = body[0] === 0x0a ? body.toString("latin1", 2, 2 + (body[1] ?? 0)) : "";
   }
   if (!on("store")) {
-    const parsed = parseToken(token);
-    if (parsed === undefined) {
-      return Promise.resolve(EMPTY);
-    }
-    return redis
-      .getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId))
-      .then((r) => (r === null ? EMPTY : FOUND));
+    return byTokenRecord(token, FOUND, EMPTY);
   }
   return authenticator.authenticate(token).then((identity) => {
     if (!on("protobuf")) {
       return identity === undefined ? EMPTY : FOUND;
     }
-    return toBinary(
-      IntrospectTokenResponseSchema,
-      identity === undefined
-        ? create(IntrospectTokenResponseSchema, { active: false })
-        : create(IntrospectTokenResponseSchema, {
-            active: true,
-            userId: identity.userId,
-            tokenId: identity.tokenId,
-            name: identity.name,
-            expiresAt: utcDate(identity.expiresAtMs),
-            expiresAtMs: BigInt(identity.expiresAtMs),
-          }),
-    );
+    return toBinary(IntrospectTokenResponseSchema, introspectionAnswer(identity));
   });
+}
+
+// Below the store step: `live` if the token's record is in Redis (one GET, no script), else `dead`.
+function byTokenRecord<T>(token: string, live: T, dead: T): Promise<T> {
+  const parsed = parseToken(token);
+  if (parsed === undefined) {
+    return Promise.resolve(dead);
+  }
+  return redis
+    .getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId))
+    .then((r) => (r === null ? dead : live));
 }
 
 function problemsOrThrow(schema: DescMessage, message: Message): void {
@@ -516,19 +512,11 @@ function connectHandler() {
 // ——— HTTP/1.1: forward-auth and REST create
 
 const REFUSED: Answer = { status: 401, body: EMPTY, headers: {}, code: "Unauthenticated" };
+const ALLOWED: Answer = { status: 200, body: EMPTY, headers: {}, code: "ok" };
 
 function authWork(token: string): Promise<Answer> {
   if (!on("store")) {
-    const parsed = parseToken(token);
-    if (parsed === undefined) {
-      return Promise.resolve(REFUSED);
-    }
-    return redis
-      .getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId))
-      .then(
-        (r): Answer =>
-          r === null ? REFUSED : { status: 200, body: EMPTY, headers: {}, code: "ok" },
-      );
+    return byTokenRecord(token, ALLOWED, REFUSED);
   }
   return authenticator.authenticate(token).then(
     (identity): Answer =>

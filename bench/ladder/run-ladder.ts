@@ -20,6 +20,7 @@ import { CREATE_PATH } from "../phases/create.js";
 import { runRawGrpcLoad } from "../raw-grpc-load.js";
 import { runRawHttpLoad } from "../raw-http-load.js";
 import { startBenchRedis } from "../redis-server.js";
+import { runMain } from "../run-main.js";
 import { seedTokens } from "../seed-tokens.js";
 import { type ServiceProcess, startServiceProcess } from "../service-process.js";
 import { createSigner } from "../signed-requests.js";
@@ -253,11 +254,4 @@ async function main(): Promise<void> {
   }
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(
-    `bench:ladder: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exitCode = 1;
-}
+await runMain("bench:ladder", main);

@@ -1,4 +1,5 @@
 import type { BenchPhase } from "../bench-context.js";
+import { measureEach } from "../bench-context.js";
 import type { Phase } from "../bench-report.js";
 import {
   bearerHttpLoad,
@@ -36,30 +37,24 @@ export const checkFloorPhase: BenchPhase = {
       await bearerHttpLoad(url, tokens, { concurrency: 32 }, plan.warmupSeconds)();
       await introspectLoad(grpcAddress, frames, { concurrency: 32 }, plan.warmupSeconds)();
       const phases: Phase[] = [];
-      for (const c of plan.concurrencies) {
-        phases.push(
-          await ctx.measure(
-            "Floor check",
-            c,
-            bearerHttpLoad(url, tokens, { concurrency: c }, plan.seconds),
-            opts,
-          ),
-        );
-      }
+      await measureEach(
+        ctx,
+        phases,
+        "Floor check",
+        (c) => bearerHttpLoad(url, tokens, { concurrency: c }, plan.seconds),
+        opts,
+      );
       for (const [series, connections] of [
         ["Floor check gRPC", 4],
         ["Floor check gRPC, 1 connection", 1],
       ] as const) {
-        for (const c of plan.concurrencies) {
-          phases.push(
-            await ctx.measure(
-              series,
-              c,
-              introspectLoad(grpcAddress, frames, { concurrency: c, connections }, plan.seconds),
-              opts,
-            ),
-          );
-        }
+        await measureEach(
+          ctx,
+          phases,
+          series,
+          (c) => introspectLoad(grpcAddress, frames, { concurrency: c, connections }, plan.seconds),
+          opts,
+        );
       }
       const checkFloorHalfPeak = await ctx.measure(
         "Floor check",

@@ -1,4 +1,4 @@
-import { type BenchContext, type BenchPhase, peakOf } from "../bench-context.js";
+import { type BenchContext, type BenchPhase, measureEach, peakOf } from "../bench-context.js";
 import type { Phase, Series } from "../bench-report.js";
 import { registerUsers } from "../bench-users.js";
 import {
@@ -44,34 +44,16 @@ export const checksPhase: BenchPhase = {
     await introspectLoad(internalAddress, frames, { concurrency: 32 }, plan.warmupSeconds)();
     await bearerHttpLoad(internalUrl, tokens, { concurrency: 32 }, plan.warmupSeconds)();
     const phases: Phase[] = [];
-    for (const c of plan.concurrencies) {
-      phases.push(
-        await ctx.measure(
-          "gRPC introspect",
-          c,
-          introspectLoad(internalAddress, frames, { concurrency: c }, plan.seconds),
-        ),
-      );
-    }
+    await measureEach(ctx, phases, "gRPC introspect", (c) =>
+      introspectLoad(internalAddress, frames, { concurrency: c }, plan.seconds),
+    );
     // One connection, as a client channel calls: all its calls go to one worker.
-    for (const c of plan.concurrencies) {
-      phases.push(
-        await ctx.measure(
-          "gRPC introspect, 1 connection",
-          c,
-          introspectLoad(internalAddress, frames, { concurrency: c, connections: 1 }, plan.seconds),
-        ),
-      );
-    }
-    for (const c of plan.concurrencies) {
-      phases.push(
-        await ctx.measure(
-          "Forward-auth",
-          c,
-          bearerHttpLoad(internalUrl, tokens, { concurrency: c }, plan.seconds),
-        ),
-      );
-    }
+    await measureEach(ctx, phases, "gRPC introspect, 1 connection", (c) =>
+      introspectLoad(internalAddress, frames, { concurrency: c, connections: 1 }, plan.seconds),
+    );
+    await measureEach(ctx, phases, "Forward-auth", (c) =>
+      bearerHttpLoad(internalUrl, tokens, { concurrency: c }, plan.seconds),
+    );
     const introspectHalfPeak = await ctx.measure(
       "gRPC introspect",
       plan.concurrencies[plan.concurrencies.length - 1] ?? 128,

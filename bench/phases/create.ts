@@ -1,4 +1,10 @@
-import { type BenchContext, type BenchPhase, budget, expectedRate } from "../bench-context.js";
+import {
+  type BenchContext,
+  type BenchPhase,
+  budget,
+  expectedRate,
+  measureEach,
+} from "../bench-context.js";
 import type { Phase } from "../bench-report.js";
 import { answeredWithToken, grpcCreated, restCreated } from "../create-answers.js";
 import { grpcFrame } from "../grpc-frame.js";
@@ -7,19 +13,26 @@ import { runRawHttpLoad } from "../raw-http-load.js";
 
 export const CREATE_PATH = "/perps.token.v1.TokenService/CreateToken";
 
+/** A server a create load is aimed at, and what counts as its answer with a token. */
+export interface CreateTarget {
+  publicPort: number;
+  accept: (status: number, body: Buffer) => boolean;
+}
+
 /**
- * REST create against the service: the raw HTTP/1.1 client (autocannon cost
- * more than a fifth of the service's CPU per create), pre-signed bodies;
- * only 201 with a token counts.
+ * REST create against the service (or another `target`): the raw HTTP/1.1
+ * client (autocannon cost more than a fifth of the service's CPU per create),
+ * pre-signed bodies; only 201 with a token counts.
  */
 export function restCreateLoad(
   ctx: BenchContext,
   concurrency: number,
   seconds: number,
   perSecond: number,
+  target: CreateTarget = { publicPort: ctx.service().publicPort, accept: restCreated },
 ) {
   const bodies = ctx.signer.creates(budget(perSecond, seconds, concurrency)).map((r) => r.json);
-  const url = `http://127.0.0.1:${ctx.service().publicPort}`;
+  const url = `http://127.0.0.1:${target.publicPort}`;
   return () =>
     runRawHttpLoad({
       url,
@@ -28,14 +41,15 @@ export function restCreateLoad(
       bodies,
       connections: concurrency,
       seconds,
-      accept: restCreated,
+      accept: target.accept,
     });
 }
 
 /**
- * gRPC create against the service's public listener: pre-framed requests
- * over raw HTTP/2 streams on `connections` (default 4) (bench/raw-grpc-load.ts), each
- * sent once; only grpc-status 0 with a message counts.
+ * gRPC create against the service's public listener (or another server's
+ * `publicPort`): pre-framed requests over raw HTTP/2 streams on `connections`
+ * (default 4) (bench/raw-grpc-load.ts), each sent once; only grpc-status 0
+ * with a message counts.
  */
 export function grpcCreateLoad(
   ctx: BenchContext,
@@ -43,11 +57,12 @@ export function grpcCreateLoad(
   seconds: number,
   perSecond: number,
   connections = 4,
+  publicPort = ctx.service().publicPort,
 ) {
   const frames = ctx.signer
     .creates(budget(perSecond, seconds, concurrency))
     .map((r) => grpcFrame(r.binary));
-  const address = `127.0.0.1:${ctx.service().publicPort}`;
+  const address = `127.0.0.1:${publicPort}`;
   return () =>
     runRawGrpcLoad({
       address,
@@ -75,57 +90,33 @@ export const createPhase: BenchPhase = {
     const service = ctx.service();
     const publicUrl = `http://127.0.0.1:${service.publicPort}`;
     const phases: Phase[] = [];
-    const record = async (phase: Promise<Phase>) => {
-      phases.push(await phase);
-    };
     await restCreateLoad(ctx, 32, plan.warmupSeconds, ctx.ceiling.perSecond)();
     await grpcCreateLoad(ctx, 32, Math.min(1, plan.warmupSeconds), ctx.ceiling.perSecond)();
-    for (const c of plan.concurrencies) {
-      await record(
-        ctx.measure(
-          "REST create",
-          c,
-          restCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
-        ),
-      );
-    }
-    for (const c of plan.concurrencies) {
+    await measureEach(ctx, phases, "REST create", (c) =>
+      restCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
+    );
+    await measureEach(ctx, phases, "Connect create", (c) => {
       const bodies = ctx.signer
         .creates(budget(expectedRate(ctx, phases), plan.seconds, c))
         .map((r) => r.json);
-      await record(
-        ctx.measure("Connect create", c, () =>
-          runRawHttpLoad({
-            url: publicUrl,
-            method: "POST",
-            path: CREATE_PATH,
-            bodies,
-            connections: c,
-            seconds: plan.seconds,
-            accept: answeredWithToken,
-          }),
-        ),
-      );
-    }
-    for (const c of plan.concurrencies) {
-      await record(
-        ctx.measure(
-          "gRPC create",
-          c,
-          grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
-        ),
-      );
-    }
+      return () =>
+        runRawHttpLoad({
+          url: publicUrl,
+          method: "POST",
+          path: CREATE_PATH,
+          bodies,
+          connections: c,
+          seconds: plan.seconds,
+          accept: answeredWithToken,
+        });
+    });
+    await measureEach(ctx, phases, "gRPC create", (c) =>
+      grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases)),
+    );
     // One connection, as a client channel calls: all its calls go to one worker.
-    for (const c of plan.concurrencies) {
-      await record(
-        ctx.measure(
-          "gRPC create, 1 connection",
-          c,
-          grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases), 1),
-        ),
-      );
-    }
+    await measureEach(ctx, phases, "gRPC create, 1 connection", (c) =>
+      grpcCreateLoad(ctx, c, plan.seconds, expectedRate(ctx, phases), 1),
+    );
     return { phases };
   },
 };

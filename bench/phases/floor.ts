@@ -1,17 +1,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BenchPhase, budget } from "../bench-context.js";
+import { type BenchPhase, budget, measureEach } from "../bench-context.js";
 import type { Phase } from "../bench-report.js";
-import { answeredWithToken, grpcCreated } from "../create-answers.js";
-import { grpcFrame } from "../grpc-frame.js";
+import { answeredWithToken } from "../create-answers.js";
 import { LADDER_STEPS } from "../ladder/ladder-steps.js";
 import { runPacedHttpLoad } from "../paced-http-load.js";
 import { peakPhase } from "../peak-phase.js";
 import { startProcessGroup } from "../process-group.js";
-import { runRawGrpcLoad } from "../raw-grpc-load.js";
-import { runRawHttpLoad } from "../raw-http-load.js";
-import { CREATE_PATH } from "./create.js";
+import { grpcCreateLoad, restCreateLoad } from "./create.js";
 
 /** The gRPC create floor: the ladder's first valid gRPC step (bench/ladder/ladder-steps.ts). */
 const GRPC_CREATE_FLOOR_STEP = LADDER_STEPS["grpc-create"].findIndex((s) => s.layer === "trailers");
@@ -54,66 +51,38 @@ export const floorPhase: BenchPhase = {
     });
     const url = `http://127.0.0.1:${floorServer.publicPort}`;
     try {
-      const floorLoad = (seconds: number, perSecond: number, connections: number) => {
-        const bodies = ctx.signer
-          .creates(budget(perSecond, seconds, connections))
-          .map((r) => r.json);
-        return () =>
-          runRawHttpLoad({
-            url,
-            method: "POST",
-            path: "/user/tokens",
-            bodies,
-            connections,
-            seconds,
-            accept: answeredWithToken,
-          });
-      };
+      const floorLoad = (seconds: number, perSecond: number, connections: number) =>
+        restCreateLoad(ctx, connections, seconds, perSecond, {
+          publicPort: floorServer.publicPort,
+          accept: answeredWithToken,
+        });
       const grpcFloorLoad = (
         seconds: number,
         perSecond: number,
         concurrency: number,
         connections: number,
-      ) => {
-        const frames = ctx.signer
-          .creates(budget(perSecond, seconds, concurrency))
-          .map((r) => grpcFrame(r.binary));
-        return () =>
-          runRawGrpcLoad({
-            address: `127.0.0.1:${grpcFloor.publicPort}`,
-            path: CREATE_PATH,
-            frames,
-            once: true,
-            concurrency,
-            connections,
-            seconds,
-            accept: grpcCreated,
-          });
-      };
+      ) => grpcCreateLoad(ctx, concurrency, seconds, perSecond, connections, grpcFloor.publicPort);
       await floorLoad(plan.warmupSeconds, ctx.ceiling.perSecond, 32)();
       await grpcFloorLoad(plan.warmupSeconds, ctx.ceiling.perSecond, 32, 4)();
       const phases: Phase[] = [];
-      for (const c of plan.concurrencies) {
-        phases.push(
-          await ctx.measure("Floor create", c, floorLoad(plan.seconds, ctx.ceiling.perSecond, c), {
-            server: floorServer,
-          }),
-        );
-      }
+      await measureEach(
+        ctx,
+        phases,
+        "Floor create",
+        (c) => floorLoad(plan.seconds, ctx.ceiling.perSecond, c),
+        { server: floorServer },
+      );
       for (const [series, connections] of [
         ["Floor gRPC create", 4],
         ["Floor gRPC create, 1 connection", 1],
       ] as const) {
-        for (const c of plan.concurrencies) {
-          phases.push(
-            await ctx.measure(
-              series,
-              c,
-              grpcFloorLoad(plan.seconds, ctx.ceiling.perSecond, c, connections),
-              { server: grpcFloor },
-            ),
-          );
-        }
+        await measureEach(
+          ctx,
+          phases,
+          series,
+          (c) => grpcFloorLoad(plan.seconds, ctx.ceiling.perSecond, c, connections),
+          { server: grpcFloor },
+        );
       }
       const floor =
         phases.find((p) => p.series === "Floor create" && p.concurrency === restPeakConcurrency) ??

@@ -10,29 +10,14 @@
 //                      dependencies included: index.js (ESM, `<script
 //                      type="module">`) and index.global.js (a classic script
 //                      defining the global `PerpsTokenClient`).
-// Plain JavaScript so that it runs before anything is compiled.
-//
-//   node scripts/build.mjs             clean build (`npm pack`, `npm run build`)
-//   node scripts/build.mjs --if-stale  build only when src/ changed since the
-//                                      last build (`prepack`, the service's build)
-import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+// Plain JavaScript so that it runs before anything is compiled. A clean build
+// for `npm pack` and `npm run build`; with --if-stale (only when an input
+// changed: dist-build.mjs) for `prepack` and the service's build.
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import { isStale, resolveTool } from "./build-freshness.mjs";
+import { buildDist } from "./dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-const DIST = join(ROOT, "dist");
-/** Written last: its mtime is when dist/ was complete. */
-const STAMP = join(DIST, ".built");
 /** What dist/ is made from: a change to any of these makes it stale. */
 const INPUTS = [
   "src",
@@ -41,6 +26,7 @@ const INPUTS = [
   "../tsconfig.json",
   "scripts/build.mjs",
   "scripts/build-freshness.mjs",
+  "scripts/dist-build.mjs",
 ];
 /**
  * The package's entries; their import graph is what dist/cjs/ holds. Every
@@ -161,51 +147,16 @@ function copyDeclarations(from, to) {
   }
 }
 
-async function build() {
-  const started = performance.now();
-  const tsc = resolveTool("typescript/bin/tsc");
-  if (tsc === undefined) {
-    // `npm ci --omit=dev`: no compiler. A dist/ copied from a build stage still runs.
-    if (existsSync(join(DIST, "protocol", "index.js"))) {
-      log("TypeScript is not installed (--omit=dev?): keeping the existing dist/");
-      return;
-    }
-    log("TypeScript is not installed (--omit=dev?), so dist/ cannot be built:");
-    log("install the dev dependencies (npm ci) or copy dist/ from a build stage");
-    process.exitCode = process.argv.includes("--if-stale") ? 1 : 0;
-    return;
-  }
-  const esbuild = await import("esbuild");
-  // Built beside dist/ and swapped in whole: nothing reading dist/ meanwhile
-  // sees half a build, and files of deleted sources do not linger.
-  const out = join(ROOT, `.dist-${process.pid}`);
-  rmSync(out, { recursive: true, force: true });
-  try {
-    try {
-      execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
-        cwd: ROOT,
-        stdio: "inherit",
-      });
-    } catch {
-      // tsc printed the errors; its stack trace would only bury them.
-      log("tsc failed: dist/ left as it was");
-      process.exitCode = 1;
-      return;
-    }
+await buildDist({
+  root: ROOT,
+  inputs: INPUTS,
+  keptFile: "protocol/index.js",
+  log,
+  async steps(esbuild, out) {
     // The package's bin: npm marks it executable on install, but not when a
     // linked checkout is rebuilt later.
     chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
     await buildCommonJs(esbuild, out);
     await buildBrowser(esbuild, out);
-    rmSync(DIST, { recursive: true, force: true });
-    renameSync(out, DIST);
-    writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
-  log(`dist/ built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-}
-
-if (!process.argv.includes("--if-stale") || isStale(STAMP, ROOT, INPUTS)) {
-  await build();
-}
+  },
+});

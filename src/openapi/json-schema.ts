@@ -163,32 +163,33 @@ export function createSchemaBuilder(opts: SchemaBuilderOptions = {}): SchemaBuil
         schema = typeSchema(field.message, dir);
         break;
       case "list":
-        schema = {
-          type: "array",
-          items:
-            field.listKind === "scalar"
-              ? scalarSchema(field.scalar, dir)
-              : field.listKind === "enum"
-                ? enumOrNull(field.enum, dir)
-                : typeSchema(field.message, dir),
-        };
+        schema = { type: "array", items: elementSchema(field, dir) };
         break;
       case "map":
         schema = {
           type: "object",
           propertyNames: mapKeySchema(field.mapKey),
-          additionalProperties:
-            field.mapKind === "scalar"
-              ? scalarSchema(field.scalar, dir)
-              : field.mapKind === "enum"
-                ? enumOrNull(field.enum, dir)
-                : typeSchema(field.message, dir),
+          additionalProperties: elementSchema(field, dir),
         };
         break;
     }
     // The rules the service enforces on requests, then the hand-written documentation.
     const ruled = dir === "input" ? merge(schema, ruleSchema(field)) : schema;
     return merge(withDoc(ruled, field), constraints[fieldKey(field)]);
+  }
+
+  /** A list's items or a map's values: a message, an enum or a scalar. */
+  function elementSchema(
+    field: DescField & { fieldKind: "list" | "map" },
+    dir: Direction,
+  ): JsonSchema {
+    if (field.message !== undefined) {
+      return typeSchema(field.message, dir);
+    }
+    if (field.enum !== undefined) {
+      return enumOrNull(field.enum, dir);
+    }
+    return scalarSchema(field.scalar, dir);
   }
 
   function enumOrNull(desc: DescEnum, dir: Direction): JsonSchema {

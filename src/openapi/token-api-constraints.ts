@@ -59,6 +59,24 @@ const userId: JsonSchema = {
 };
 
 /** "31536000, 365 days": a lifetime in seconds, and in days when it is whole days. */
+/** A token id in an answer (created or listed). */
+const answeredTokenId: JsonSchema = {
+  minLength: 1,
+  maxLength: MAX_TOKEN_ID_LENGTH,
+  description: "Token identifier (opaque), the `tokenId` of a delete.",
+  examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
+};
+
+/** A token's expiry date in an answer, as `description` says which. */
+function expiryDate(description: string): JsonSchema {
+  return {
+    format: "date",
+    pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+    description,
+    examples: ["2026-11-21"],
+  };
+}
+
 function lifetimeText(seconds: number): string {
   const days = seconds / 86_400;
   return Number.isInteger(days)
@@ -111,34 +129,16 @@ export function tokenApiConstraintsFor(
     },
     // The service always sends all three.
     [CreateTokenResponseSchema.typeName]: { required: ["expiresAt", "id", "token"] },
-    [`${CreateTokenResponseSchema.typeName}.expires_at`]: {
-      format: "date",
-      pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-      description:
-        "UTC calendar date (YYYY-MM-DD) of the moment the token expires: server time plus its lifetime.",
-      examples: ["2026-11-21"],
-    },
-    [`${CreateTokenResponseSchema.typeName}.id`]: {
-      minLength: 1,
-      maxLength: MAX_TOKEN_ID_LENGTH,
-      description: "Token identifier (opaque), the `tokenId` of a delete.",
-      examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
-    },
+    [`${CreateTokenResponseSchema.typeName}.expires_at`]: expiryDate(
+      "UTC calendar date (YYYY-MM-DD) of the moment the token expires: server time plus its lifetime.",
+    ),
+    [`${CreateTokenResponseSchema.typeName}.id`]: answeredTokenId,
     // Every listed token has all three.
     [TokenSummarySchema.typeName]: { required: ["id", "name", "expiresAt"] },
-    [`${TokenSummarySchema.typeName}.expires_at`]: {
-      format: "date",
-      pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-      description:
-        "UTC calendar date (YYYY-MM-DD) of the moment the token expires, as CreateToken answered it.",
-      examples: ["2026-11-21"],
-    },
-    [`${TokenSummarySchema.typeName}.id`]: {
-      minLength: 1,
-      maxLength: MAX_TOKEN_ID_LENGTH,
-      description: "Token identifier (opaque), the `tokenId` of a delete.",
-      examples: ["YAnc9iX83Ws3U0fLFuOMmw"],
-    },
+    [`${TokenSummarySchema.typeName}.expires_at`]: expiryDate(
+      "UTC calendar date (YYYY-MM-DD) of the moment the token expires, as CreateToken answered it.",
+    ),
+    [`${TokenSummarySchema.typeName}.id`]: answeredTokenId,
     [`${TokenSummarySchema.typeName}.name`]: {
       minLength: 1,
       maxLength: MAX_NAME_LENGTH,

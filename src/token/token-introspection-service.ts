@@ -1,10 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  type IntrospectTokenResponse,
   IntrospectTokenResponseSchema,
   type TokenIntrospectionService,
 } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
-import type { BearerAuthenticator } from "./bearer-authenticator.js";
+import type { BearerAuthenticator, BearerIdentity } from "./bearer-authenticator.js";
 import { utcDate } from "./expiry-date.js";
 
 export interface TokenIntrospectionServiceOptions {
@@ -27,17 +28,22 @@ export function createTokenIntrospectionService(
     async introspectToken(req) {
       const identity = await authenticator.authenticate(req.token);
       observe?.(identity !== undefined);
-      if (identity === undefined) {
-        return create(IntrospectTokenResponseSchema, { active: false });
-      }
-      return create(IntrospectTokenResponseSchema, {
-        active: true,
-        userId: identity.userId,
-        tokenId: identity.tokenId,
-        name: identity.name,
-        expiresAt: utcDate(identity.expiresAtMs),
-        expiresAtMs: BigInt(identity.expiresAtMs),
-      });
+      return introspectionAnswer(identity);
     },
   };
+}
+
+/** The answer for a token whose identity this is: `active: false` and nothing more when none. */
+export function introspectionAnswer(identity: BearerIdentity | undefined): IntrospectTokenResponse {
+  if (identity === undefined) {
+    return create(IntrospectTokenResponseSchema, { active: false });
+  }
+  return create(IntrospectTokenResponseSchema, {
+    active: true,
+    userId: identity.userId,
+    tokenId: identity.tokenId,
+    name: identity.name,
+    expiresAt: utcDate(identity.expiresAtMs),
+    expiresAtMs: BigInt(identity.expiresAtMs),
+  });
 }

@@ -4,6 +4,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { median } from "../../bench/median.js";
 import { newUser, signedCreate } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
@@ -13,14 +14,6 @@ const WARM_UP_PAIRS = 100;
 const PAIRS = 400;
 /** Largest accepted gap between the two medians, as a share of the larger one. */
 const TOLERANCE = 0.1;
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[mid] ?? 0)
-    : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
 
 // Finding 3: an unknown user must not answer faster than a known user with a
 // wrong signature. Both calls go through the real service and a real Redis;

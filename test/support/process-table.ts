@@ -21,17 +21,23 @@ export function isRunning(pid: number): boolean {
  * listen on.
  */
 export function redisServersIn(dir: string): number[] {
+  return pidsWhere(
+    (pid) =>
+      readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "redis-server" &&
+      readlinkSync(`/proc/${pid}/cwd`) === dir &&
+      isRunning(pid),
+  );
+}
+
+/** The pids in /proc for which `matches` holds; one that exits while it looks (it throws) does not. */
+export function pidsWhere(matches: (pid: number) => boolean): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) {
       continue;
     }
     try {
-      if (
-        readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "redis-server" &&
-        readlinkSync(`/proc/${entry}/cwd`) === dir &&
-        isRunning(Number(entry))
-      ) {
+      if (matches(Number(entry))) {
         pids.push(Number(entry));
       }
     } catch {

@@ -13,6 +13,17 @@ export const PUBLIC_URL_HELP = `  --url URL            public listener (default 
 /** Help lines shared by the commands that call the internal listener. */
 export const INTERNAL_URL_HELP = `  --internal-url URL   internal listener (default $${INTERNAL_URL_ENV} or ${DEFAULT_INTERNAL_URL})`;
 
+// The flag's value, else the environment's (when not empty), else the default; checked.
+function listenerUrl(
+  command: string,
+  flag: string,
+  value: string | undefined,
+  fromEnv: string | undefined,
+  fallback: string,
+): string {
+  return checkedUrl(command, flag, value ?? (fromEnv || undefined) ?? fallback);
+}
+
 function checkedUrl(command: string, flag: string, value: string): string {
   let url: URL;
   try {
@@ -32,8 +43,7 @@ export function publicUrl(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): string {
-  const value = flag ?? (env[PUBLIC_URL_ENV] || undefined) ?? DEFAULT_PUBLIC_URL;
-  return checkedUrl(command, "--url", value);
+  return listenerUrl(command, "--url", flag, env[PUBLIC_URL_ENV], DEFAULT_PUBLIC_URL);
 }
 
 /** The internal listener's base URL: `--internal-url`, else $PERPS_TOKENS_INTERNAL_URL, else the local default. */
@@ -42,6 +52,5 @@ export function internalUrl(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): string {
-  const value = flag ?? (env[INTERNAL_URL_ENV] || undefined) ?? DEFAULT_INTERNAL_URL;
-  return checkedUrl(command, "--internal-url", value);
+  return listenerUrl(command, "--internal-url", flag, env[INTERNAL_URL_ENV], DEFAULT_INTERNAL_URL);
 }

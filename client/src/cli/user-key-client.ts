@@ -1,18 +1,9 @@
-import { createClient } from "@connectrpc/connect";
-import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
-import { fromConnectError } from "../sdk/connect-error-mapping.js";
-import { createFetchConnectTransport } from "../sdk/connect-transport.js";
-import { operatorAuthorization } from "../sdk/operator-authorization.js";
-
-/** Options of {@link createUserKeyClient}. */
-export interface UserKeyClientOptions {
-  /** Base URL of the internal listener. */
-  baseUrl: string;
-  /** Deadline of each call in milliseconds. Default 10000. */
-  timeoutMs?: number;
-  /** The operator's secret, sent with every call. Default none (the service refuses the call). */
-  operatorSecret?: string;
-}
+import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import {
+  type AdminClientOptions,
+  adminCall,
+  createAdminServiceClient,
+} from "./admin-service-client.js";
 
 /** A registered key, as ListUserKeys answers it. */
 export interface ListedKey {
@@ -30,46 +21,24 @@ export interface UserKeyClient {
   listUserKeys(userId: string): Promise<ListedKey[]>;
 }
 
-/**
- * UserKeyService over the Connect protocol (HTTP/1.1 and fetch): nothing to
- * keep open, so a one-shot command exits as soon as it is done.
- */
-export function createUserKeyClient(opts: UserKeyClientOptions): UserKeyClient {
-  const client = createClient(
-    UserKeyService,
-    createFetchConnectTransport({
-      baseUrl: opts.baseUrl,
-      fetch: (input, init) => globalThis.fetch(input, init),
-      interceptors: operatorAuthorization(opts.operatorSecret),
-    }),
-  );
-  const callOptions = { timeoutMs: opts.timeoutMs ?? 10_000 };
+/** UserKeyService over the Connect protocol (HTTP/1.1 and fetch). */
+export function createUserKeyClient(opts: AdminClientOptions): UserKeyClient {
+  const { client, callOptions } = createAdminServiceClient(UserKeyService, opts);
   return {
     async putUserKey(userId, publicKey) {
-      try {
-        await client.putUserKey({ userId, publicKey }, callOptions);
-      } catch (err) {
-        throw fromConnectError(err);
-      }
+      await adminCall(client.putUserKey({ userId, publicKey }, callOptions));
     },
     async deleteUserKey(userId, publicKey) {
-      try {
-        return (await client.deleteUserKey({ userId, publicKey }, callOptions)).revokedTokens;
-      } catch (err) {
-        throw fromConnectError(err);
-      }
+      const answer = await adminCall(client.deleteUserKey({ userId, publicKey }, callOptions));
+      return answer.revokedTokens;
     },
     async listUserKeys(userId) {
-      try {
-        const { keys } = await client.listUserKeys({ userId }, callOptions);
-        return keys.map((key) => ({
-          publicKey: key.publicKey,
-          fingerprint: key.fingerprint,
-          addedAtMs: key.addedAtMs === 0n ? undefined : Number(key.addedAtMs),
-        }));
-      } catch (err) {
-        throw fromConnectError(err);
-      }
+      const { keys } = await adminCall(client.listUserKeys({ userId }, callOptions));
+      return keys.map((key) => ({
+        publicKey: key.publicKey,
+        fingerprint: key.fingerprint,
+        addedAtMs: key.addedAtMs === 0n ? undefined : Number(key.addedAtMs),
+      }));
     },
   };
 }

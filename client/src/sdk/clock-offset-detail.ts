@@ -1,11 +1,7 @@
 // Without protobuf, like created-token-detail.ts: the "rest" transport reads
 // these details as JSON (clock-offset-connect-detail.ts reads Connect's and gRPC's).
-import {
-  ERROR_DOMAIN,
-  ERROR_INFO_TYPE_URL,
-  TIMESTAMP_OUTSIDE_WINDOW,
-} from "../protocol/error-reason.js";
-import type { ErrorInfoFields } from "./created-token-detail.js";
+import { ERROR_DOMAIN, TIMESTAMP_OUTSIDE_WINDOW } from "../protocol/error-reason.js";
+import { type ErrorInfoFields, errorInfosOfJsonDetails, firstOfErrorInfos } from "./error-info.js";
 
 /** How far the caller's clock is off the service's, from a "Signature expired" refusal. */
 export interface ClockOffset {
@@ -40,20 +36,5 @@ export function clockOffsetOf(info: ErrorInfoFields): ClockOffset | undefined {
 
 /** The clock offset carried by the `details` of a REST error body, if any. */
 export function clockOffsetOfJsonDetails(details: unknown): ClockOffset | undefined {
-  if (!Array.isArray(details)) {
-    return undefined;
-  }
-  for (const detail of details as unknown[]) {
-    if (typeof detail === "object" && detail !== null && !Array.isArray(detail)) {
-      const d = detail as Record<string, unknown>;
-      const offset =
-        d["@type"] === ERROR_INFO_TYPE_URL
-          ? clockOffsetOf({ reason: d.reason, domain: d.domain, metadata: d.metadata })
-          : undefined;
-      if (offset !== undefined) {
-        return offset;
-      }
-    }
-  }
-  return undefined;
+  return firstOfErrorInfos(errorInfosOfJsonDetails(details), clockOffsetOf);
 }

@@ -1,22 +1,12 @@
 // Without protobuf: the "rest" transport reads these details as JSON, and a
 // browser bundle of it need not carry protobuf's runtime (see
 // created-token-connect-detail.ts for the Connect and gRPC side).
-import {
-  ERROR_DOMAIN,
-  ERROR_INFO_TYPE_URL,
-  TOKEN_ALREADY_CREATED,
-} from "../protocol/error-reason.js";
+import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED } from "../protocol/error-reason.js";
+import { type ErrorInfoFields, errorInfosOfJsonDetails, firstOfErrorInfos } from "./error-info.js";
 
 // Token ids are base64url; anything else is not used (the CLI prints the id
 // inside a command line to paste).
 const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** The fields of an ErrorInfo that name a created token. */
-export interface ErrorInfoFields {
-  reason: unknown;
-  domain: unknown;
-  metadata: unknown;
-}
 
 /** The created token's id an ErrorInfo names, if it is the service's TOKEN_ALREADY_CREATED. */
 export function tokenIdOf(info: ErrorInfoFields): string | undefined {
@@ -33,20 +23,5 @@ export function tokenIdOf(info: ErrorInfoFields): string | undefined {
 
 /** The created token's id carried by the `details` of a REST error body, if any. */
 export function createdTokenIdOfJsonDetails(details: unknown): string | undefined {
-  if (!Array.isArray(details)) {
-    return undefined;
-  }
-  for (const detail of details as unknown[]) {
-    if (typeof detail === "object" && detail !== null && !Array.isArray(detail)) {
-      const d = detail as Record<string, unknown>;
-      const id =
-        d["@type"] === ERROR_INFO_TYPE_URL
-          ? tokenIdOf({ reason: d.reason, domain: d.domain, metadata: d.metadata })
-          : undefined;
-      if (id !== undefined) {
-        return id;
-      }
-    }
-  }
-  return undefined;
+  return firstOfErrorInfos(errorInfosOfJsonDetails(details), tokenIdOf);
 }

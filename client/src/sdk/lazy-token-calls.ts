@@ -1,3 +1,4 @@
+import { keptUnlessRejected } from "./kept-promise.js";
 import type { TokenCalls } from "./token-calls.js";
 
 /**
@@ -7,19 +8,8 @@ import type { TokenCalls } from "./token-calls.js";
  * them. A failed load is not kept: the next call tries again.
  */
 export function createLazyTokenCalls(load: () => Promise<TokenCalls>): TokenCalls {
-  let loading: Promise<TokenCalls> | undefined;
-  function calls(): Promise<TokenCalls> {
-    if (loading === undefined) {
-      const attempt = load();
-      loading = attempt;
-      attempt.catch(() => {
-        if (loading === attempt) {
-          loading = undefined;
-        }
-      });
-    }
-    return loading;
-  }
+  const kept = keptUnlessRejected(load);
+  const calls = () => kept.get();
   return {
     async createToken(req, settings) {
       return (await calls()).createToken(req, settings);
@@ -31,7 +21,7 @@ export function createLazyTokenCalls(load: () => Promise<TokenCalls>): TokenCall
       return (await calls()).listTokens(authorization, settings);
     },
     close() {
-      loading?.then(
+      kept.current()?.then(
         (loaded) => loaded.close(),
         () => {
           // Never loaded: nothing to release.

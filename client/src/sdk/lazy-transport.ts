@@ -1,4 +1,5 @@
 import type { Transport } from "@connectrpc/connect";
+import { keptUnlessRejected } from "./kept-promise.js";
 
 /** A connect Transport and how to release what it holds. */
 export interface TransportHandle {
@@ -14,25 +15,16 @@ export interface LazyTransport {
 
 /** Opens `open()` on first use (the gRPC transport is loaded lazily), once until closed. */
 export function createLazyTransport(open: () => Promise<TransportHandle>): LazyTransport {
-  let handle: Promise<TransportHandle> | undefined;
+  // A failed open (no HTTP/2 in a browser) is not kept: the error is
+  // reported on each call rather than a stale rejection reused.
+  const handle = keptUnlessRejected(open);
   return {
     async get() {
-      if (handle === undefined) {
-        const opening = open();
-        handle = opening;
-        // A failed open (no HTTP/2 in a browser) is not cached: the error is
-        // reported on each call rather than a stale rejection reused.
-        opening.catch(() => {
-          if (handle === opening) {
-            handle = undefined;
-          }
-        });
-      }
-      return (await handle).transport;
+      return (await handle.get()).transport;
     },
     close() {
-      const closing = handle;
-      handle = undefined;
+      const closing = handle.current();
+      handle.drop();
       closing?.then(
         (h) => h.close(),
         () => {

@@ -69,28 +69,35 @@ async function errorFromResponse(res: Response): Promise<TokenApiError> {
   );
 }
 
+/** The named string fields of a JSON object, in the order named; undefined unless all are there. */
+function stringFields<K extends string>(
+  value: unknown,
+  names: readonly K[],
+): Record<K, string> | undefined {
+  if (!isRecord(value)) {
+    return undefined;
+  }
+  const fields: Partial<Record<K, string>> = {};
+  for (const name of names) {
+    const field = value[name];
+    if (typeof field !== "string") {
+      return undefined;
+    }
+    fields[name] = field;
+  }
+  return fields as Record<K, string>;
+}
+
 function createdToken(body: unknown): CreatedToken {
-  if (
-    isRecord(body) &&
-    typeof body.id === "string" &&
-    typeof body.token === "string" &&
-    typeof body.expiresAt === "string"
-  ) {
-    return { id: body.id, token: body.token, expiresAt: body.expiresAt };
+  const created = stringFields(body, ["id", "token", "expiresAt"]);
+  if (created !== undefined) {
+    return created;
   }
   throw new TokenApiError(Code.Internal, "unexpected response: expected {expiresAt, id, token}");
 }
 
 function tokenSummary(entry: unknown): TokenSummary | undefined {
-  if (
-    isRecord(entry) &&
-    typeof entry.id === "string" &&
-    typeof entry.name === "string" &&
-    typeof entry.expiresAt === "string"
-  ) {
-    return { id: entry.id, name: entry.name, expiresAt: entry.expiresAt };
-  }
-  return undefined;
+  return stringFields(entry, ["id", "name", "expiresAt"]);
 }
 
 function tokenSummaries(body: unknown): TokenSummary[] {

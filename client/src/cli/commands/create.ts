@@ -1,29 +1,23 @@
-import { createTokenClient } from "../../sdk/token-client.js";
 import type { Command } from "../cli-context.js";
-import {
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  EXIT_CODES_HELP,
-  TRANSPORT_HELP,
-  transportOption,
-} from "../command-options.js";
+import { closingClient } from "../closing-client.js";
+import { EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
-import { readPrivateKey } from "../key-file.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
-import { PUBLIC_URL_HELP, publicUrl } from "../service-urls.js";
+import {
+  PUBLIC_HELP,
+  publicTokenClient,
+  SIGNED_OPTIONS,
+  SIGNER_HELP,
+} from "../public-token-client.js";
 import { UsageError } from "../usage-error.js";
 
 const NAME = "create";
 
 const OPTIONS = {
-  ...COMMON_OPTIONS,
-  user: { type: "string" },
-  key: { type: "string" },
+  ...SIGNED_OPTIONS,
   name: { type: "string" },
   "expires-in": { type: "string" },
-  transport: { type: "string" },
-  url: { type: "string" },
 } as const;
 
 function expiresIn(value: string | undefined): number | undefined {
@@ -49,14 +43,11 @@ Creates a bearer token for the user, signing the request with the private key
 in FILE. The token is printed once: the service keeps only its hash.
 
 Options:
-  --user USER_ID       the user's UUID, sent and signed as given
-  --key FILE           private key: PKCS#8 PEM (from 'keygen' or OpenSSL) or 64 hex
+${SIGNER_HELP}
   --name NAME          unique among the user's live tokens; required above 7 days;
                        without it the token is a session token
   --expires-in SECONDS lifetime (default on the service: 604800, 7 days)
-${TRANSPORT_HELP}
-${PUBLIC_URL_HELP}
-${COMMON_HELP}
+${PUBLIC_HELP}
 
 With --json: {"expiresAt":"YYYY-MM-DD","id":"…","token":"pt_…"}
 
@@ -71,11 +62,8 @@ ${EXIT_CODES_HELP}`,
     const userId = required(NAME, values.user, "--user");
     const keyFile = required(NAME, values.key, "--key");
     const lifetime = expiresIn(values["expires-in"]);
-    const transport = transportOption(NAME, values.transport);
-    const baseUrl = publicUrl(NAME, values.url, ctx.env);
-    const privateKey = await readPrivateKey(keyFile);
-    const client = createTokenClient({ baseUrl, transport, signer: { privateKey } });
-    try {
+    const client = await publicTokenClient(NAME, values, ctx.env, keyFile);
+    return closingClient(client, async () => {
       const created = await client.createToken({
         userId,
         ...(lifetime === undefined ? {} : { expiresIn: lifetime }),
@@ -90,8 +78,6 @@ ${EXIT_CODES_HELP}`,
         { expiresAt: created.expiresAt, id: created.id, token: created.token },
       );
       return ExitCode.Ok;
-    } finally {
-      client.close();
-    }
+    });
   },
 };

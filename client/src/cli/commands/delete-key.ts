@@ -1,30 +1,23 @@
+import {
+  ADMIN_CONNECTION_HELP,
+  ADMIN_USER_HELP,
+  KEY_OPTIONS,
+  parseKeyCommandLine,
+} from "../admin-command-line.js";
 import type { Command } from "../cli-context.js";
-import { COMMON_HELP, COMMON_OPTIONS, EXIT_CODES_HELP } from "../command-options.js";
+import { EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
 import { liveTokensText } from "../live-tokens-text.js";
-import { OPERATOR_SECRET_HELP, secretOption } from "../operator-secret.js";
-import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
-import { resolvePublicKey } from "../public-key.js";
-import { INTERNAL_URL_HELP, internalUrl } from "../service-urls.js";
 import { createUserKeyClient } from "../user-key-client.js";
 
 const NAME = "delete-key";
-
-const OPTIONS = {
-  ...COMMON_OPTIONS,
-  user: { type: "string" },
-  "public-key": { type: "string" },
-  key: { type: "string" },
-  "internal-url": { type: "string" },
-  "operator-secret-file": { type: "string" },
-} as const;
 
 /** `delete-key`: DeleteUserKey on the internal listener. */
 export const deleteKeyCommand: Command = {
   name: NAME,
   listener: "internal",
-  options: OPTIONS,
+  options: KEY_OPTIONS,
   summary: "remove a public key of a user (internal listener)",
   help: `Usage: perps-tokens delete-key --user USER_ID (--public-key HEX | --key FILE)
 
@@ -36,30 +29,21 @@ created with it): create new ones with a key that stays. Idempotent: removing
 a key that is not registered succeeds too, and revokes nothing.
 
 Options:
-  --user USER_ID       the user's UUID
+${ADMIN_USER_HELP}
   --public-key HEX     the public key, 64 hex characters
   --key FILE           or: the private key file whose public key to remove
-${INTERNAL_URL_HELP}
-${OPERATOR_SECRET_HELP}
-${COMMON_HELP}
+${ADMIN_CONNECTION_HELP}
 
 With --json: {"deleted":true,"publicKey":"…","userId":"…","revokedTokens":N}
 
 ${EXIT_CODES_HELP}`,
 
   async run(args, ctx) {
-    const values = parseOptions(NAME, args, OPTIONS);
-    const userId = required(NAME, values.user, "--user");
-    const baseUrl = internalUrl(NAME, values["internal-url"], ctx.env);
-    const publicKey = await resolvePublicKey({
-      command: NAME,
-      publicKey: values["public-key"],
-      keyFile: values.key,
-    });
-    const revokedTokens = await createUserKeyClient({
-      baseUrl,
-      ...(await secretOption(values["operator-secret-file"], ctx.env)),
-    }).deleteUserKey(userId, publicKey);
+    const { userId, publicKey, clientOptions } = await parseKeyCommandLine(NAME, args, ctx.env);
+    const revokedTokens = await createUserKeyClient(await clientOptions()).deleteUserKey(
+      userId,
+      publicKey,
+    );
     printResult(
       ctx,
       `Removed public key ${publicKey} of user ${userId} (if it was registered); revoked ${liveTokensText(revokedTokens)} of the user.`,

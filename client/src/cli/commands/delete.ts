@@ -1,27 +1,21 @@
-import { createTokenClient } from "../../sdk/token-client.js";
 import type { Command } from "../cli-context.js";
-import {
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  EXIT_CODES_HELP,
-  TRANSPORT_HELP,
-  transportOption,
-} from "../command-options.js";
+import { closingClient } from "../closing-client.js";
+import { EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
-import { readPrivateKey } from "../key-file.js";
 import { parseOptions, required } from "../parse-options.js";
 import { printResult } from "../print-result.js";
-import { PUBLIC_URL_HELP, publicUrl } from "../service-urls.js";
+import {
+  PUBLIC_HELP,
+  publicTokenClient,
+  SIGNED_OPTIONS,
+  SIGNER_HELP,
+} from "../public-token-client.js";
 
 const NAME = "delete";
 
 const OPTIONS = {
-  ...COMMON_OPTIONS,
-  user: { type: "string" },
-  key: { type: "string" },
+  ...SIGNED_OPTIONS,
   "token-id": { type: "string" },
-  transport: { type: "string" },
-  url: { type: "string" },
 } as const;
 
 /** `delete`: a signed DeleteToken on the public listener. */
@@ -35,12 +29,9 @@ export const deleteCommand: Command = {
 Deletes one of the user's tokens, signing the request with the private key in FILE.
 
 Options:
-  --user USER_ID       the user's UUID, sent and signed as given
-  --key FILE           private key: PKCS#8 PEM (from 'keygen' or OpenSSL) or 64 hex
+${SIGNER_HELP}
   --token-id ID        the id that 'create' printed
-${TRANSPORT_HELP}
-${PUBLIC_URL_HELP}
-${COMMON_HELP}
+${PUBLIC_HELP}
 
 With --json: {"deleted":true,"tokenId":"…"}
 
@@ -52,16 +43,11 @@ other user's token is NOT_FOUND (exit 1).`,
     const userId = required(NAME, values.user, "--user");
     const keyFile = required(NAME, values.key, "--key");
     const tokenId = required(NAME, values["token-id"], "--token-id");
-    const transport = transportOption(NAME, values.transport);
-    const baseUrl = publicUrl(NAME, values.url, ctx.env);
-    const privateKey = await readPrivateKey(keyFile);
-    const client = createTokenClient({ baseUrl, transport, signer: { privateKey } });
-    try {
+    const client = await publicTokenClient(NAME, values, ctx.env, keyFile);
+    return closingClient(client, async () => {
       await client.deleteToken({ userId, tokenId });
       printResult(ctx, `Deleted token ${tokenId}.`, { deleted: true, tokenId });
       return ExitCode.Ok;
-    } finally {
-      client.close();
-    }
+    });
   },
 };

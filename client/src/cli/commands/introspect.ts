@@ -1,6 +1,7 @@
 import { createIntrospectionClient } from "../../sdk/introspection-client.js";
 import { bearerToken, TOKEN_ENV_HELP } from "../bearer-token.js";
 import type { Command } from "../cli-context.js";
+import { closingClient } from "../closing-client.js";
 import {
   COMMON_HELP,
   COMMON_OPTIONS,
@@ -53,13 +54,10 @@ deleted; the answer is printed all the same), 1 the service could not answer
     const token = bearerToken(NAME, positionals[0], "the argument TOKEN", ctx.env);
     const transport = introspectionTransportOption(NAME, values.transport);
     const baseUrl = internalUrl(NAME, values["internal-url"], ctx.env);
-    const client = createIntrospectionClient({ baseUrl, transport });
-    try {
+    return closingClient(createIntrospectionClient({ baseUrl, transport }), async (client) => {
       const answer = await client.introspectToken(token);
       printResult(ctx, introspectionText(answer), { ...answer });
       return answer.active ? ExitCode.Ok : ExitCode.Inactive;
-    } finally {
-      client.close();
-    }
+    });
   },
 };

@@ -1,26 +1,18 @@
-import { createTokenClient } from "../../sdk/token-client.js";
 import { bearerToken, TOKEN_ENV_HELP } from "../bearer-token.js";
 import type { Command } from "../cli-context.js";
-import {
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  EXIT_CODES_HELP,
-  TRANSPORT_HELP,
-  transportOption,
-} from "../command-options.js";
+import { closingClient } from "../closing-client.js";
+import { EXIT_CODES_HELP } from "../command-options.js";
 import { ExitCode } from "../exit-code.js";
 import { parseOptions } from "../parse-options.js";
 import { printResult } from "../print-result.js";
-import { PUBLIC_URL_HELP, publicUrl } from "../service-urls.js";
+import { PUBLIC_HELP, PUBLIC_OPTIONS, publicTokenClient } from "../public-token-client.js";
 import { tokenListText } from "../token-list-text.js";
 
 const NAME = "list";
 
 const OPTIONS = {
-  ...COMMON_OPTIONS,
+  ...PUBLIC_OPTIONS,
   token: { type: "string" },
-  transport: { type: "string" },
-  url: { type: "string" },
 } as const;
 
 /** `list`: ListTokens on the public listener, authenticated by a bearer token of the user. */
@@ -37,9 +29,7 @@ tokens are never listed.
 
 Options:
   --token TOKEN        a live token of the user, sent as Authorization: Bearer
-${TRANSPORT_HELP}
-${PUBLIC_URL_HELP}
-${COMMON_HELP}
+${PUBLIC_HELP}
 
 ${TOKEN_ENV_HELP}
 
@@ -51,15 +41,11 @@ expired or deleted token is UNAUTHENTICATED (exit 1).`,
   async run(args, ctx) {
     const values = parseOptions(NAME, args, OPTIONS);
     const token = bearerToken(NAME, values.token, "--token TOKEN", ctx.env);
-    const transport = transportOption(NAME, values.transport);
-    const baseUrl = publicUrl(NAME, values.url, ctx.env);
-    const client = createTokenClient({ baseUrl, transport });
-    try {
+    const client = await publicTokenClient(NAME, values, ctx.env);
+    return closingClient(client, async () => {
       const tokens = await client.listTokens(token);
       printResult(ctx, tokenListText(tokens), tokens);
       return ExitCode.Ok;
-    } finally {
-      client.close();
-    }
+    });
   },
 };
