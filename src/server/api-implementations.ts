@@ -16,19 +16,29 @@ import { createUserKeyService } from "../user-key/user-key-service.js";
 import type { ApiImplementations } from "./api-services.js";
 import { createAuditLog } from "./audit-line.js";
 
-export interface ApiImplementationOptions {
+/** The token rules and write durability the services keep (part of the app's options). */
+export interface ApiSettings {
+  /** Longest token lifetime in seconds. */
+  tokenMaxLifetimeSeconds: number;
+  /** Most live tokens per user. Default 1000. */
+  tokenMaxActivePerUser?: number;
+  /** Signed create/delete calls per user per minute. Default 60. */
+  tokenRateLimitPerMinute?: number;
+  /** Replicas that must confirm each write (Redis WAIT). Default 0. */
+  redisMinReplicasAck?: number;
+  /** How long to wait for those confirmations. Default 500 ms. */
+  redisWaitTimeoutMs?: number;
+  /** Server time in Unix milliseconds. Default `Date.now`. */
+  now?: () => number;
+}
+
+export interface ApiImplementationOptions extends ApiSettings {
   redis: RedisClient;
   /** Every Redis operation goes through it (metrics, traces). */
   call: RedisCall;
   metrics: ServiceMetrics;
   /** Where the admin services' audit lines go. */
   logger: Logger;
-  tokenMaxLifetimeSeconds: number;
-  tokenMaxActivePerUser?: number;
-  tokenRateLimitPerMinute?: number;
-  redisMinReplicasAck?: number;
-  redisWaitTimeoutMs?: number;
-  now?: () => number;
 }
 
 /**

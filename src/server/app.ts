@@ -20,7 +20,7 @@ import { createRouteTable } from "../rest/route-table.js";
 import { createRedisCall } from "../store/redis-call.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
-import { createApiImplementations } from "./api-implementations.js";
+import { type ApiSettings, createApiImplementations } from "./api-implementations.js";
 import { apiServices } from "./api-services.js";
 import type { ConsoleAssets } from "./console-assets.js";
 import { createConsoleEndpoint } from "./console-endpoint.js";
@@ -37,7 +37,7 @@ import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
 import { restServedOn, servedService } from "./served-service.js";
 
-export interface AppOptions {
+export interface AppOptions extends ApiSettings {
   redis: RedisClient;
   logger: Logger;
   /** Bind address of the public listener. */
@@ -48,18 +48,6 @@ export interface AppOptions {
   publicPort: number;
   /** Internal listener port; 0 picks a free one. */
   internalPort: number;
-  /** Longest token lifetime in seconds. */
-  tokenMaxLifetimeSeconds: number;
-  /** Most live tokens per user. Default 1000. */
-  tokenMaxActivePerUser?: number;
-  /** Signed create/delete calls per user per minute. Default 60. */
-  tokenRateLimitPerMinute?: number;
-  /** Replicas that must confirm each write (Redis WAIT). Default 0. */
-  redisMinReplicasAck?: number;
-  /** How long to wait for those confirmations. Default 500 ms. */
-  redisWaitTimeoutMs?: number;
-  /** Server time in Unix milliseconds. Default `Date.now`. */
-  now?: () => number;
   /** Prometheus metrics, served at GET /metrics on the internal listener. Default: a new set. */
   metrics?: ServiceMetrics;
   /** What GET /metrics answers. Default: `metrics`' own registry (a worker passes the whole service's). */
