@@ -1,16 +1,14 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect as connectH2 } from "node:http2";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { connect as connectTls } from "node:tls";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
-import { selfSignedCert } from "../support/self-signed-cert.js";
+import { redisServerSuite } from "../support/redis-server-suite.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
+import { tlsServiceSuite } from "../support/tls-service-suite.js";
 
 // A client that connects and resets (RST) the connection, at any point of a
 // request, is routine (load-balancer TCP checks, port scans, clients that go
@@ -97,9 +95,10 @@ async function http1Status(base: string): Promise<number> {
   return (await fetch(`${base}/healthz`)).status;
 }
 
-function http2Status(base: string): Promise<number> {
+/** The status of GET /healthz over HTTP/2; `ca` for an https: `base`. */
+function http2Status(base: string, ca?: string): Promise<number> {
   return new Promise((done, fail) => {
-    const session = connectH2(base);
+    const session = connectH2(base, { ca });
     session.on("error", fail);
     const stream = session.request({ ":path": "/healthz" });
     stream.on("response", (headers) => {
@@ -141,14 +140,9 @@ function assertQuietLogs(logs: readonly string[], resets: number): void {
 }
 
 describe("a reset against npm start's process", () => {
-  let redis: TestRedis;
-  before(async () => {
-    redis = await startTestRedisServer();
-  });
-  after(async () => {
-    killMainProcesses();
-    await redis.dispose();
-  });
+  // Registered before the Redis suite's hook, so the processes go before their Redis.
+  after(() => killMainProcesses());
+  const { server: redis } = redisServerSuite();
 
   it("does not stop it: resets before the first byte and after 'P', on both listeners", async () => {
     const run = startMainProcess({ REDIS_URL: redis.url, PUBLIC_PORT: "0", INTERNAL_PORT: "0" });
@@ -248,33 +242,19 @@ describe("resets at every point of a request", () => {
 });
 
 describe("resets on the TLS path", () => {
-  let dir: string;
-  let redis: TestRedis;
-  let service: TestService;
-  let ca: string;
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "perps-tls-"));
-    const pems = await selfSignedCert(dir);
-    ca = pems.cert;
-    redis = await startTestRedisServer();
-    service = await startTestService({
-      redis: redis.topology,
-      tls: pems,
-      logLevel: "debug",
-    });
-  });
-  after(async () => {
-    await service.stop();
-    await redis.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { service, pems } = tlsServiceSuite(startTestRedisServer, { logLevel: "debug" });
 
   /** A TLS connection on a socket of ours; after the handshake, sends `bytes` and resets. */
   async function resetAfterHandshake(port: number, alpn: string, bytes: string): Promise<void> {
     const raw: Socket = connect(port, "127.0.0.1");
     raw.on("error", () => {});
     await once(raw, "connect");
-    const tls = connectTls({ socket: raw, ca, servername: "localhost", ALPNProtocols: [alpn] });
+    const tls = connectTls({
+      socket: raw,
+      ca: pems.cert,
+      servername: "localhost",
+      ALPNProtocols: [alpn],
+    });
     tls.on("error", () => {});
     await once(tls, "secureConnect");
     if (bytes !== "") {
@@ -284,22 +264,6 @@ describe("resets on the TLS path", () => {
     const closed = once(raw, "close");
     raw.resetAndDestroy();
     await closed;
-  }
-
-  function https2Status(base: string): Promise<number> {
-    return new Promise((done, fail) => {
-      const session = connectH2(base, { ca });
-      session.on("error", fail);
-      const stream = session.request({ ":path": "/healthz" });
-      stream.on("response", (headers) => {
-        stream.resume();
-        stream.on("end", () => {
-          session.close();
-          done(Number(headers[":status"]));
-        });
-      });
-      stream.on("error", fail);
-    });
   }
 
   it("survives resets before, during and after the handshake, on both listeners", async () => {
@@ -317,7 +281,7 @@ describe("resets on the TLS path", () => {
       await resetAfterHandshake(port, "h2", H2_PREFACE.slice(0, 5));
       await resetAfterHandshake(port, "h2", H2_PREFACE);
       resets += 8;
-      assert.equal(await https2Status(base.replace("http://", "https://")), 200);
+      assert.equal(await http2Status(base.replace("http://", "https://"), pems.cert), 200);
     }
     assertNoneUncaughtSince(uncaughtBefore);
     assertQuietLogs(service.logs, resets);

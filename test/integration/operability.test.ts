@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect as connectH2 } from "node:http2";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { resolve } from "node:path";
+import { describe, it } from "node:test";
 import type { TLSSocket } from "node:tls";
 import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
@@ -13,12 +11,11 @@ import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
-import { selfSignedCert } from "../support/self-signed-cert.js";
 import { serviceSuite } from "../support/service-suite.js";
 import { newUser, signedCreate } from "../support/signing.js";
 import { createOperatorGrpcClient, operatorHeaders } from "../support/test-operator.js";
-import { startTestRedis, type TestRedis } from "../support/test-redis.js";
-import { startTestService, type TestService } from "../support/test-service.js";
+import { startTestRedis } from "../support/test-redis.js";
+import { tlsServiceSuite } from "../support/tls-service-suite.js";
 
 const run = promisify(execFile);
 const BUF = resolve(import.meta.dirname, "../../node_modules/.bin/buf");
@@ -148,25 +145,7 @@ describe("operability", () => {
 });
 
 describe("TLS", () => {
-  let dir: string;
-  let redis: TestRedis;
-  let service: TestService;
-  let ca: string;
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "perps-tls-"));
-    const pems = await selfSignedCert(dir);
-    ca = pems.cert;
-    redis = await startTestRedis();
-    service = await startTestService({
-      redis: redis.topology,
-      tls: pems,
-    });
-  });
-  after(async () => {
-    await service.stop();
-    await redis.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { service, pems } = tlsServiceSuite(startTestRedis);
 
   const httpsUrl = (base: string) => base.replace("http://", "https://");
 
@@ -174,7 +153,7 @@ describe("TLS", () => {
     const { status, alpn } = await new Promise<{ status: number; alpn: string | false | null }>(
       (done, fail) => {
         const url = `${httpsUrl(service.publicUrl)}/healthz`;
-        const agent = new HttpsAgent({ ca, ALPNProtocols: ["http/1.1"] });
+        const agent = new HttpsAgent({ ca: pems.cert, ALPNProtocols: ["http/1.1"] });
         const req = httpsRequest(url, { agent }, (res) => {
           res.resume();
           done({ status: res.statusCode ?? 0, alpn: (res.socket as TLSSocket).alpnProtocol });
@@ -188,7 +167,7 @@ describe("TLS", () => {
   });
 
   it("speaks HTTP/2 over TLS (ALPN h2), REST included", async () => {
-    const session = connectH2(httpsUrl(service.publicUrl), { ca });
+    const session = connectH2(httpsUrl(service.publicUrl), { ca: pems.cert });
     try {
       const { status, body } = await new Promise<{ status: number; body: string }>((done, fail) => {
         const stream = session.request({
@@ -217,7 +196,7 @@ describe("TLS", () => {
   });
 
   it("serves gRPC over TLS to @grpc/grpc-js", async () => {
-    const credentials = grpc.credentials.createSsl(Buffer.from(ca));
+    const credentials = grpc.credentials.createSsl(Buffer.from(pems.cert));
     // The server name sent is the certificate's DNS name: grpc-js would send
     // the target's IP address, which RFC 6066 forbids (Node's DEP0123).
     const options = { "grpc.ssl_target_name_override": "localhost" };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
@@ -11,6 +11,7 @@ import {
   Health,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../src/gen/health/v1/health_pb.js";
+import { connectError } from "../support/connect-error.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
@@ -83,12 +84,7 @@ describe("health, readiness and a Redis outage", () => {
     await redis.stop();
     // Connect (public) and gRPC (internal) both fail fast with UNAVAILABLE, never INTERNAL.
     const started = Date.now();
-    const err = await tokens()
-      .createToken(await signedCreate(user))
-      .then(
-        () => assert.fail("expected UNAVAILABLE"),
-        (e: unknown) => ConnectError.from(e),
-      );
+    const err = await connectError(tokens().createToken(await signedCreate(user)));
     assert.equal(err.code, Code.Unavailable);
     assert.ok(!/ECONNREFUSED|redis|stream/i.test(err.rawMessage), err.rawMessage);
     await assert.rejects(grpcTokens.createToken(await signedCreate(user)), (e) =>
@@ -125,12 +121,7 @@ describe("health, readiness and a Redis outage", () => {
       );
       await new Promise((resolve) => setTimeout(resolve, 50));
       const started = Date.now();
-      const err = await tokens()
-        .createToken(await signedCreate(user))
-        .then(
-          () => assert.fail("expected UNAVAILABLE"),
-          (e: unknown) => ConnectError.from(e),
-        );
+      const err = await connectError(tokens().createToken(await signedCreate(user)));
       const elapsed = Date.now() - started;
       assert.equal(err.code, Code.Unavailable);
       assert.ok(elapsed >= 900 && elapsed < 1900, `answered after ${elapsed} ms`);

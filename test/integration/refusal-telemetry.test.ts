@@ -149,36 +149,20 @@ describe("every answer is observable", () => {
         h2(() => service.publicUrl, `/${CREATE}`, "application/grpc-web+proto", malformed),
         { status: 200 },
       ));
+    /** A gRPC call of a method `url`'s listener does not have. */
+    const unknownMethod = (url: () => string, path: string) =>
+      expectObserved(
+        { method: "http", protocol: "grpc", code: "unimplemented" },
+        h2(url, path, "application/grpc", envelope(new Uint8Array()), (answer) => {
+          assert.equal(answer.trailers["grpc-status"], "12");
+          assert.equal(answer.trailers["x-request-id"], answer.headers["x-request-id"]);
+        }),
+        { status: 200 },
+      );
     it("gRPC: an unknown method on the public listener is UNIMPLEMENTED, id in the trailers", () =>
-      expectObserved(
-        { method: "http", protocol: "grpc", code: "unimplemented" },
-        h2(
-          () => service.publicUrl,
-          "/perps.token.v1.TokenService/NoSuchMethod",
-          "application/grpc",
-          envelope(new Uint8Array()),
-          (answer) => {
-            assert.equal(answer.trailers["grpc-status"], "12");
-            assert.equal(answer.trailers["x-request-id"], answer.headers["x-request-id"]);
-          },
-        ),
-        { status: 200 },
-      ));
+      unknownMethod(() => service.publicUrl, "/perps.token.v1.TokenService/NoSuchMethod"));
     it("gRPC: an unknown method on the internal listener is UNIMPLEMENTED, id in the trailers", () =>
-      expectObserved(
-        { method: "http", protocol: "grpc", code: "unimplemented" },
-        h2(
-          () => service.internalUrl,
-          "/perps.token.v1.UserKeyService/NoSuchMethod",
-          "application/grpc",
-          envelope(new Uint8Array()),
-          (answer) => {
-            assert.equal(answer.trailers["grpc-status"], "12");
-            assert.equal(answer.trailers["x-request-id"], answer.headers["x-request-id"]);
-          },
-        ),
-        { status: 200 },
-      ));
+      unknownMethod(() => service.internalUrl, "/perps.token.v1.UserKeyService/NoSuchMethod"));
   });
 
   describe("calls still log and count once", () => {

@@ -1,16 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePorts } from "../../src/process/free-port.js";
@@ -22,6 +13,7 @@ import {
 } from "../support/main-process.js";
 import { isRunning, redisServersIn } from "../support/process-table.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
+import { tempDirs } from "../support/temp-dirs.js";
 import { operatorHeaders } from "../support/test-operator.js";
 
 // A second start (two terminals, a process manager restarting too early)
@@ -104,12 +96,8 @@ function listen(port: number): Promise<Server> {
 }
 
 describe("a second start never harms the first", () => {
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), "perps-second-start-")));
-    dirs.push(dir);
-    return dir;
-  };
+  const temp = tempDirs("perps-second-start-");
+  const tempDir = temp.make;
   let first: MainProcess;
   let dataDir: string;
   let ports: { http: string; grpc: string };
@@ -142,9 +130,7 @@ describe("a second start never harms the first", () => {
     first?.child.kill("SIGTERM");
     await first?.exitedWithin().catch(() => undefined);
     killMainProcesses();
-    for (const dir of dirs) {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    temp.removeAll();
   });
 
   it("second starts in the same folder, on the same ports or another folder fail with one line; the first serves throughout and keeps its data", async () => {

@@ -1,22 +1,13 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { Redis } from "ioredis";
 import { freePorts } from "../../src/process/free-port.js";
 import { killMainProcesses, startMainProcess, startNpmStart } from "../support/main-process.js";
 import { isRunning, redisServersIn, waitUntil } from "../support/process-table.js";
+import { tempDirs } from "../support/temp-dirs.js";
 
 /** The first `"pid":N` of a log line with `msg`. */
 async function pidOf(run: ReturnType<typeof startMainProcess>, msg: string): Promise<number> {
@@ -38,12 +29,8 @@ async function statusOf(url: string): Promise<number | string> {
 }
 
 describe("npm start", () => {
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), "perps-start-")));
-    dirs.push(dir);
-    return dir;
-  };
+  const temp = tempDirs("perps-start-");
+  const tempDir = temp.make;
   const strays: ChildProcess[] = [];
   after(() => {
     // A run whose test failed half-way must not outlive the suite.
@@ -51,9 +38,7 @@ describe("npm start", () => {
     for (const child of strays) {
       child.kill("SIGKILL");
     }
-    for (const dir of dirs) {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    temp.removeAll();
   });
 
   it("runs an embedded redis-server, serves, and stops gracefully on SIGTERM", async () => {

@@ -31,6 +31,24 @@ async function newToken(redis: Redis, name: string | undefined): Promise<NewToke
   };
 }
 
+/** Asserts that none of these Redis keys exists. */
+async function assertNoKeys(redis: Redis, ...keys: string[]): Promise<void> {
+  assert.equal(await redis.exists(...keys), 0);
+}
+
+/** Asserts that `token`'s record and its user's live, names and name → id keys are gone, and `more`. */
+async function assertTokenGone(redis: Redis, token: NewToken, ...more: string[]): Promise<void> {
+  const keys = redisKeysOf(token.userId);
+  await assertNoKeys(
+    redis,
+    keys.token(token.tokenId),
+    keys.live,
+    keys.names,
+    keys.nameIds,
+    ...more,
+  );
+}
+
 // The store's scripts against a plain redis-server: binary digests and
 // records, and the rollback of a create that no replica confirmed.
 describe("token store scripts", () => {
@@ -61,15 +79,7 @@ describe("token store scripts", () => {
 
       const outcome = await store.delete({ ...token, messageDigest: randomBytes(32) });
       assert.deepEqual(outcome, { kind: "deleted" });
-      assert.equal(
-        await redis.exists(
-          redisKeys.token(token.tokenId),
-          redisKeys.live,
-          redisKeys.names,
-          redisKeys.nameIds,
-        ),
-        0,
-      );
+      await assertTokenGone(redis, token);
     });
   }
 
@@ -121,7 +131,7 @@ describe("token store scripts", () => {
     assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
       kind: "deleted",
     });
-    assert.equal(await redis.exists(redisKeys.live), 0);
+    await assertNoKeys(redis, redisKeys.live);
   });
 
   it("revokeAll finds tokens by their live member and named ones by name, in one step", async () => {
@@ -137,14 +147,12 @@ describe("token store scripts", () => {
     await redis.zrem(redisKeys.live, Buffer.from(legacy.tokenId, "base64url"));
     await redis.zadd(redisKeys.live, legacy.expiresAtMs, legacy.tokenDigest.subarray(0, 8));
     assert.equal(await store.revokeAll(session.userId), 3);
-    assert.equal(
-      await redis.exists(
-        ...[session, named, legacy].map((t) => redisKeys.token(t.tokenId)),
-        redisKeys.live,
-        redisKeys.names,
-        redisKeys.nameIds,
-      ),
-      0,
+    await assertNoKeys(
+      redis,
+      ...[session, named, legacy].map((t) => redisKeys.token(t.tokenId)),
+      redisKeys.live,
+      redisKeys.names,
+      redisKeys.nameIds,
     );
     assert.equal(await store.revokeAll(session.userId), 0);
   });
@@ -158,16 +166,7 @@ describe("token store scripts", () => {
       durable.create(token),
       (err) => err instanceof StoreError && err.kind === "unconfirmed-write",
     );
-    assert.equal(
-      await redis.exists(
-        redisKeys.token(token.tokenId),
-        redisKeys.live,
-        redisKeys.names,
-        redisKeys.replay,
-        redisKeys.nameIds,
-      ),
-      0,
-    );
+    await assertTokenGone(redis, token, redisKeys.replay);
     // Same message, same name: neither is taken any more.
     const fast = createTokenStore({ redis });
     assert.deepEqual(await fast.create(token), { kind: "created" });
@@ -220,7 +219,7 @@ describe("token store scripts", () => {
       assert.deepEqual(await store.create(sibling(token, undefined)), { kind: "created" });
       assert.deepEqual(await store.listNamed(token.userId), []);
       const redisKeys = redisKeysOf(token.userId);
-      assert.equal(await redis.exists(redisKeys.names, redisKeys.nameIds), 0);
+      await assertNoKeys(redis, redisKeys.names, redisKeys.nameIds);
     });
 
     it("a deleted token is gone from the list at once", async () => {
@@ -361,10 +360,7 @@ describe("token store lookup", () => {
       assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
         kind: "deleted",
       });
-      assert.equal(
-        await redis.exists(redisKeys.token(token.tokenId), redisKeys.names, redisKeys.nameIds),
-        0,
-      );
+      await assertNoKeys(redis, redisKeys.token(token.tokenId), redisKeys.names, redisKeys.nameIds);
       assert.equal(await store.lookup(token.userId, token.tokenId), undefined);
     });
   }

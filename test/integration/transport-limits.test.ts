@@ -4,6 +4,7 @@ import { connect as connectH2, type IncomingHttpHeaders } from "node:http2";
 import { connect, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { redisServerSuite } from "../support/redis-server-suite.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -386,14 +387,9 @@ describe("transport limits and answers", () => {
 });
 
 describe("npm start's process", () => {
-  let redis: TestRedis;
-  before(async () => {
-    redis = await startTestRedisServer();
-  });
-  after(async () => {
-    killMainProcesses();
-    await redis.dispose();
-  });
+  // Registered before the Redis suite's hook, so the processes go before their Redis.
+  after(() => killMainProcesses());
+  const { server: redis } = redisServerSuite();
 
   it("takes REQUEST_TIMEOUT_MS and MAX_CONNECTIONS_PER_LISTENER from the environment", async () => {
     const run = startMainProcess({

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { connect as connectHttp2, type IncomingHttpHeaders } from "node:http2";
 import { isWellFormedToken } from "@perps/token-client/protocol";
-import { isRecord, openApi, PATH, parseJson } from "./rest-contract-bodies.js";
+import { isRecord, openApi, PATH, parseJson, UNAUTHENTICATED } from "./rest-contract-bodies.js";
 
 // Answer checks of the REST contract suites (rest-*.test.ts).
 
@@ -64,6 +64,11 @@ export interface Created {
   expiresAt: string;
   id: string;
   token: string;
+}
+
+/** The 401 of a timestamp outside the time window. */
+export function assertExpired(res: RestResponse): void {
+  assertError(res, 401, UNAUTHENTICATED, "Signature expired");
 }
 
 export function utcDate(ms: number): string {

@@ -1,24 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  create,
-  createFileRegistry,
-  type DescService,
-  type MessageInitShape,
-  setExtension,
-} from "@bufbuild/protobuf";
-import {
-  FieldDescriptorProto_Label,
-  FieldDescriptorProto_Type,
-  FileDescriptorProtoSchema,
-  MethodOptionsSchema,
-} from "@bufbuild/protobuf/wkt";
-import { http } from "@perps/token-client/contract/google/api/annotations_pb.js";
-import { HttpRuleSchema } from "@perps/token-client/contract/google/api/http_pb.js";
-import {
-  bearer_auth,
-  http_success_status,
-} from "@perps/token-client/contract/perps/api/v1/http_pb.js";
+import type { DescService } from "@bufbuild/protobuf";
+import { FieldDescriptorProto_Label, FieldDescriptorProto_Type } from "@bufbuild/protobuf/wkt";
 import { createOpenApiDocument } from "../../../src/openapi/create-openapi-document.js";
 import {
   type JsonSchema,
@@ -28,6 +11,7 @@ import {
 } from "../../../src/openapi/openapi-document.js";
 import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
 import { assertValidOpenApi31, componentValidator } from "../../support/openapi-validators.js";
+import { type RuleInit, runTimeService } from "../../support/run-time-service.js";
 
 const MAX_SAFE = 9_007_199_254_740_991;
 const doc = createOpenApiDocument({ services: [GatewayTestService] });
@@ -61,51 +45,24 @@ function successSchema(operation: OpenApiOperation, status = "200"): JsonSchema 
   return schema;
 }
 
-type RuleInit = MessageInitShape<typeof HttpRuleSchema>;
-
 /** A service built at run time, for rules the checked-in protos must not contain. */
 function serviceOf(
   methods: { name: string; rule: RuleInit; status?: number; bearer?: boolean }[],
 ): DescService {
-  const file = create(FileDescriptorProtoSchema, {
-    name: "t.proto",
-    package: "t",
-    syntax: "proto3",
-    messageType: [
-      {
-        name: "Req",
-        field: [
-          {
-            name: "name",
-            number: 1,
-            type: FieldDescriptorProto_Type.STRING,
-            label: FieldDescriptorProto_Label.OPTIONAL,
-            jsonName: "name",
-          },
-        ],
-      },
-      { name: "Res" },
-    ],
-    service: [
-      {
-        name: "S",
-        method: methods.map((m) => {
-          const options = create(MethodOptionsSchema);
-          setExtension(options, http, create(HttpRuleSchema, m.rule));
-          if (m.status !== undefined) {
-            setExtension(options, http_success_status, m.status);
-          }
-          if (m.bearer !== undefined) {
-            setExtension(options, bearer_auth, m.bearer);
-          }
-          return { name: m.name, inputType: ".t.Req", outputType: ".t.Res", options };
-        }),
-      },
-    ],
-  });
-  const service = createFileRegistry(file, () => undefined).getService("t.S");
-  assert.ok(service);
-  return service;
+  return runTimeService(methods, [
+    {
+      name: "Req",
+      field: [
+        {
+          name: "name",
+          number: 1,
+          type: FieldDescriptorProto_Type.STRING,
+          label: FieldDescriptorProto_Label.OPTIONAL,
+          jsonName: "name",
+        },
+      ],
+    },
+  ]);
 }
 
 describe("createOpenApiDocument, over every HttpRule feature of the gateway", () => {

@@ -1,98 +1,50 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  create,
-  createFileRegistry,
-  type DescService,
-  type MessageInitShape,
-  setExtension,
-} from "@bufbuild/protobuf";
-import {
-  FieldDescriptorProto_Label,
-  FieldDescriptorProto_Type,
-  FileDescriptorProtoSchema,
-  MethodOptionsSchema,
-} from "@bufbuild/protobuf/wkt";
+import type { DescService } from "@bufbuild/protobuf";
+import { FieldDescriptorProto_Label, FieldDescriptorProto_Type } from "@bufbuild/protobuf/wkt";
 import { createServiceImplSpec } from "@connectrpc/connect";
-import { http } from "@perps/token-client/contract/google/api/annotations_pb.js";
-import { HttpRuleSchema } from "@perps/token-client/contract/google/api/http_pb.js";
-import { http_success_status } from "@perps/token-client/contract/perps/api/v1/http_pb.js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { createRestGateway } from "../../../src/rest/rest-gateway.js";
 import { restRoutesOfService } from "../../../src/rest/rest-route.js";
 import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
-
-type RuleInit = MessageInitShape<typeof HttpRuleSchema>;
-
-interface MethodSpec {
-  name: string;
-  rule?: RuleInit;
-  status?: number;
-  streaming?: boolean;
-}
+import {
+  type RuleInit,
+  type RunTimeMethod,
+  runTimeService,
+} from "../../support/run-time-service.js";
 
 /**
  * A service built at run time, for rules the checked-in protos must not
  * contain. Request `t.Req` has `name` (string), `item` (t.Item with `id`)
  * and `tags` (repeated string).
  */
-function serviceOf(methods: MethodSpec[]): DescService {
+function serviceOf(methods: RunTimeMethod[]): DescService {
   const string = FieldDescriptorProto_Type.STRING;
   const optional = FieldDescriptorProto_Label.OPTIONAL;
-  const file = create(FileDescriptorProtoSchema, {
-    name: "t.proto",
-    package: "t",
-    syntax: "proto3",
-    messageType: [
-      {
-        name: "Req",
-        field: [
-          { name: "name", number: 1, type: string, label: optional, jsonName: "name" },
-          {
-            name: "item",
-            number: 2,
-            type: FieldDescriptorProto_Type.MESSAGE,
-            typeName: ".t.Item",
-            label: optional,
-            jsonName: "item",
-          },
-          {
-            name: "tags",
-            number: 3,
-            type: string,
-            label: FieldDescriptorProto_Label.REPEATED,
-            jsonName: "tags",
-          },
-        ],
-      },
-      { name: "Item", field: [{ name: "id", number: 1, type: string, label: optional }] },
-      { name: "Res" },
-    ],
-    service: [
-      {
-        name: "S",
-        method: methods.map((m) => {
-          const options = create(MethodOptionsSchema);
-          if (m.rule !== undefined) {
-            setExtension(options, http, create(HttpRuleSchema, m.rule));
-          }
-          if (m.status !== undefined) {
-            setExtension(options, http_success_status, m.status);
-          }
-          return {
-            name: m.name,
-            inputType: ".t.Req",
-            outputType: ".t.Res",
-            options,
-            serverStreaming: m.streaming ?? false,
-          };
-        }),
-      },
-    ],
-  });
-  const service = createFileRegistry(file, () => undefined).getService("t.S");
-  assert.ok(service);
-  return service;
+  return runTimeService(methods, [
+    {
+      name: "Req",
+      field: [
+        { name: "name", number: 1, type: string, label: optional, jsonName: "name" },
+        {
+          name: "item",
+          number: 2,
+          type: FieldDescriptorProto_Type.MESSAGE,
+          typeName: ".t.Item",
+          label: optional,
+          jsonName: "item",
+        },
+        {
+          name: "tags",
+          number: 3,
+          type: string,
+          label: FieldDescriptorProto_Label.REPEATED,
+          jsonName: "tags",
+        },
+      ],
+    },
+    { name: "Item", field: [{ name: "id", number: 1, type: string, label: optional }] },
+  ]);
 }
 
 const get = (path: string): RuleInit => ({ pattern: { case: "get", value: path } });
@@ -136,7 +88,7 @@ describe("restRoutesOfService", () => {
     assert.equal(routes.find((r) => r.method.name === "GetItem")?.successStatus, 200);
   });
 
-  const broken: [string, MethodSpec, RegExp][] = [
+  const broken: [string, RunTimeMethod, RegExp][] = [
     ["an unknown path field", { name: "M", rule: get("/v1/{nope}") }, /path variable \{nope\}/],
     ["a message path field", { name: "M", rule: get("/v1/{item}") }, /singular scalar or enum/],
     ["a repeated path field", { name: "M", rule: get("/v1/{tags}") }, /singular scalar or enum/],
@@ -176,7 +128,7 @@ describe("restRoutesOfService", () => {
 });
 
 describe("createRestGateway route table", () => {
-  function gatewayOf(methods: MethodSpec[]) {
+  function gatewayOf(methods: RunTimeMethod[]) {
     const service = serviceOf(methods);
     return createRestGateway({ services: [createServiceImplSpec(service, {})] });
   }

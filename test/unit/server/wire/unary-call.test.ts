@@ -3,25 +3,16 @@ import { request as http1Request } from "node:http";
 import { connect, constants } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createContextValues,
-  type ServiceImpl,
-} from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type ServiceImpl } from "@connectrpc/connect";
 import {
   Health,
   HealthCheckRequestSchema,
   HealthCheckResponse_ServingStatus,
 } from "../../../../src/gen/health/v1/health_pb.js";
-import {
-  createDualProtocolServer,
-  type DualProtocolServer,
-} from "../../../../src/server/dual-protocol-server.js";
+import type { DualProtocolServer } from "../../../../src/server/dual-protocol-server.js";
 import { attachExchange, Exchange } from "../../../../src/server/exchange.js";
-import { createConnectHandler } from "../../../../src/server/wire/connect-handler.js";
 import { grpcStatusOf } from "../../../support/grpc-status-call.js";
+import { listeningServer, wireHandler } from "../../../support/wire-test-server.js";
 
 // What the wire paths give a call besides its answer (wire-parity.test.ts holds the answers to
 // Connect's): the protocol name and deadline the handler sees, the call's signal when the client
@@ -90,27 +81,13 @@ describe("a unary call on the wire paths", () => {
   let server: DualProtocolServer;
   const exchanges: Exchange[] = [];
   before(async () => {
-    const handler = createConnectHandler({
-      routes,
-      interceptors: [],
-      readMaxBytes: 64,
-      fallback: (_req, res) => {
-        res.writeHead(404);
-        res.end();
-      },
-      contextValues: () => createContextValues(),
+    const handler = wireHandler(routes, 64);
+    server = await listeningServer((req, res) => {
+      const exchange = new Exchange("id", performance.now());
+      exchanges.push(exchange);
+      attachExchange(req, exchange);
+      handler.handle(req, res);
     });
-    server = createDualProtocolServer({
-      host: "127.0.0.1",
-      port: 0,
-      handler: (req, res) => {
-        const exchange = new Exchange("id", performance.now());
-        exchanges.push(exchange);
-        attachExchange(req, exchange);
-        handler.handle(req, res);
-      },
-    });
-    await server.listen();
   });
   after(() => server.close(100));
 

@@ -25,8 +25,8 @@ import {
   type DualProtocolServer,
 } from "../../../../src/server/dual-protocol-server.js";
 import { Exchange } from "../../../../src/server/exchange.js";
-import { createConnectHandler } from "../../../../src/server/wire/connect-handler.js";
 import { type Answer, type Sent, send } from "../../../support/wire-exchange.js";
+import { wireHandler } from "../../../support/wire-test-server.js";
 
 /**
  * The wire paths (src/server/wire/) against Connect's own handler
@@ -185,16 +185,7 @@ describe("the wire paths answer as Connect's own handler", () => {
   let ours: DualProtocolServer;
   let theirs: DualProtocolServer;
   before(async () => {
-    const connect = createConnectHandler({
-      routes,
-      interceptors: [],
-      readMaxBytes: READ_MAX_BYTES,
-      fallback: (_req, res) => {
-        res.writeHead(404);
-        res.end();
-      },
-      contextValues: () => createContextValues(),
-    });
+    const connect = wireHandler(routes, READ_MAX_BYTES);
     ours = createDualProtocolServer({
       host: "127.0.0.1",
       port: 0,
