@@ -1,4 +1,4 @@
-import { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
+import { TokenAdminService } from "../gen/perps/token/v1/token_admin_pb.js";
 import {
   type AdminClientOptions,
   adminCall,

@@ -1,4 +1,4 @@
-import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { UserKeyService } from "../gen/perps/token/v1/user_key_pb.js";
 import {
   type AdminClientOptions,
   adminCall,

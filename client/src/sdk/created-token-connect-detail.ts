@@ -1,5 +1,5 @@
 import type { ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "@perps/token-client/contract/google/rpc/error_details_pb.js";
+import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import { tokenIdOf } from "./created-token-detail.js";
 import { firstOfErrorInfos } from "./error-info.js";
 
