@@ -5,18 +5,11 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { joined, readRequestBody } from "../../http/request-body.js";
-import { nodeHeaders } from "../../http/web-headers.js";
+import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
+import { callError, detach, failAnswer } from "./answer-failure.js";
 import { inputError } from "./input-error.js";
-import {
-  callError,
-  deadlineAfter,
-  detach,
-  failAnswer,
-  stringOrNull,
-  type UnaryMethod,
-  type UnaryServing,
-} from "./unary-method.js";
+import { deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
 
 /** What a Connect unary answer is written with. */
 interface Answer {

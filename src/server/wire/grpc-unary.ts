@@ -16,19 +16,12 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { readRequestBody } from "../../http/request-body.js";
-import { nodeHeaders } from "../../http/web-headers.js";
+import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
+import { callError, detach, failAnswer } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
-import {
-  callError,
-  deadlineAfter,
-  detach,
-  failAnswer,
-  stringOrNull,
-  type UnaryMethod,
-  type UnaryServing,
-} from "./unary-method.js";
+import { deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
 
 /** Where gRPC and gRPC-Web differ for a unary call. */
 interface Framing {
