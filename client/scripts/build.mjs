@@ -18,16 +18,8 @@ import { dirname, join, relative, sep } from "node:path";
 import { buildDist } from "./dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-/** What dist/ is made from: a change to any of these makes it stale. */
-const INPUTS = [
-  "src",
-  "tsconfig.json",
-  "tsconfig.build.json",
-  "../tsconfig.json",
-  "scripts/build.mjs",
-  "scripts/build-freshness.mjs",
-  "scripts/dist-build.mjs",
-];
+/** What dist/ is made from besides every build's inputs (dist-build.mjs). */
+const INPUTS = ["../tsconfig.json", "scripts/build-freshness.mjs", "scripts/dist-build.mjs"];
 /**
  * The package's entries; their import graph is what dist/cjs/ holds. Every
  * generated module is one: "./contract/*.js" exports each of them.
