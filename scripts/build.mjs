@@ -107,15 +107,12 @@ function buildClient() {
   }
 }
 
+/** What the service's dist/ has besides tsc's output. */
+async function steps(esbuild, out) {
+  copyLuaScripts(out);
+  await buildConsole(esbuild, out);
+}
+
 if (buildClient()) {
-  await buildDist({
-    root: ROOT,
-    inputs: INPUTS,
-    keptFile: "main.js",
-    log,
-    async steps(esbuild, out) {
-      copyLuaScripts(out);
-      await buildConsole(esbuild, out);
-    },
-  });
+  await buildDist({ root: ROOT, inputs: INPUTS, keptFile: "main.js", log, steps });
 }

@@ -139,16 +139,13 @@ function copyDeclarations(from, to) {
   }
 }
 
-await buildDist({
-  root: ROOT,
-  inputs: INPUTS,
-  keptFile: "protocol/index.js",
-  log,
-  async steps(esbuild, out) {
-    // The package's bin: npm marks it executable on install, but not when a
-    // linked checkout is rebuilt later.
-    chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
-    await buildCommonJs(esbuild, out);
-    await buildBrowser(esbuild, out);
-  },
-});
+/** What the package's dist/ has besides tsc's output. */
+async function steps(esbuild, out) {
+  // The package's bin: npm marks it executable on install, but not when a
+  // linked checkout is rebuilt later.
+  chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
+  await buildCommonJs(esbuild, out);
+  await buildBrowser(esbuild, out);
+}
+
+await buildDist({ root: ROOT, inputs: INPUTS, keptFile: "protocol/index.js", log, steps });
