@@ -86,29 +86,37 @@ function sourcePath(desc: CommentedDesc): number[] {
   return [...parentPath, field.number, siblings.indexOf(desc.proto)];
 }
 
+type Place = [parent: CommentedDesc | undefined, field: DescField, siblings: readonly unknown[]];
+
 // Where an element is declared: its parent (none for the file's own), the
 // descriptor.proto field that lists it there, and that list.
-function placeOf(
-  desc: CommentedDesc,
-): [parent: CommentedDesc | undefined, field: DescField, siblings: readonly unknown[]] {
+function placeOf(desc: CommentedDesc): Place {
   switch (desc.kind) {
     case "service":
       return [undefined, FileDescriptorProtoSchema.field.service, desc.file.proto.service];
     case "rpc":
       return [desc.parent, ServiceDescriptorProtoSchema.field.method, desc.parent.proto.method];
     case "message":
-      return desc.parent === undefined
-        ? [undefined, FileDescriptorProtoSchema.field.messageType, desc.file.proto.messageType]
-        : [desc.parent, DescriptorProtoSchema.field.nestedType, desc.parent.proto.nestedType];
+      return declaredIn(desc, "messageType", "nestedType");
     case "field":
       return [desc.parent, DescriptorProtoSchema.field.field, desc.parent.proto.field];
     case "enum":
-      return desc.parent === undefined
-        ? [undefined, FileDescriptorProtoSchema.field.enumType, desc.file.proto.enumType]
-        : [desc.parent, DescriptorProtoSchema.field.enumType, desc.parent.proto.enumType];
+      return declaredIn(desc, "enumType", "enumType");
     case "enum_value":
       return [desc.parent, EnumDescriptorProtoSchema.field.value, desc.parent.proto.value];
   }
+}
+
+// A message or an enum is declared in its file or nested in a message, each
+// listing it under a field of its own.
+function declaredIn(
+  desc: DescMessage | DescEnum,
+  inFile: "messageType" | "enumType",
+  inMessage: "nestedType" | "enumType",
+): Place {
+  return desc.parent === undefined
+    ? [undefined, FileDescriptorProtoSchema.field[inFile], desc.file.proto[inFile]]
+    : [desc.parent, DescriptorProtoSchema.field[inMessage], desc.parent.proto[inMessage]];
 }
 
 /** `// text` comes as " text" per line; drops that space and blank edges. */
