@@ -9,7 +9,12 @@ import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
 import { callError, detach, failAnswer } from "./answer-failure.js";
 import { inputError } from "./input-error.js";
-import { deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
+import {
+  deadlineAfter,
+  serializedAnswer,
+  type UnaryMethod,
+  type UnaryServing,
+} from "./unary-method.js";
 
 /** What a Connect unary answer is written with. */
 interface Answer {
@@ -73,7 +78,8 @@ export function serveConnectUnary(
     .then(
       (input) =>
         serving.invoke("connect", served.method, input, req, res, deadline).then(
-          (result) => answerResult(req, res, answer, served, type.binary, result),
+          (result) =>
+            answerResult(req, res, answer, result, serializedAnswer(served, type.binary, result)),
           (reason: unknown) => answerError(res, answer, callError(reason)),
         ),
       (reason: unknown) => refused(inputError(reason)),
@@ -111,17 +117,12 @@ async function answerResult(
   req: NodeServerRequest,
   res: NodeServerResponse,
   answer: Answer,
-  served: UnaryMethod,
-  binary: boolean,
   result: UnaryResult,
+  body: Uint8Array | ConnectError,
 ): Promise<void> {
-  let body: Uint8Array;
-  try {
-    body = served.serialization.getO(binary).serialize(result.message);
-  } catch (reason) {
-    const error = callError(reason);
-    exchangeOf(req)?.answers(error.code, error.rawMessage);
-    return answerError(res, answer, error);
+  if (body instanceof ConnectError) {
+    exchangeOf(req)?.answers(body.code, body.rawMessage);
+    return answerError(res, answer, body);
   }
   const header = new Headers(result.header);
   header.set("content-type", answer.contentType);

@@ -21,7 +21,12 @@ import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
 import { callError, detach, failAnswer } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
-import { deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
+import {
+  deadlineAfter,
+  serializedAnswer,
+  type UnaryMethod,
+  type UnaryServing,
+} from "./unary-method.js";
 
 /** Where gRPC and gRPC-Web differ for a unary call. */
 interface Framing {
@@ -85,7 +90,8 @@ export function serveGrpcUnary(
   }
   const call = (input: Message) =>
     serving.invoke(framing.protocol, served.method, input, req, res, deadline).then(
-      (result) => answerResult(req, res, answer, served, type.binary, result),
+      (result) =>
+        answerResult(req, res, answer, result, serializedAnswer(served, type.binary, result)),
       (reason: unknown) => answerError(res, answer, callError(reason)),
     );
   readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES)
@@ -209,18 +215,14 @@ function answerResult(
   req: NodeServerRequest,
   res: NodeServerResponse,
   answer: Answer,
-  served: UnaryMethod,
-  binary: boolean,
   result: UnaryResult,
+  bytes: Uint8Array | ConnectError,
 ): void | Promise<void> {
   if (isCallOver(res)) {
     return;
   }
-  let bytes: Uint8Array;
-  try {
-    bytes = served.serialization.getO(binary).serialize(result.message);
-  } catch (reason) {
-    return refuse(req, res, answer, callError(reason));
+  if (bytes instanceof ConnectError) {
+    return refuse(req, res, answer, bytes);
   }
   const trailer = grpc.setTrailerStatus(new Headers(result.trailer), undefined);
   return whenCompressed(res, answer, { flags: 0, data: bytes }, (message) =>

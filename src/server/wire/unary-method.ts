@@ -1,5 +1,10 @@
 import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
-import type { ContextValues, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
+import type {
+  ConnectError,
+  ContextValues,
+  Interceptor,
+  ServiceImplSpec,
+} from "@connectrpc/connect";
 import {
   type Compression,
   createMethodSerializationLookup,
@@ -16,6 +21,7 @@ import {
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { requestUrl } from "../../http/request-url.js";
 import { webHeaders } from "../../http/web-headers.js";
+import { callError } from "./answer-failure.js";
 
 /** A unary method served by the wire paths, with what Connect's handler would use for it. */
 export interface UnaryMethod {
@@ -113,6 +119,19 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
       });
     },
   };
+}
+
+/** The answer's message in the request's codec, or a failure to serialize it as the call's error. */
+export function serializedAnswer(
+  served: UnaryMethod,
+  binary: boolean,
+  result: UnaryResult,
+): Uint8Array | ConnectError {
+  try {
+    return served.serialization.getO(binary).serialize(result.message);
+  } catch (reason) {
+    return callError(reason);
+  }
 }
 
 /** The deadline of a call whose timeout is `timeoutMs` from now; null for none. */
