@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { listenShared, portFromEnv } from "./shared-listen.js";
+import { listenAsFloor } from "./shared-listen.js";
 
 interface CreateBody {
   userId: string;
@@ -87,12 +87,7 @@ const server = createServer((req, res) => {
   });
 });
 // As many processes as the service has workers share the port (bench/process-group.ts).
-const port = await listenShared(server, portFromEnv(process.env.PUBLIC_PORT));
-process.stdout.write(
-  `${JSON.stringify({ msg: "listening", publicPort: port, internalPort: port })}\n`,
-);
-process.once("SIGTERM", () => {
-  server.close();
+await listenAsFloor(server, () => {
   redis.disconnect();
   server.closeAllConnections();
 });

@@ -2,25 +2,30 @@ import type { BenchReport, Phase, Series } from "./bench-report.js";
 
 type SeriesColors = readonly { series: Series; color: string }[];
 
+/** The line colour of each charted series (d3's category10). */
+const COLORS = {
+  "REST create": "#1f77b4",
+  "Connect create": "#ff7f0e",
+  "gRPC create": "#2ca02c",
+  "gRPC introspect": "#d62728",
+  "REST delete": "#9467bd",
+  "Forward-auth": "#8c564b",
+  "Floor check": "#7f7f7f",
+  "Floor check gRPC": "#bcbd22",
+} as const satisfies Partial<Record<Series, string>>;
+
+const colored = (series: readonly (keyof typeof COLORS)[]): SeriesColors =>
+  series.map((s) => ({ series: s, color: COLORS[s] }));
+
 /** The chart's two rows: creates and deletes, then token checks (each row on its own scale). */
 const ROWS: readonly { title: string; series: SeriesColors }[] = [
   {
     title: "Creates and deletes: ",
-    series: [
-      { series: "REST create", color: "#1f77b4" },
-      { series: "Connect create", color: "#ff7f0e" },
-      { series: "gRPC create", color: "#2ca02c" },
-      { series: "REST delete", color: "#9467bd" },
-    ],
+    series: colored(["REST create", "Connect create", "gRPC create", "REST delete"]),
   },
   {
     title: "Token checks: ",
-    series: [
-      { series: "gRPC introspect", color: "#d62728" },
-      { series: "Forward-auth", color: "#8c564b" },
-      { series: "Floor check", color: "#7f7f7f" },
-      { series: "Floor check gRPC", color: "#bcbd22" },
-    ],
+    series: colored(["gRPC introspect", "Forward-auth", "Floor check", "Floor check gRPC"]),
   },
 ];
 const W = 420;

@@ -27,3 +27,22 @@ export function listenShared(server: HttpServer | Http2Server, port: number): Pr
 /** The port a floor was told to listen on (PUBLIC_PORT or INTERNAL_PORT, set by service-process.ts), else 0. */
 export const portFromEnv = (value: string | undefined): number =>
   value === undefined ? 0 : Number(value);
+
+/**
+ * A floor with one listener, started as the service is: listens shared on
+ * PUBLIC_PORT, writes the "listening" line service-process.ts waits for
+ * (the one port as both), and on SIGTERM stops listening and runs `stop`.
+ */
+export async function listenAsFloor(
+  server: HttpServer | Http2Server,
+  stop: () => void,
+): Promise<void> {
+  const port = await listenShared(server, portFromEnv(process.env.PUBLIC_PORT));
+  process.stdout.write(
+    `${JSON.stringify({ msg: "listening", publicPort: port, internalPort: port })}\n`,
+  );
+  process.once("SIGTERM", () => {
+    server.close();
+    stop();
+  });
+}

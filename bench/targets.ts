@@ -72,7 +72,14 @@ const bothSeries = (r: BenchReport, first: Series, second: Series) => {
 };
 const halfPeakOf = (r: BenchReport, series: Series) =>
   r.checks?.halfPeaks.find((p) => p.series === series);
-const errorsOf = (list: readonly Phase[]) => list.reduce((n, p) => n + p.errors, 0);
+/** An errors target's reading: the errors of `list`; undefined when its phases have not run. */
+const errorsReading = (list: readonly Phase[] | undefined): Reading | undefined => {
+  if (list === undefined) {
+    return undefined;
+  }
+  const errors = list.reduce((n, p) => n + p.errors, 0);
+  return { value: errors, measured: String(errors) };
+};
 
 /** The REST create peak and the leanest event loop per create (concurrency > 1). */
 function restCreate(r: BenchReport) {
@@ -139,6 +146,23 @@ const peerPoint = (r: BenchReport, protocol: PeerPoint["protocol"], c: number) =
   r.peer?.points.find(
     (p) => p.protocol === protocol && p.concurrency === c && p.connections === undefined,
   );
+
+/** Ours ÷ the peer's throughput or p99 at a peer point; undefined when it has not run. */
+function peerPointRatio(
+  r: BenchReport,
+  protocol: PeerPoint["protocol"],
+  c: number,
+  measure: "throughput" | "p99Ms",
+): Reading | undefined {
+  const point = peerPoint(r, protocol, c);
+  if (point === undefined) {
+    return undefined;
+  }
+  const unit = measure === "throughput" ? "/s" : " ms";
+  const ours = point.oursTaken[measure];
+  const peer = point.peerTaken[measure];
+  return ratioReading(ours, peer, `${ours}${unit} vs ${peer}${unit}`);
+}
 
 /** The peer phase's rows (issues 15 and 20): each side at its defaults, A B A B. */
 const PEER_ROWS: {
@@ -322,16 +346,7 @@ const PATH_TARGETS: readonly TargetSpec[] = PATH_ROWS.flatMap(
       name: `${label} p99 at concurrency 32 vs the Go peer's (issue 27)`,
       goal: { compare: "≤", value: 1.5, digits: 2, unit: "× peer's p99" },
       how: "p99 of the run taken for each side (the better of two alternating runs) at concurrency 32.",
-      read(r) {
-        const point = peerPoint(r, protocol, 32);
-        return point === undefined
-          ? undefined
-          : ratioReading(
-              point.oursTaken.p99Ms,
-              point.peerTaken.p99Ms,
-              `${point.oursTaken.p99Ms} ms vs ${point.peerTaken.p99Ms} ms`,
-            );
-      },
+      read: (r) => peerPointRatio(r, protocol, 32, "p99Ms"),
     },
   ],
 );
@@ -513,16 +528,13 @@ export const TARGETS: readonly TargetSpec[] = [
     name: "Errors (check phases)",
     goal: { compare: "=", value: 0 },
     how: "Failed checks (anything but an active answer) in IntrospectToken, forward-auth and the check floor, closed loop and half peak.",
-    read(r) {
-      if (r.checks === undefined) {
-        return undefined;
-      }
-      const errors = errorsOf([
-        ...r.phases.filter((p) => CHECK_SERIES.includes(p.series)),
-        ...r.checks.halfPeaks,
-      ]);
-      return { value: errors, measured: String(errors) };
-    },
+    read: (r) =>
+      errorsReading(
+        r.checks && [
+          ...r.phases.filter((p) => CHECK_SERIES.includes(p.series)),
+          ...r.checks.halfPeaks,
+        ],
+      ),
   },
   ...PEER_CONCURRENCIES.flatMap((c): TargetSpec[] =>
     PEER_ROWS.flatMap(({ protocol, label, ratio, how }): TargetSpec[] => [
@@ -530,31 +542,13 @@ export const TARGETS: readonly TargetSpec[] = [
         name: `${label} vs the Go peer's, concurrency ${c}`,
         goal: { compare: "≥", value: ratio, digits: 2, unit: "× peer" },
         how,
-        read(r) {
-          const point = peerPoint(r, protocol, c);
-          return point === undefined
-            ? undefined
-            : ratioReading(
-                point.oursTaken.throughput,
-                point.peerTaken.throughput,
-                `${point.oursTaken.throughput}/s vs ${point.peerTaken.throughput}/s`,
-              );
-        },
+        read: (r) => peerPointRatio(r, protocol, c, "throughput"),
       },
       {
         name: `${label} p99 vs the Go peer's, concurrency ${c}`,
         goal: { compare: "≤", value: 1, digits: 2, unit: "× peer's p99" },
         how: "p99 of the run taken for each side (the better of two).",
-        read(r) {
-          const point = peerPoint(r, protocol, c);
-          return point === undefined
-            ? undefined
-            : ratioReading(
-                point.oursTaken.p99Ms,
-                point.peerTaken.p99Ms,
-                `${point.oursTaken.p99Ms} ms vs ${point.peerTaken.p99Ms} ms`,
-              );
-        },
+        read: (r) => peerPointRatio(r, protocol, c, "p99Ms"),
       },
     ]),
   ),
@@ -574,26 +568,18 @@ export const TARGETS: readonly TargetSpec[] = [
     name: "Errors in the peer comparison (both sides)",
     goal: { compare: "=", value: 0 },
     how: "Anything but 201 with a token (REST create), grpc-status 0 with a message (gRPC create, IntrospectToken) or 200 (forward-auth), both sides, every run.",
-    read(r) {
-      if (r.peer === undefined) {
-        return undefined;
-      }
-      const errors = errorsOf(r.peer.points.flatMap((p) => [...p.ours, ...p.peer]));
-      return { value: errors, measured: String(errors) };
-    },
+    read: (r) => errorsReading(r.peer?.points.flatMap((p) => [...p.ours, ...p.peer])),
   },
   {
     name: "Errors (all phases)",
     goal: { compare: "=", value: 0 },
     how: "Failed requests in every phase of this service and the floors, closed loop and half peak.",
-    read(r) {
-      const errors = errorsOf([
+    read: (r) =>
+      errorsReading([
         ...r.phases,
         ...[r.halfPeak, r.floor, r.floorHalfPeak].filter((p) => p !== undefined),
         ...(r.checks?.halfPeaks ?? []),
-      ]);
-      return { value: errors, measured: String(errors) };
-    },
+      ]),
   },
 ];
 

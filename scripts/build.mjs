@@ -21,15 +21,11 @@ import { dirname, join } from "node:path";
 import { buildDist } from "../client/scripts/dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-/** What dist/ is made from: a change to any of these makes it stale. */
-const INPUTS = [
-  "src",
-  "tsconfig.json",
-  "tsconfig.build.json",
-  "scripts/build.mjs",
-  // The console bundles the client's SDK.
-  "client/dist/.built",
-];
+/**
+ * What dist/ is made from besides every build's inputs (dist-build.mjs): the
+ * console bundles the client's SDK.
+ */
+const INPUTS = ["client/dist/.built"];
 /** The client package's build, run first. */
 const CLIENT_BUILD = join(ROOT, "client/scripts/build.mjs");
 
@@ -111,15 +107,12 @@ function buildClient() {
   }
 }
 
+/** What the service's dist/ has besides tsc's output. */
+async function steps(esbuild, out) {
+  copyLuaScripts(out);
+  await buildConsole(esbuild, out);
+}
+
 if (buildClient()) {
-  await buildDist({
-    root: ROOT,
-    inputs: INPUTS,
-    keptFile: "main.js",
-    log,
-    async steps(esbuild, out) {
-      copyLuaScripts(out);
-      await buildConsole(esbuild, out);
-    },
-  });
+  await buildDist({ root: ROOT, inputs: INPUTS, keptFile: "main.js", log, steps });
 }

@@ -76,7 +76,7 @@ import {
 import { createTokenService } from "../../src/token/token-service.js";
 import { createRequestValidator } from "../../src/validation/request-validator.js";
 import { validationInterceptor } from "../../src/validation/validation-interceptor.js";
-import { listenShared, portFromEnv } from "../shared-listen.js";
+import { listenAsFloor } from "../shared-listen.js";
 import { isLadderPath, LADDER_STEPS, type LadderLayer } from "./ladder-steps.js";
 
 const argOf = (name: string) =>
@@ -632,12 +632,7 @@ const server = !grpcPath
 // Ready before listening, as the service is: its client fails commands while it connects.
 await waitForRedisReady(redis, 10_000);
 // The bench runs a floor as many processes as the service has workers, on one port.
-const port = await listenShared(server, portFromEnv(process.env.PUBLIC_PORT));
-process.stdout.write(
-  `${JSON.stringify({ msg: "listening", publicPort: port, internalPort: port })}\n`,
-);
-process.once("SIGTERM", () => {
-  server.close();
+await listenAsFloor(server, () => {
   redis.disconnect();
   // Open keep-alive connections and HTTP/2 sessions would keep the process alive.
   logger.flush();

@@ -18,16 +18,8 @@ import { dirname, join, relative, sep } from "node:path";
 import { buildDist } from "./dist-build.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
-/** What dist/ is made from: a change to any of these makes it stale. */
-const INPUTS = [
-  "src",
-  "tsconfig.json",
-  "tsconfig.build.json",
-  "../tsconfig.json",
-  "scripts/build.mjs",
-  "scripts/build-freshness.mjs",
-  "scripts/dist-build.mjs",
-];
+/** What dist/ is made from besides every build's inputs (dist-build.mjs). */
+const INPUTS = ["../tsconfig.json", "scripts/build-freshness.mjs", "scripts/dist-build.mjs"];
 /**
  * The package's entries; their import graph is what dist/cjs/ holds. Every
  * generated module is one: "./contract/*.js" exports each of them.
@@ -147,16 +139,13 @@ function copyDeclarations(from, to) {
   }
 }
 
-await buildDist({
-  root: ROOT,
-  inputs: INPUTS,
-  keptFile: "protocol/index.js",
-  log,
-  async steps(esbuild, out) {
-    // The package's bin: npm marks it executable on install, but not when a
-    // linked checkout is rebuilt later.
-    chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
-    await buildCommonJs(esbuild, out);
-    await buildBrowser(esbuild, out);
-  },
-});
+/** What the package's dist/ has besides tsc's output. */
+async function steps(esbuild, out) {
+  // The package's bin: npm marks it executable on install, but not when a
+  // linked checkout is rebuilt later.
+  chmodSync(join(out, "cli", "perps-tokens.js"), 0o755);
+  await buildCommonJs(esbuild, out);
+  await buildBrowser(esbuild, out);
+}
+
+await buildDist({ root: ROOT, inputs: INPUTS, keptFile: "protocol/index.js", log, steps });

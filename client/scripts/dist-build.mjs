@@ -6,13 +6,16 @@ import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isStale, resolveTool } from "./build-freshness.mjs";
 
+/** What every dist/ is made from, relative to its root: the sources, the compiler's settings, the build. */
+const BUILD_INPUTS = ["src", "tsconfig.json", "tsconfig.build.json", "scripts/build.mjs"];
+
 /**
  * Builds `root`/dist/ with `tsc -p tsconfig.build.json`, then `steps(esbuild,
  * out)` on the new folder, and writes `dist/.built` last (its mtime is when
  * dist/ was complete). With `--if-stale` on the command line, only when one
- * of `inputs` (relative to `root`) changed since. Without TypeScript (`npm ci
- * --omit=dev`) a dist/ that has `keptFile` is kept as it is. Failures set
- * process.exitCode and leave dist/ as it was.
+ * of BUILD_INPUTS or `inputs` (relative to `root`) changed since. Without
+ * TypeScript (`npm ci --omit=dev`) a dist/ that has `keptFile` is kept as it
+ * is. Failures set process.exitCode and leave dist/ as it was.
  *
  * @param {{
  *   root: string,
@@ -25,7 +28,7 @@ import { isStale, resolveTool } from "./build-freshness.mjs";
 export async function buildDist({ root, inputs, keptFile, log, steps }) {
   const dist = join(root, "dist");
   const stamp = join(dist, ".built");
-  if (process.argv.includes("--if-stale") && !isStale(stamp, root, inputs)) {
+  if (process.argv.includes("--if-stale") && !isStale(stamp, root, [...BUILD_INPUTS, ...inputs])) {
     return;
   }
   const started = performance.now();

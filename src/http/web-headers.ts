@@ -41,3 +41,8 @@ export function nodeHeaders(
   });
   return into;
 }
+
+/** A request header's value as Connect reads it (one string, or null). */
+export function stringOrNull(value: string | string[] | undefined): string | null {
+  return typeof value === "string" ? value : null;
+}

@@ -81,53 +81,42 @@ function fileOf(desc: DescService | DescMessage | DescEnum | DescEnumValue) {
 // The path of an element in SourceCodeInfo: field numbers and indexes from
 // the FileDescriptorProto down (descriptor.proto, SourceCodeInfo.Location.path).
 function sourcePath(desc: CommentedDesc): number[] {
+  const [parent, field, siblings] = placeOf(desc);
+  const parentPath = parent === undefined ? [] : sourcePath(parent);
+  return [...parentPath, field.number, siblings.indexOf(desc.proto)];
+}
+
+type Place = [parent: CommentedDesc | undefined, field: DescField, siblings: readonly unknown[]];
+
+// Where an element is declared: its parent (none for the file's own), the
+// descriptor.proto field that lists it there, and that list.
+function placeOf(desc: CommentedDesc): Place {
   switch (desc.kind) {
     case "service":
-      return [
-        FileDescriptorProtoSchema.field.service.number,
-        desc.file.proto.service.indexOf(desc.proto),
-      ];
+      return [undefined, FileDescriptorProtoSchema.field.service, desc.file.proto.service];
     case "rpc":
-      return [
-        ...sourcePath(desc.parent),
-        ServiceDescriptorProtoSchema.field.method.number,
-        desc.parent.proto.method.indexOf(desc.proto),
-      ];
+      return [desc.parent, ServiceDescriptorProtoSchema.field.method, desc.parent.proto.method];
     case "message":
-      return desc.parent === undefined
-        ? [
-            FileDescriptorProtoSchema.field.messageType.number,
-            desc.file.proto.messageType.indexOf(desc.proto),
-          ]
-        : [
-            ...sourcePath(desc.parent),
-            DescriptorProtoSchema.field.nestedType.number,
-            desc.parent.proto.nestedType.indexOf(desc.proto),
-          ];
+      return declaredIn(desc, "messageType", "nestedType");
     case "field":
-      return [
-        ...sourcePath(desc.parent),
-        DescriptorProtoSchema.field.field.number,
-        desc.parent.proto.field.indexOf(desc.proto),
-      ];
+      return [desc.parent, DescriptorProtoSchema.field.field, desc.parent.proto.field];
     case "enum":
-      return desc.parent === undefined
-        ? [
-            FileDescriptorProtoSchema.field.enumType.number,
-            desc.file.proto.enumType.indexOf(desc.proto),
-          ]
-        : [
-            ...sourcePath(desc.parent),
-            DescriptorProtoSchema.field.enumType.number,
-            desc.parent.proto.enumType.indexOf(desc.proto),
-          ];
+      return declaredIn(desc, "enumType", "enumType");
     case "enum_value":
-      return [
-        ...sourcePath(desc.parent),
-        EnumDescriptorProtoSchema.field.value.number,
-        desc.parent.proto.value.indexOf(desc.proto),
-      ];
+      return [desc.parent, EnumDescriptorProtoSchema.field.value, desc.parent.proto.value];
   }
+}
+
+// A message or an enum is declared in its file or nested in a message, each
+// listing it under a field of its own.
+function declaredIn(
+  desc: DescMessage | DescEnum,
+  inFile: "messageType" | "enumType",
+  inMessage: "nestedType" | "enumType",
+): Place {
+  return desc.parent === undefined
+    ? [undefined, FileDescriptorProtoSchema.field[inFile], desc.file.proto[inFile]]
+    : [desc.parent, DescriptorProtoSchema.field[inMessage], desc.parent.proto[inMessage]];
 }
 
 /** `// text` comes as " text" per line; drops that space and blank edges. */

@@ -23,12 +23,13 @@ import type {
 import { requestPath } from "../../http/request-path.js";
 import { requestAuthority } from "../../http/request-url.js";
 import { type Exchange, exchangeOf } from "../exchange.js";
+import { failAnswer } from "./answer-failure.js";
 import { serveConnectUnary } from "./connect-unary.js";
 import { type StreamRoute, takeGrpcStream } from "./grpc-stream-unary.js";
 import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
 import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 import { streamInputInterceptor } from "./input-error.js";
-import { createUnaryServing, failAnswer, type UnaryService } from "./unary-method.js";
+import { createUnaryServing, type UnaryService } from "./unary-method.js";
 
 export interface ConnectHandlerOptions {
   /** Registers the services served. */

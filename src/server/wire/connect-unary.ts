@@ -5,15 +5,13 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { joined, readRequestBody } from "../../http/request-body.js";
-import { nodeHeaders } from "../../http/web-headers.js";
+import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
+import { callError, detach, failAnswer } from "./answer-failure.js";
 import { inputError } from "./input-error.js";
 import {
-  callError,
   deadlineAfter,
-  detach,
-  failAnswer,
-  stringOrNull,
+  serializedAnswer,
   type UnaryMethod,
   type UnaryServing,
 } from "./unary-method.js";
@@ -80,7 +78,8 @@ export function serveConnectUnary(
     .then(
       (input) =>
         serving.invoke("connect", served.method, input, req, res, deadline).then(
-          (result) => answerResult(req, res, answer, served, type.binary, result),
+          (result) =>
+            answerResult(req, res, answer, result, serializedAnswer(served, type.binary, result)),
           (reason: unknown) => answerError(res, answer, callError(reason)),
         ),
       (reason: unknown) => refused(inputError(reason)),
@@ -118,17 +117,12 @@ async function answerResult(
   req: NodeServerRequest,
   res: NodeServerResponse,
   answer: Answer,
-  served: UnaryMethod,
-  binary: boolean,
   result: UnaryResult,
+  body: Uint8Array | ConnectError,
 ): Promise<void> {
-  let body: Uint8Array;
-  try {
-    body = served.serialization.getO(binary).serialize(result.message);
-  } catch (reason) {
-    const error = callError(reason);
-    exchangeOf(req)?.answers(error.code, error.rawMessage);
-    return answerError(res, answer, error);
+  if (body instanceof ConnectError) {
+    exchangeOf(req)?.answers(body.code, body.rawMessage);
+    return answerError(res, answer, body);
   }
   const header = new Headers(result.header);
   header.set("content-type", answer.contentType);

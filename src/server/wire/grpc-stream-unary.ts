@@ -13,9 +13,10 @@ import { type RequestBody, readBody } from "../../http/request-body.js";
 import { urlOf } from "../../http/request-url.js";
 import { nodeHeaders, webHeaders } from "../../http/web-headers.js";
 import type { Exchange } from "../exchange.js";
+import { callError } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import { whenCompressed } from "./grpc-unary.js";
-import { callError, deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
+import { deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
 
 /** A unary method as the stream path finds it by its request path. */
 export interface StreamRoute {

@@ -16,16 +16,14 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { readRequestBody } from "../../http/request-body.js";
-import { nodeHeaders } from "../../http/web-headers.js";
+import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
+import { callError, detach, failAnswer } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import {
-  callError,
   deadlineAfter,
-  detach,
-  failAnswer,
-  stringOrNull,
+  serializedAnswer,
   type UnaryMethod,
   type UnaryServing,
 } from "./unary-method.js";
@@ -92,7 +90,8 @@ export function serveGrpcUnary(
   }
   const call = (input: Message) =>
     serving.invoke(framing.protocol, served.method, input, req, res, deadline).then(
-      (result) => answerResult(req, res, answer, served, type.binary, result),
+      (result) =>
+        answerResult(req, res, answer, result, serializedAnswer(served, type.binary, result)),
       (reason: unknown) => answerError(res, answer, callError(reason)),
     );
   readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES)
@@ -216,18 +215,14 @@ function answerResult(
   req: NodeServerRequest,
   res: NodeServerResponse,
   answer: Answer,
-  served: UnaryMethod,
-  binary: boolean,
   result: UnaryResult,
+  bytes: Uint8Array | ConnectError,
 ): void | Promise<void> {
   if (isCallOver(res)) {
     return;
   }
-  let bytes: Uint8Array;
-  try {
-    bytes = served.serialization.getO(binary).serialize(result.message);
-  } catch (reason) {
-    return refuse(req, res, answer, callError(reason));
+  if (bytes instanceof ConnectError) {
+    return refuse(req, res, answer, bytes);
   }
   const trailer = grpc.setTrailerStatus(new Headers(result.trailer), undefined);
   return whenCompressed(res, answer, { flags: 0, data: bytes }, (message) =>

@@ -1,10 +1,9 @@
 import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
-import {
-  Code,
+import type {
   ConnectError,
-  type ContextValues,
-  type Interceptor,
-  type ServiceImplSpec,
+  ContextValues,
+  Interceptor,
+  ServiceImplSpec,
 } from "@connectrpc/connect";
 import {
   type Compression,
@@ -12,7 +11,7 @@ import {
   type MethodSerializationLookup,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
-import { isCallOver, lazyCallSignal } from "../../call/call-signal.js";
+import { lazyCallSignal } from "../../call/call-signal.js";
 import {
   createUnaryInvoker,
   type UnaryCall,
@@ -22,7 +21,7 @@ import {
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { requestUrl } from "../../http/request-url.js";
 import { webHeaders } from "../../http/web-headers.js";
-import { exchangeOf } from "../exchange.js";
+import { callError } from "./answer-failure.js";
 
 /** A unary method served by the wire paths, with what Connect's handler would use for it. */
 export interface UnaryMethod {
@@ -122,45 +121,20 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
   };
 }
 
+/** The answer's message in the request's codec, or a failure to serialize it as the call's error. */
+export function serializedAnswer(
+  served: UnaryMethod,
+  binary: boolean,
+  result: UnaryResult,
+): Uint8Array | ConnectError {
+  try {
+    return served.serialization.getO(binary).serialize(result.message);
+  } catch (reason) {
+    return callError(reason);
+  }
+}
+
 /** The deadline of a call whose timeout is `timeoutMs` from now; null for none. */
 export function deadlineAfter(timeoutMs: number | undefined): number | null {
   return timeoutMs === undefined ? null : Date.now() + timeoutMs;
-}
-
-/** What a call's failure is answered as: a ConnectError as it is, anything else INTERNAL, as Connect does. */
-export function callError(reason: unknown): ConnectError {
-  return reason instanceof ConnectError
-    ? reason
-    : new ConnectError("internal error", Code.Internal, undefined, undefined, reason);
-}
-
-/** A request header's value as Connect reads it (one string, or null). */
-export function stringOrNull(value: string | string[] | undefined): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-/** Lets an answer being written finish on its own: if it fails, the client is gone and nothing is left to answer. */
-export function detach(answering: void | Promise<void>): void {
-  if (answering instanceof Promise) {
-    answering.catch(() => {});
-  }
-}
-
-/**
- * A failure of the service itself while answering, not of a call (a call's
- * failure is an answer): told to the exchange (its cause is logged), then an
- * empty 500, or the end of the stream if the answer has begun. Nothing to do
- * once the client is gone.
- */
-export function failAnswer(req: NodeServerRequest, res: NodeServerResponse, reason: unknown): void {
-  if (isCallOver(res)) {
-    return;
-  }
-  exchangeOf(req)?.answers(Code.Internal, String(reason));
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(500);
-  res.end();
 }
