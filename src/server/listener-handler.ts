@@ -24,7 +24,7 @@ export interface ListenerHandlerOptions {
   telemetry: AnswerTelemetry;
   /** Plain HTTP endpoints, asked in order before the RPCs. */
   endpoints: readonly Endpoint[];
-  /** The names it answers to. Default: any. */
+  /** The names it answers to. Default: every name. */
   hosts?: HostGuardOptions;
   /** Largest request message on any protocol. */
   readMaxBytes: number;
