@@ -210,7 +210,7 @@ export function createApp(opts: AppOptions): App {
         createForwardAuthEndpoint({ authenticator: bearer, serviceCheck }),
         createMethodGuard({ paths: ["/healthz", "/readyz", "/metrics"] }),
       ],
-      // No DNS rebinding: only its own names. `/auth` is asked by proxies,
+      // No DNS rebinding: only its own names. `/auth` and `/auth/...` are asked by proxies,
       // which forward their client's Host (Caddy, Envoy).
       hosts: {
         names: [internalHost.toLowerCase(), ...(opts.internalHostnames ?? [])],

@@ -7,6 +7,8 @@ import { writeStatusAnswer } from "../status/status-answer.js";
 import { exchangeOf } from "./exchange.js";
 
 const MISSING_HOST = "an HTTP/1.1 request must have a Host header";
+const MALFORMED_HOST =
+  "the Host (or :authority) is not host[:port]: a name, an IPv4 address or a bracketed IPv6 address, then an optional port";
 
 export interface HostGuardOptions {
   /**
@@ -16,18 +18,47 @@ export interface HostGuardOptions {
    * A wildcard bound address (`0.0.0.0`, `::`) admits every IP literal.
    */
   names?: readonly string[];
-  /** Paths answered whatever the name (forward-auth: a proxy forwards its client's Host). */
+  /**
+   * Paths answered, with everything under them, whatever the name, if the
+   * authority is well-formed (forward-auth: a proxy forwards its client's Host).
+   */
   anyNamePaths?: readonly string[];
 }
 
-/** The host of a Host or `:authority` value, lowercase, without port, brackets or a final dot. */
-export function hostOf(authority: string): string {
+/** A host name or IPv4 address: dot-separated labels, an optional final dot. */
+const NAME = /^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$/;
+/** An optional port: `:` and up to 5 digits (RFC 3986 allows an empty one). */
+const PORT = /^(?::[0-9]{0,5})?$/;
+
+/**
+ * The host of a Host or `:authority` value, lowercase, without port, brackets
+ * or a final dot; undefined when the value is not `host[:port]` as RFC 3986
+ * spells it (`[::1]evil.example`, `[::1`, `127.0.0.1:evil.example`, a bare
+ * `::1`, `user@host`): forms no browser sends, which name no listener.
+ */
+export function hostOf(authority: string): string | undefined {
   const value = authority.trim().toLowerCase();
-  const host = value.startsWith("[")
-    ? value.slice(1, value.indexOf("]") < 0 ? undefined : value.indexOf("]"))
-    : value.split(":").length === 2
-      ? (value.split(":")[0] ?? "")
-      : value;
+  let host: string;
+  let rest: string;
+  if (value.startsWith("[")) {
+    const close = value.indexOf("]");
+    host = close < 0 ? "" : value.slice(1, close);
+    rest = close < 0 ? "" : value.slice(close + 1);
+    // No zone id (`%25eth0`): it names an interface of the client's, not this host.
+    if (isIP(host) !== 6 || host.includes("%")) {
+      return undefined;
+    }
+  } else {
+    const colon = value.indexOf(":");
+    host = colon < 0 ? value : value.slice(0, colon);
+    rest = colon < 0 ? "" : value.slice(colon);
+    if (!NAME.test(host)) {
+      return undefined;
+    }
+  }
+  if (!PORT.test(rest)) {
+    return undefined;
+  }
   return host.endsWith(".") ? host.slice(0, -1) : host;
 }
 
@@ -56,10 +87,17 @@ export function hostAllowed(host: string, names: readonly string[]): boolean {
 /**
  * Whether a listener answering to `names` (undefined: every name) serves a
  * request for `authority`: the one check of the host guard and of the raw
- * HTTP/2 stream path, which leaves a stream it refuses to the guard.
+ * HTTP/2 stream path, which leaves a stream it refuses to the guard. A
+ * malformed authority is served by no listener.
  */
 export function servesAuthority(names: readonly string[] | undefined, authority: string): boolean {
-  return names === undefined || hostAllowed(hostOf(authority), names);
+  const host = hostOf(authority);
+  return host !== undefined && (names === undefined || hostAllowed(host, names));
+}
+
+/** Whether `path` is one of `paths` or under one of them (`/auth`, `/auth/x`, not `/authx`). */
+function underAny(paths: readonly string[], path: string): boolean {
+  return paths.some((p) => path === p || (path.startsWith(p) && path[p.length] === "/"));
 }
 
 function refuse(
@@ -82,7 +120,9 @@ function refuse(
  * would answer it itself, bare; the listener turns that off). With `names`
  * (the internal listener), a request for another name is answered 421
  * Misdirected Request, PERMISSION_DENIED: what a browser sends when a page
- * rebinds its own name to this address. Both in the service's error shape,
+ * rebinds its own name to this address; `anyNamePaths` and what is under
+ * them pass whatever the name. A malformed authority is answered 421 on
+ * every listener and path: no listener is named by it. Both in the service's error shape,
  * with the request id, log line and count. Returns false for a request that
  * passes: HTTP/1.0 need not name the authority.
  */
@@ -96,7 +136,13 @@ export function createHostGuard(opts: HostGuardOptions = {}) {
       }
       return refuse(req, res, 400, Code.InvalidArgument, MISSING_HOST);
     }
-    if (servesAuthority(names, authority) || anyNamePaths.includes(requestPath(req))) {
+    if (servesAuthority(names, authority)) {
+      return false;
+    }
+    if (hostOf(authority) === undefined) {
+      return refuse(req, res, 421, Code.PermissionDenied, MALFORMED_HOST);
+    }
+    if (underAny(anyNamePaths, requestPath(req))) {
       return false;
     }
     return refuse(

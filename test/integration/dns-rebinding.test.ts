@@ -56,6 +56,32 @@ function callWithHost(
   });
 }
 
+/** The status of one HTTP/2 request with the `:authority` given. */
+async function statusWithAuthority(
+  url: string,
+  authority: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<number> {
+  const session = connect(url);
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": path,
+        ":authority": authority,
+        ...headers,
+      });
+      stream.on("response", (answer) => resolve(Number(answer[":status"])));
+      stream.on("error", reject);
+      stream.resume();
+      stream.end(headers["content-type"] === "application/grpc" ? new Uint8Array(5) : "{}");
+    });
+  } finally {
+    session.close();
+  }
+}
+
 describe("DNS rebinding and web pages on the internal listener", () => {
   let redis: TestRedis;
   let service: TestService;
@@ -143,6 +169,59 @@ describe("DNS rebinding and web pages on the internal listener", () => {
         .end();
     });
     assert.equal(auth, 401, "forward-auth's own answer to a request without a token");
+  });
+
+  // Issue 34, item 6: the Envoy recipe asks `/auth` + the original path with the client's Host.
+  it("every path under /auth answers whatever the name, over HTTP/1.1 and HTTP/2", async () => {
+    for (const path of ["/auth/", "/auth/api/orders", "/auth/api/orders?x=1"]) {
+      const answer = await callWithHost(service.internalUrl, "api.example.com", path, {}, {});
+      assert.equal(answer.status, 401, `${path}: ${answer.body}`);
+      assert.match(answer.body, /"code":16/, "forward-auth's own refusal: no bearer token");
+      const h2 = await statusWithAuthority(service.internalUrl, "api.example.com", path, {});
+      assert.equal(h2, 401, path);
+    }
+    // Not a path under /auth: refused as before.
+    for (const path of ["/authx", "/auth-z/x"]) {
+      const answer = await callWithHost(service.internalUrl, "api.example.com", path, {}, {});
+      assert.equal(answer.status, 421, `${path}: ${answer.body}`);
+    }
+  });
+
+  // Issue 34, item 10: these were read as 127.0.0.1 or ::1 and served.
+  it("a malformed Host or :authority is 421 on both listeners, /auth included", async () => {
+    const user = await newUser();
+    const malformed = [
+      "[::1]evil.example",
+      `[::1]evil.example:${port}`,
+      "[::1",
+      "127.0.0.1:evil.example",
+      `127.0.0.1:${port}:evil.example`,
+      "::1",
+      `user@127.0.0.1:${port}`,
+    ];
+    const publicPort = new URL(service.publicUrl).port;
+    for (const host of malformed) {
+      const admin = await callWithHost(service.internalUrl, host, LIST, operatorHeaders(), {
+        userId: user.userId,
+      });
+      assert.equal(admin.status, 421, `${host}: ${admin.body}`);
+      assert.match(admin.body, /is not host\[:port\]/);
+      const auth = await callWithHost(service.internalUrl, host, "/auth/api", {}, {});
+      assert.equal(auth.status, 421, `${host} on /auth: ${auth.body}`);
+      const rest = await callWithHost(service.publicUrl, host, "/user/tokens", {}, {});
+      assert.equal(rest.status, 421, `${host} on the public listener: ${rest.body}`);
+      const grpcCall = await statusWithAuthority(service.internalUrl, host, LIST, {
+        "content-type": "application/grpc",
+        ...operatorHeaders(),
+      });
+      assert.equal(grpcCall, 421, `${host} as gRPC :authority`);
+    }
+    assert.equal(
+      (await callWithHost(service.publicUrl, `127.0.0.1:${publicPort}`, "/user/tokens", {}, {}))
+        .status,
+      400,
+      "a well-formed Host reaches the API",
+    );
   });
 
   it("an admin call carrying Origin is PERMISSION_DENIED, whatever the Host and the secret", async () => {

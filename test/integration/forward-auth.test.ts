@@ -212,6 +212,72 @@ describe("forward-auth (/auth on the internal listener)", () => {
     assert.match(answer.headers.get("x-user-id") ?? "", UUID);
   });
 
+  // Issue 34, item 6. Envoy does not run here (no Debian or npm package of it): this is the
+  // request its ext_authz HTTP service makes with the docs' recipe, byte for byte on HTTP/1.1
+  // (Envoy's codec writes lowercase names): the client's method, `path_prefix` + the client's
+  // path and query, the client's Host, `content-length: 0` (the body is not sent), the client's
+  // Authorization if it sent one, and the router's timeout header. Refused 421 before.
+  it("answers the Envoy recipe's check as sent: the client's method, Host and path under /auth", async () => {
+    const { hostname, port } = new URL(service.internalUrl);
+    const envoyCheck = (method: string, path: string, authorization?: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connectTcp(Number(port), hostname, () => {
+          socket.write(
+            `${method} /auth${path} HTTP/1.1\r\nhost: api.example.com\r\ncontent-length: 0\r\n` +
+              (authorization === undefined ? "" : `authorization: ${authorization}\r\n`) +
+              "x-envoy-expected-rq-timeout-ms: 2000\r\n\r\n",
+          );
+        });
+        let text = "";
+        socket.setEncoding("latin1");
+        socket.on("data", (chunk: string) => {
+          text += chunk;
+          const end = text.indexOf("\r\n\r\n");
+          const length = /\r\ncontent-length: (\d+)/i.exec(text)?.[1];
+          if (end >= 0 && length !== undefined && text.length >= end + 4 + Number(length)) {
+            socket.destroy();
+            resolve(text);
+          }
+        });
+        socket.on("error", reject);
+        socket.on("close", () => resolve(text));
+      });
+    const allowed = await envoyCheck("GET", "/api/orders?limit=5", bearer(live.token));
+    assert.match(allowed, /^HTTP\/1\.1 200 /, allowed);
+    assert.match(allowed, new RegExp(`\r\nx-user-id: ${user.userId}\r\n`, "i"));
+    assert.match(allowed, new RegExp(`\r\nx-token-id: ${live.id}\r\n`, "i"));
+    const posted = await envoyCheck("POST", "/api/orders", bearer(live.token));
+    assert.match(posted, /^HTTP\/1\.1 200 /, posted);
+    const anonymous = await envoyCheck("DELETE", "/api/orders/7");
+    assert.match(anonymous, /^HTTP\/1\.1 401 /, anonymous);
+    assert.match(anonymous, /\r\nwww-authenticate: Bearer realm="perps-tokens"\r\n/i);
+    const invalid = await envoyCheck("GET", "/", bearer("pt_forged"));
+    assert.match(invalid, /^HTTP\/1\.1 401 /, invalid);
+    assert.match(invalid, /error="invalid_token"/);
+
+    // A cluster with http2_protocol_options sends the same as HTTP/2 headers.
+    const session = connectH2(service.internalUrl);
+    try {
+      const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+        const stream = session.request({
+          ":method": "PUT",
+          ":path": "/auth/api/orders/7?x=1",
+          ":authority": "api.example.com",
+          "content-length": "0",
+          authorization: bearer(live.token),
+          "x-envoy-expected-rq-timeout-ms": "2000",
+        });
+        stream.on("response", resolve);
+        stream.on("error", reject);
+        stream.resume();
+      });
+      assert.equal(headers[":status"], 200);
+      assert.equal(headers["x-user-id"], user.userId);
+    } finally {
+      session.close();
+    }
+  });
+
   it("answers without reading the body: a request whose body never comes is answered at once (HTTP/1.1 and HTTP/2)", async () => {
     const ids = [`fwd-auth-h1-${process.pid}`, `fwd-auth-h2-${process.pid}`];
     const { hostname, port } = new URL(service.internalUrl);
