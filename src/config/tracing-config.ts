@@ -1,3 +1,4 @@
+import { redactedUrl } from "../log/redacted-url.js";
 import { ConfigError } from "./config-error.js";
 
 /** The samplers of the OTEL_TRACES_SAMPLER variable that the service supports. */
@@ -33,18 +34,33 @@ export interface TracingConfig {
   scheduleDelayMs: number;
 }
 
-/** `key=value,…` as the OTEL_* variables write lists (values percent-decoded). */
-function keyValues(name: string, raw: string | undefined): Record<string, string> {
+/**
+ * `key=value,…` as the OTEL_* variables write lists (values percent-decoded).
+ * With `secret` (the exporter's headers, which carry collectors' API keys) an
+ * error names the entry by its position and key, never its text.
+ */
+function keyValues(name: string, raw: string | undefined, secret: boolean): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const item of (raw ?? "").split(",")) {
+  const items = (raw ?? "").split(",");
+  for (const [index, item] of items.entries()) {
     if (item.trim() === "") {
       continue;
     }
     const eq = item.indexOf("=");
+    const shown = secret
+      ? `entry ${index + 1} (its text is not shown: it may hold a secret)`
+      : `"${item}"`;
     if (eq <= 0) {
-      throw new ConfigError(`${name} must be a comma-separated list of key=value, got "${item}"`);
+      throw new ConfigError(`${name} must be a comma-separated list of key=value, got ${shown}`);
     }
-    out[item.slice(0, eq).trim()] = decodeURIComponent(item.slice(eq + 1).trim());
+    const key = item.slice(0, eq).trim();
+    try {
+      out[key] = decodeURIComponent(item.slice(eq + 1).trim());
+    } catch {
+      throw new ConfigError(
+        `${name}: the value of ${secret ? `"${key}"` : shown} is not valid percent-encoding`,
+      );
+    }
   }
   return out;
 }
@@ -57,7 +73,8 @@ function url(name: string, raw: string): string {
     }
     return raw;
   } catch {
-    throw new ConfigError(`${name} must be an http:// or https:// URL, got "${raw}"`);
+    // A collector's password or key may be in the URL: never echoed.
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got "${redactedUrl(raw)}"`);
   }
 }
 
@@ -113,11 +130,18 @@ export function tracingConfig(env: Record<string, string | undefined>): TracingC
         ? `${url("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint ?? "").replace(/\/$/, "")}/v1/traces`
         : url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", tracesEndpoint),
     headers: keyValues(
-      "OTEL_EXPORTER_OTLP_HEADERS",
+      set("OTEL_EXPORTER_OTLP_TRACES_HEADERS") === undefined
+        ? "OTEL_EXPORTER_OTLP_HEADERS"
+        : "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
       set("OTEL_EXPORTER_OTLP_TRACES_HEADERS") ?? set("OTEL_EXPORTER_OTLP_HEADERS"),
+      true,
     ),
     serviceName: set("OTEL_SERVICE_NAME") ?? "perps-token-service",
-    resourceAttributes: keyValues("OTEL_RESOURCE_ATTRIBUTES", set("OTEL_RESOURCE_ATTRIBUTES")),
+    resourceAttributes: keyValues(
+      "OTEL_RESOURCE_ATTRIBUTES",
+      set("OTEL_RESOURCE_ATTRIBUTES"),
+      false,
+    ),
     sampler: sampler as SamplerName,
     samplerRatio,
     scheduleDelayMs: Number(delayText),

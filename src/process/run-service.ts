@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
 import { type Config, ConfigError } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
+import { redactedUrl } from "../log/redacted-url.js";
 import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../redis/redis-client.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
@@ -142,7 +143,8 @@ export async function runService(
       internalHost: config.internalHost,
       ...ports,
       tls: tls !== undefined,
-      ...(config.tracing === undefined ? {} : { traces: config.tracing.url }),
+      // A collector's credentials may be in its URL.
+      ...(config.tracing === undefined ? {} : { traces: redactedUrl(config.tracing.url) }),
     },
     "listening",
   );

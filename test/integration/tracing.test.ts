@@ -50,13 +50,17 @@ async function startReceiver(): Promise<{
   server: Server;
   url: string;
   requests: ExportRequest[];
+  /** The Authorization header of each export request. */
+  authorizations: (string | undefined)[];
 }> {
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => join(PROTOS, target);
   await root.load("opentelemetry/proto/collector/trace/v1/trace_service.proto");
   const type = root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest");
   const requests: ExportRequest[] = [];
+  const authorizations: (string | undefined)[] = [];
   const server = createServer((req: IncomingMessage, res) => {
+    authorizations.push(req.headers.authorization);
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -72,7 +76,7 @@ async function startReceiver(): Promise<{
   });
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, requests };
+  return { server, url: `http://127.0.0.1:${port}`, requests, authorizations };
 }
 
 /** protobufjs' `bytes: String` is base64: the span ids as W3C writes them, in hex. */
@@ -91,6 +95,8 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let service: MainProcess;
   let urls: { publicUrl: string; internalUrl: string; internalAddress: string };
+  // The collector's credentials, in its URL (issue 34, item 7: they were logged).
+  const password = `s3cret-${randomBytes(6).toString("hex")}`;
 
   before(async () => {
     redis = await startTestRedisServer();
@@ -100,7 +106,7 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
       PUBLIC_PORT: "0",
       INTERNAL_PORT: "0",
       WORKERS: "1",
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url.replace("//", `//collector:${password}@`),
       OTEL_SERVICE_NAME: "tokens-under-test",
       OTEL_BSP_SCHEDULE_DELAY: "100",
     });
@@ -131,6 +137,22 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
       await new Promise((done) => setTimeout(done, 100));
     }
   }
+
+  it("the collector's credentials reach the collector, never the log", async () => {
+    await (await fetch(`${urls.internalUrl}/healthz`)).arrayBuffer();
+    await spansWhen((spans) => spans.length > 0);
+    const basic = `Basic ${Buffer.from(`collector:${password}`).toString("base64")}`;
+    assert.ok(
+      receiver.authorizations.every((a) => a === basic),
+      "exports carry the credentials",
+    );
+    const port = new URL(receiver.url).port;
+    assert.match(
+      service.output(),
+      new RegExp(`"traces":"http://\\[redacted\\]@127\\.0\\.0\\.1:${port}/v1/traces"`),
+    );
+    assert.ok(!service.output().includes(password), "the collector's password reached the log");
+  });
 
   it("a REST create and an IntrospectToken continue the caller's trace, each with its Redis child", async () => {
     const first = await createFirstToken(urls, "traced");

@@ -67,4 +67,47 @@ describe("tracing config (the standard OTEL_* variables)", () => {
       );
     });
   }
+
+  // Issue 34, item 7: these errors quoted the collector's password and API key.
+  it("never quotes a header's text or an endpoint's credentials in an error", () => {
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [
+        { OTEL_EXPORTER_OTLP_ENDPOINT: "user:s3cret@collector:4318" },
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        /got "\[redacted\]@collector:4318"/,
+      ],
+      [
+        { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "ftp://user:s3cret@collector/v1/traces" },
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        /got "ftp:\/\/\[redacted\]@collector\/v1\/traces"/,
+      ],
+      [
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+          OTEL_EXPORTER_OTLP_HEADERS: "x-tenant=perps,authorization Bearer s3cret",
+        },
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        /got entry 2 \(its text is not shown/,
+      ],
+      [
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+          OTEL_EXPORTER_OTLP_TRACES_HEADERS: "api-key=s3cret%zz",
+        },
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        /the value of "api-key" is not valid percent-encoding/,
+      ],
+    ];
+    for (const [env, name, message] of cases) {
+      assert.throws(
+        () => tracingConfig(env),
+        (err) =>
+          err instanceof ConfigError &&
+          err.message.startsWith(name) &&
+          message.test(err.message) &&
+          !err.message.includes("s3cret"),
+        JSON.stringify(env),
+      );
+    }
+  });
 });
