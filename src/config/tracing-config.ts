@@ -12,6 +12,9 @@ export const SAMPLERS = [
 ] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
 
+/** The listeners TRACE_TRUSTED_LISTENERS may name. */
+const LISTENERS = ["public", "internal"] as const;
+
 /** OpenTelemetry tracing, from the standard OTEL_* variables. */
 export interface TracingConfig {
   /**
@@ -32,6 +35,30 @@ export interface TracingConfig {
   samplerRatio: number;
   /** OTEL_BSP_SCHEDULE_DELAY: ms between two exports. Default 5000. */
   scheduleDelayMs: number;
+  /**
+   * TRACE_TRUSTED_LISTENERS: the listeners whose callers' trace context is
+   * continued (their sampled flag and `tracestate` included). A call on any
+   * other starts a trace of its own, linked to the caller's. Default
+   * internal: its callers are the platform's services.
+   */
+  trustedListeners: (typeof LISTENERS)[number][];
+}
+
+function trustedListeners(raw: string | undefined): (typeof LISTENERS)[number][] {
+  if (raw === undefined) {
+    return ["internal"];
+  }
+  if (raw === "none") {
+    return [];
+  }
+  const names = raw.split(",").map((name) => name.trim());
+  const listed = LISTENERS.filter((listener) => names.includes(listener));
+  if (listed.length !== names.length) {
+    throw new ConfigError(
+      `TRACE_TRUSTED_LISTENERS must be none or a comma-separated list of public and internal, got "${raw}"`,
+    );
+  }
+  return listed;
 }
 
 /**
@@ -92,6 +119,8 @@ export function tracingConfig(env: Record<string, string | undefined>): TracingC
   if (exporter !== "otlp" && exporter !== "none") {
     throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${exporter}"`);
   }
+  // Checked even while tracing is off: a typo must not wait for the day it is turned on.
+  const trusted = trustedListeners(set("TRACE_TRUSTED_LISTENERS"));
   const tracesEndpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
   const endpoint = set("OTEL_EXPORTER_OTLP_ENDPOINT");
   if (
@@ -145,5 +174,6 @@ export function tracingConfig(env: Record<string, string | undefined>): TracingC
     sampler: sampler as SamplerName,
     samplerRatio,
     scheduleDelayMs: Number(delayText),
+    trustedListeners: trusted,
   };
 }

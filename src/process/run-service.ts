@@ -112,6 +112,9 @@ export async function runService(
     redis,
     logger,
     ...(otlp === undefined ? {} : { tracing: otlp.tracing }),
+    ...(config.tracing === undefined
+      ? {}
+      : { traceTrustedListeners: config.tracing.trustedListeners }),
     host: config.host,
     internalHost: config.internalHost,
     internalHostnames: config.internalHostnames,

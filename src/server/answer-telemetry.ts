@@ -11,6 +11,7 @@ import { rpcProtocol } from "./call-protocol.js";
 import { SERVER_SIDE } from "./call-telemetry-interceptor.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
+import type { ListenerName } from "./served-service.js";
 import type { TransportAnswer } from "./transport-answer.js";
 
 // Where a raw stream keeps its exchange: one shared 'close' listener, no closure per stream.
@@ -21,6 +22,8 @@ export interface AnswerTelemetryOptions {
   metrics: ServiceMetrics;
   /** A server span per exchange, ended with its log line. Default: none (tracing off). */
   tracing?: CallTracing;
+  /** Listeners whose callers' trace context is continued (call-tracing.ts). Default: none. */
+  traceTrustedListeners?: readonly ListenerName[];
 }
 
 export interface AnswerTelemetry {
@@ -29,7 +32,7 @@ export interface AnswerTelemetry {
    * `x-request-id` response header, whoever answers) and, once the exchange
    * is over, its one log line and count.
    */
-  wrap(handler: NodeHandler): NodeHandler;
+  wrap(handler: NodeHandler, listener?: ListenerName): NodeHandler;
   /**
    * Context values of a call, carrying its exchange and request id to the
    * interceptors: the `contextValues` option of the Connect handler and of
@@ -43,7 +46,11 @@ export interface AnswerTelemetry {
    * response objects: its request id, and its line and count once the stream
    * closes (the path that serves it notes the answer on it).
    */
-  streamExchange(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Exchange;
+  streamExchange(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    listener?: ListenerName,
+  ): Exchange;
   /**
    * The line and count of an answer the transport gave by itself, before any
    * handler (Node's HTTP/1 refusals, the HTTP/2 request timeout).
@@ -77,6 +84,9 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   const logger = opts.logger.child({}, { redact: [] });
   const seriesOf = createRequestSeries(opts.metrics);
   const { tracing } = opts;
+  const trustedListeners = opts.traceTrustedListeners ?? [];
+  const trusts = (listener: ListenerName | undefined) =>
+    listener !== undefined && trustedListeners.includes(listener);
 
   /** A call's context values: its exchange and request id. */
   function valuesOf(exchange: Exchange): ContextValues {
@@ -171,7 +181,8 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   }
 
   return {
-    wrap(handler) {
+    wrap(handler, listener) {
+      const trusted = trusts(listener);
       return (req, res) => {
         const exchange = new Exchange(
           settleRequestId(req.headers["x-request-id"]),
@@ -189,6 +200,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
               httpVersion: req.httpVersionMajor === 2 ? "2" : req.httpVersion,
               traceparent: req.headers.traceparent,
               tracestate: req.headers.tracestate,
+              trusted,
               startTime: exchange.started,
             });
             tracing.within(exchange.trace, () => handler(req, res));
@@ -203,7 +215,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
         }
       };
     },
-    streamExchange(stream, headers) {
+    streamExchange(stream, headers, listener) {
       const exchange = new Exchange(settleRequestId(headers["x-request-id"]), performance.now());
       if (tracing !== undefined) {
         exchange.trace = tracing.start({
@@ -211,6 +223,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
           httpVersion: "2",
           traceparent: headers.traceparent,
           tracestate: headers.tracestate,
+          trusted: trusts(listener),
           startTime: exchange.started,
         });
       }

@@ -35,7 +35,7 @@ import { createListenerHandler } from "./listener-handler.js";
 import { listenerTransport } from "./listener-transport.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
-import { restServedOn, servedService } from "./served-service.js";
+import { type ListenerName, restServedOn, servedService } from "./served-service.js";
 
 export interface AppOptions extends ApiSettings {
   redis: RedisClient;
@@ -74,6 +74,12 @@ export interface AppOptions extends ApiSettings {
   console?: ConsoleAssets;
   /** OpenTelemetry spans of every exchange and Redis operation. Default: none (tracing off). */
   tracing?: CallTracing;
+  /**
+   * Listeners whose callers' trace context (sampled flag, `tracestate`) is
+   * continued; on the others a call starts its own trace, linked to the
+   * caller's. Default: the internal one (TRACE_TRUSTED_LISTENERS).
+   */
+  traceTrustedListeners?: readonly ListenerName[];
 }
 
 export interface App {
@@ -158,6 +164,7 @@ export function createApp(opts: AppOptions): App {
     logger: opts.logger,
     metrics,
     ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
+    traceTrustedListeners: opts.traceTrustedListeners ?? ["internal"],
   });
   const health = createHealthEndpoints(ready);
   const shared = {

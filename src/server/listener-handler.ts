@@ -98,7 +98,7 @@ export function createListenerHandler(
       if (!hostGuard(req, res) && !opts.endpoints.some((endpoint) => endpoint(req, res))) {
         connect.handle(req, res);
       }
-    }),
+    }, opts.name),
     // A stream for a name this listener does not answer to is left to the
     // handler, whose host guard refuses it.
     streamHandler: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
@@ -109,7 +109,7 @@ export function createListenerHandler(
       return connect.takeStream(
         stream,
         headers,
-        () => telemetry.streamExchange(stream, headers),
+        () => telemetry.streamExchange(stream, headers, opts.name),
         (exchange) => {
           const values = telemetry.exchangeValues(exchange);
           values.set(callerKey, callerOf(stream.session?.socket));

@@ -43,6 +43,14 @@ export interface CallStart {
   readonly httpVersion: string;
   readonly traceparent: string | string[] | undefined;
   readonly tracestate: string | string[] | undefined;
+  /**
+   * Whether the caller's trace context is continued. Untrusted (a public
+   * client): its sampled flag would override the service's sampler and its
+   * `tracestate` would be exported with every span, so the span starts a
+   * trace of its own, sampled by the sampler's root rule, with a link to the
+   * caller's span (ids and flags, no `tracestate`).
+   */
+  readonly trusted: boolean;
   /** `performance.now()` when the request arrived. */
   readonly startTime: number;
 }
@@ -50,8 +58,8 @@ export interface CallStart {
 /**
  * The service's tracing, written on the OpenTelemetry API only: a server
  * span per exchange (started where the exchange is made, ended where its log
- * line is written, answer-telemetry.ts) continuing the caller's W3C
- * `traceparent`, and a client span per Redis operation made while one is
+ * line is written, answer-telemetry.ts) continuing a trusted caller's W3C
+ * `traceparent` (linking an untrusted one's), and a client span per Redis operation made while one is
  * active. No token, signature, key or path goes into an attribute: spans
  * are named by the RPC or endpoint.
  */
@@ -84,7 +92,7 @@ export function createCallTracing(tracer: Tracer, propagator: TextMapPropagator)
         traceparent: single(call.traceparent),
         tracestate: single(call.tracestate),
       };
-      const parent =
+      const caller =
         carrier.traceparent === undefined
           ? ROOT_CONTEXT
           : propagator.extract(ROOT_CONTEXT, carrier, {
@@ -96,11 +104,27 @@ export function createCallTracing(tracer: Tracer, propagator: TextMapPropagator)
                     ? c.tracestate
                     : undefined,
             });
+      const callerSpan = trace.getSpanContext(caller);
+      const parent = call.trusted ? caller : ROOT_CONTEXT;
+      const links =
+        call.trusted || callerSpan === undefined
+          ? []
+          : [
+              {
+                context: {
+                  traceId: callerSpan.traceId,
+                  spanId: callerSpan.spanId,
+                  traceFlags: callerSpan.traceFlags,
+                  isRemote: true,
+                },
+              },
+            ];
       const span = tracer.startSpan(
         call.httpMethod,
         {
           kind: SpanKind.SERVER,
           startTime: call.startTime,
+          links,
           attributes: {
             "http.request.method": call.httpMethod,
             "network.protocol.name": "http",

@@ -29,6 +29,8 @@ interface KeyValue {
 interface OtlpSpan {
   traceId: string;
   spanId: string;
+  traceState?: string;
+  links?: { traceId: string; spanId: string; traceState?: string }[];
   /** Absent on a root span. */
   parentSpanId?: string;
   name: string;
@@ -154,7 +156,10 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
     assert.ok(!service.output().includes(password), "the collector's password reached the log");
   });
 
-  it("a REST create and an IntrospectToken continue the caller's trace, each with its Redis child", async () => {
+  // Issue 34, item 9: a public caller's tracestate (a token, here) was exported with every span,
+  // and its sampled flag overrode the parent-based sampler. The public listener now starts its
+  // own trace, linked to the caller's; the internal listener's callers (services) are continued.
+  it("a public call starts its own trace linked to the caller's; IntrospectToken continues its caller's", async () => {
     const first = await createFirstToken(urls, "traced");
     assert.equal(first.createStatus, 201);
     const token = first.body.token ?? "";
@@ -162,12 +167,13 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
     const restParent = randomBytes(8).toString("hex");
     const grpcParent = randomBytes(8).toString("hex");
 
-    // A REST create whose caller sends a traceparent: a second token of a new user.
+    // A REST create whose caller says "not sampled" and puts a token in tracestate.
     const second = await fetch(`${urls.publicUrl}/user/tokens`, {
       method: "POST",
       headers: {
         "content-type": "application/json",
-        traceparent: `00-${callerTrace}-${restParent}-01`,
+        traceparent: `00-${callerTrace}-${restParent}-00`,
+        tracestate: `leak=${token}`,
       },
       body: "{}",
     });
@@ -176,23 +182,34 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
     try {
       const metadata = new grpc.Metadata();
       metadata.set("traceparent", `00-${callerTrace}-${grpcParent}-01`);
+      metadata.set("tracestate", "vendor=service-a");
       const answer = await client.introspectToken({ token }, metadata);
       assert.equal(answer.active, true);
     } finally {
       client.close();
     }
 
+    const linkedTo = (span: OtlpSpan, parent: string) =>
+      span.links?.some((l) => hex(l.traceId) === callerTrace && hex(l.spanId) === parent) === true;
     const ofCaller = (spans: OtlpSpan[]) => spans.filter((s) => hex(s.traceId) === callerTrace);
     // The REST create is refused before any Redis call: its span alone; IntrospectToken and its lookup.
-    const spans = await spansWhen((all) => ofCaller(all).length >= 3);
+    const spans = await spansWhen(
+      (all) => ofCaller(all).length >= 2 && all.some((s) => linkedTo(s, restParent)),
+    );
     const traced = ofCaller(spans);
-    const rest = traced.find((s) => hex(s.parentSpanId) === restParent);
+    const rest = spans.find((s) => linkedTo(s, restParent));
     const introspect = traced.find((s) => hex(s.parentSpanId) === grpcParent);
-    assert.ok(rest !== undefined && introspect !== undefined, JSON.stringify(traced));
+    assert.ok(rest !== undefined && introspect !== undefined, JSON.stringify(spans));
+    // Sampled by the service's own sampler despite "-00"; a root of a trace of its own.
+    assert.notEqual(hex(rest.traceId), callerTrace);
+    assert.equal(hex(rest.parentSpanId), "");
+    assert.equal(rest.traceState ?? "", "");
+    assert.equal(rest.links?.[0]?.traceState ?? "", "", "the link carries no tracestate");
     assert.equal(rest.kind, SERVER);
     assert.equal(rest.name, "perps.token.v1.TokenService/CreateToken");
     assert.equal(attribute(rest, "http.request.method"), "POST");
     assert.equal(attribute(rest, "http.response.status_code"), 400);
+    assert.equal(introspect.traceState, "vendor=service-a", "a service's trace state is continued");
     assert.equal(introspect.kind, SERVER);
     assert.equal(introspect.name, "perps.token.v1.TokenIntrospectionService/IntrospectToken");
     assert.equal(attribute(introspect, "rpc.system"), "grpc");
@@ -210,7 +227,7 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
       resource.some((a) => a.key === "service.name" && a.value.stringValue === "tokens-under-test"),
     );
     const everything = JSON.stringify(receiver.requests);
-    assert.ok(!everything.includes(token), "a span attribute holds the token");
+    assert.ok(!everything.includes(token), "the export holds the token");
     assert.ok(!everything.includes(token.slice(3, 40)));
     // The call's log line names its trace.
     const id = hex(introspect.traceId);

@@ -31,6 +31,7 @@ describe("tracing config (the standard OTEL_* variables)", () => {
         sampler: "parentbased_traceidratio",
         samplerRatio: 0.25,
         scheduleDelayMs: 1000,
+        trustedListeners: ["internal"],
       },
     );
   });
@@ -46,6 +47,7 @@ describe("tracing config (the standard OTEL_* variables)", () => {
         sampler: "parentbased_always_on",
         samplerRatio: 1,
         scheduleDelayMs: 5000,
+        trustedListeners: ["internal"],
       },
     );
   });
@@ -58,6 +60,8 @@ describe("tracing config (the standard OTEL_* variables)", () => {
     ["OTEL_TRACES_SAMPLER_ARG", "1.5"],
     ["OTEL_BSP_SCHEDULE_DELAY", "soon"],
     ["OTEL_EXPORTER_OTLP_HEADERS", "novalue"],
+    ["TRACE_TRUSTED_LISTENERS", "edge"],
+    ["TRACE_TRUSTED_LISTENERS", "public,nobody"],
   ] as const) {
     it(`refuses ${name}=${value}, naming it`, () => {
       assert.throws(
@@ -109,5 +113,17 @@ describe("tracing config (the standard OTEL_* variables)", () => {
         JSON.stringify(env),
       );
     }
+  });
+
+  it("reads TRACE_TRUSTED_LISTENERS: internal by default, none, or a list; checked even while off", () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    const trusted = (value?: string) =>
+      tracingConfig({ ...on, ...(value === undefined ? {} : { TRACE_TRUSTED_LISTENERS: value }) })
+        ?.trustedListeners;
+    assert.deepEqual(trusted(), ["internal"]);
+    assert.deepEqual(trusted("none"), []);
+    assert.deepEqual(trusted("public"), ["public"]);
+    assert.deepEqual(trusted("internal, public"), ["public", "internal"]);
+    assert.throws(() => tracingConfig({ TRACE_TRUSTED_LISTENERS: "all" }), ConfigError);
   });
 });
