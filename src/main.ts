@@ -12,10 +12,25 @@ import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js"
 import { acquireInstanceLock } from "./process/instance-lock.js";
 import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
 import { readyLine } from "./process/ready-line.js";
-import { readConsole, readPem, readTls, runService } from "./process/run-service.js";
+import type { RunningService } from "./process/run-service.js";
+import { readConsole, readPem, readTls } from "./process/start-files.js";
 import { type ListeningPorts, startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
+
+/**
+ * Runs the service in this process, loading it first: a primary with
+ * workers never runs it, so it never loads it (Connect, protobuf, ioredis,
+ * the listeners: tens of MB it would hold for nothing).
+ */
+async function runService(
+  config: Config,
+  topology: RedisTopology,
+  logger: Logger,
+): Promise<RunningService> {
+  const { runService: run } = await import("./process/run-service.js");
+  return run(config, topology, logger);
+}
 
 function readConfig(): Config {
   try {

@@ -1,15 +1,14 @@
 import cluster from "node:cluster";
-import { readFileSync } from "node:fs";
 import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
-import { type Config, ConfigError } from "../config/config.js";
+import type { Config } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { redactedUrl } from "../log/redacted-url.js";
 import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../redis/redis-client.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
-import { type ConsoleAssets, loadConsoleAssets } from "../server/console-assets.js";
 import { startOtlpTracing } from "../tracing/otlp-tracing.js";
+import { readConsole, readPem, readTls } from "./start-files.js";
 
 export interface RunningService {
   ports: { publicPort: number; internalPort: number };
@@ -17,34 +16,6 @@ export interface RunningService {
   stop(): Promise<void>;
   /** Re-reads ADMIN_CREDENTIALS_FILE and SERVICE_CREDENTIALS_FILE now (SIGHUP); a bad file is logged and the entries in use stay. */
   reloadCredentials(): void;
-}
-
-/** Reads the PEM file a variable names; a ConfigError naming it when it cannot. */
-export function readPem(variable: string, path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (err) {
-    throw new ConfigError(`${variable}: cannot read ${path} (${String(err)})`);
-  }
-}
-
-/** Reads the PEM files named by TLS_CERT_FILE and TLS_KEY_FILE. */
-export function readTls(files: NonNullable<Config["tls"]>): { cert: string; key: string } {
-  return {
-    cert: readPem("TLS_CERT_FILE", files.certFile),
-    key: readPem("TLS_KEY_FILE", files.keyFile),
-  };
-}
-
-/** The token console's built files, or a ConfigError saying how to build them or turn the console off. */
-export function readConsole(): ConsoleAssets {
-  try {
-    return loadConsoleAssets();
-  } catch (err) {
-    throw new ConfigError(
-      `CONSOLE: ${err instanceof Error ? err.message : String(err)}; build it (npm run build) or set CONSOLE=off`,
-    );
-  }
 }
 
 /**

@@ -12,6 +12,7 @@ import { openApiGeneratorModules } from "../support/openapi-modules.js";
 
 describe("the service's module graph (dist/main.js, what npm start and every worker run)", () => {
   let reached: string[];
+  let staticImports: Map<string, string[]>;
   before(async () => {
     buildIfStale();
     // Every module dist/main.js imports, statically or by import("…"), transitively.
@@ -27,6 +28,12 @@ describe("the service's module graph (dist/main.js, what npm start and every wor
       logLevel: "silent",
     });
     reached = Object.keys(result.metafile.inputs);
+    staticImports = new Map(
+      Object.entries(result.metafile.inputs).map(([module, input]) => [
+        module,
+        input.imports.filter((i) => i.kind === "import-statement").map((i) => i.path),
+      ]),
+    );
   });
 
   it("is found: the server, the store and the served OpenAPI modules are in it", () => {
@@ -51,5 +58,30 @@ describe("the service's module graph (dist/main.js, what npm start and every wor
       reached.filter((module) => generator.includes(module)),
       [],
     );
+  });
+
+  it("loads the service only where it runs: the primary's own imports stop short of it", () => {
+    // What a primary with workers loads: dist/main.js and its static imports,
+    // not the import("./process/run-service.js") that workers make.
+    const loaded = new Set<string>();
+    const visit = (module: string) => {
+      if (!loaded.has(module)) {
+        loaded.add(module);
+        for (const next of staticImports.get(module) ?? []) {
+          visit(next);
+        }
+      }
+    };
+    visit("dist/main.js");
+    assert.ok(loaded.has("dist/process/workers.js"), [...loaded].join(" "));
+    for (const module of [
+      "process/run-service",
+      "server/app",
+      "store/token-store",
+      "redis/redis-client",
+    ]) {
+      assert.ok(!loaded.has(`dist/${module}.js`), `the primary loads dist/${module}.js`);
+      assert.ok(reached.includes(`dist/${module}.js`), `a worker loads dist/${module}.js`);
+    }
   });
 });

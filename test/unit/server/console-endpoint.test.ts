@@ -89,7 +89,7 @@ describe("console endpoint", () => {
       () => loadConsoleAssets(join(dir, "missing")),
       (err) => err instanceof ConsoleAssetsError && /not built: no index\.html/.test(err.message),
     );
-    const { readConsole } = await import("../../../src/process/run-service.js");
+    const { readConsole } = await import("../../../src/process/start-files.js");
     // readConsole reads dist/console, which `npm ci` built: it loads.
     assert.ok(readConsole().has("/"));
   });

@@ -1,0 +1,35 @@
+import { readFileSync } from "node:fs";
+import { type Config, ConfigError } from "../config/config.js";
+import { type ConsoleAssets, loadConsoleAssets } from "../server/console-assets.js";
+
+// The files a start reads besides the environment, each failure a ConfigError
+// naming its variable. Apart from run-service.ts so that the primary, which
+// checks them before any worker starts, does not load the service itself.
+
+/** Reads the PEM file a variable names; a ConfigError naming it when it cannot. */
+export function readPem(variable: string, path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`${variable}: cannot read ${path} (${String(err)})`);
+  }
+}
+
+/** Reads the PEM files named by TLS_CERT_FILE and TLS_KEY_FILE. */
+export function readTls(files: NonNullable<Config["tls"]>): { cert: string; key: string } {
+  return {
+    cert: readPem("TLS_CERT_FILE", files.certFile),
+    key: readPem("TLS_KEY_FILE", files.keyFile),
+  };
+}
+
+/** The token console's built files, or a ConfigError saying how to build them or turn the console off. */
+export function readConsole(): ConsoleAssets {
+  try {
+    return loadConsoleAssets();
+  } catch (err) {
+    throw new ConfigError(
+      `CONSOLE: ${err instanceof Error ? err.message : String(err)}; build it (npm run build) or set CONSOLE=off`,
+    );
+  }
+}
