@@ -57,6 +57,8 @@ export interface Config {
   tokenMaxActivePerUser: number;
   /** TOKEN_RATE_LIMIT_PER_MINUTE: signed create/delete calls per user per minute. Default 60. */
   tokenRateLimitPerMinute: number;
+  /** TOKEN_LIST_RATE_LIMIT_PER_MINUTE: ListTokens calls (pages) per user per minute. Default 120. */
+  tokenListRateLimitPerMinute: number;
   /** REQUEST_TIMEOUT_MS: time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000. */
   requestTimeoutMs: number;
   /** MAX_CONNECTIONS_PER_LISTENER: most open connections per listener and process. Default 4096. */
@@ -390,6 +392,10 @@ export function parseConfig(
     ),
     tokenRateLimitPerMinute: checked(
       () => integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
+      1,
+    ),
+    tokenListRateLimitPerMinute: checked(
+      () => integer(env, "TOKEN_LIST_RATE_LIMIT_PER_MINUTE", 120, 1, 1_000_000),
       1,
     ),
     requestTimeoutMs: checked(
