@@ -123,6 +123,7 @@ export async function runService(
     redisMinReplicasAck: config.redisMinReplicasAck,
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
+    answerTimeoutMs: config.answerTimeoutMs,
     maxConnectionsPerListener: config.maxConnectionsPerListener,
     // Only among workers: a single process has nobody to share the port with.
     reusePort: config.reusePort && config.workers > 1,

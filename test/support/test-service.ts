@@ -64,6 +64,8 @@ export interface TestServiceOptions {
   tokenRateLimitPerMinute?: number;
   /** ListTokens calls per user per minute. Default 100000 (high, as the create/delete rate). */
   tokenListRateLimitPerMinute?: number;
+  /** Time a client has to take in an answer with bytes waiting. Default the service's. */
+  answerTimeoutMs?: number;
   /** Time allowed to receive a whole request. Default 30000 ms. */
   requestTimeoutMs?: number;
   /** Most open connections per listener. Default 4096. */
@@ -118,6 +120,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
     tokenRateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
     tokenListRateLimitPerMinute: opts.tokenListRateLimitPerMinute ?? 100_000,
+    ...(opts.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: opts.answerTimeoutMs }),
     ...(opts.redisMinReplicasAck === undefined
       ? {}
       : { redisMinReplicasAck: opts.redisMinReplicasAck }),

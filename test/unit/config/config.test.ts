@@ -24,6 +24,7 @@ describe("parseConfig", () => {
       tokenRateLimitPerMinute: 60,
       tokenListRateLimitPerMinute: 120,
       requestTimeoutMs: 30_000,
+      answerTimeoutMs: 10_000,
       maxConnectionsPerListener: 4096,
       corsOrigins: [],
       logLevel: "info",
@@ -98,6 +99,7 @@ describe("parseConfig", () => {
       TOKEN_RATE_LIMIT_PER_MINUTE: "600",
       TOKEN_LIST_RATE_LIMIT_PER_MINUTE: "30",
       REQUEST_TIMEOUT_MS: "1500",
+      ANSWER_TIMEOUT_MS: "2500",
       MAX_CONNECTIONS_PER_LISTENER: "100",
       LOG_LEVEL: "warn",
       CONSOLE: "off",
@@ -118,6 +120,7 @@ describe("parseConfig", () => {
     assert.equal(config.tokenMaxActivePerUser, 10);
     assert.equal(config.tokenRateLimitPerMinute, 600);
     assert.equal(config.tokenListRateLimitPerMinute, 30);
+    assert.equal(config.answerTimeoutMs, 2500);
     assert.equal(config.logLevel, "warn");
   });
 
