@@ -94,7 +94,7 @@ export interface TokenClient {
    * listed. Sent as `Authorization: Bearer <token>`, not signed. A bad token
    * (malformed, unknown, expired, deleted) is a TokenApiError
    * UNAUTHENTICATED; each page counts against the user's list rate
-   * (RESOURCE_EXHAUSTED with `retryAfterMs` over it).
+   * (RESOURCE_EXHAUSTED with `retryAfterSeconds` over it).
    */
   listTokens(token: string, options?: ListTokensOptions): Promise<TokenSummary[]>;
   /**
