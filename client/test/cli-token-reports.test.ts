@@ -35,14 +35,15 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
       human.stdout,
       [
         "ID                EXPIRES (UTC)  NAME",
-        `${alpha.id}  ${alpha.expiresAt}     Alpha bot`,
+        // By expiry: bot, created first with the same lifetime, expires first.
         `${bot.id}  ${bot.expiresAt}     bot`,
+        `${alpha.id}  ${alpha.expiresAt}     Alpha bot`,
         "",
       ].join("\n"),
     );
     const expected = [
-      { id: alpha.id, name: "Alpha bot", expiresAt: alpha.expiresAt },
       { id: bot.id, name: "bot", expiresAt: bot.expiresAt },
+      { id: alpha.id, name: "Alpha bot", expiresAt: alpha.expiresAt },
     ];
     for (const transport of ["rest", "connect", "grpc"]) {
       // The token from the environment; --token wins over it.

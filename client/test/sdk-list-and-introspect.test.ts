@@ -22,7 +22,7 @@ describe("SDK listTokens", () => {
   for (const transport of TRANSPORTS) {
     const status = (http: number) => (transport === "rest" ? http : undefined);
 
-    it(`${transport}: lists the user's live named tokens by name (UTF-8 bytes), with any of the user's tokens`, async () => {
+    it(`${transport}: lists the user's live named tokens by expiry, with any of the user's tokens`, async () => {
       const user = await h.user();
       const client = h.client(transport, user);
       const session = await client.createToken({ userId: user.userId });
@@ -30,7 +30,8 @@ describe("SDK listTokens", () => {
       for (const name of ["b", "é", "a", "Z"]) {
         named.set(name, await client.createToken({ userId: user.userId, name, expiresIn: 3600 }));
       }
-      const expected = ["Z", "a", "b", "é"].map((name) => {
+      // Created one after the other with one lifetime: each expires after the one before.
+      const expected = ["b", "é", "a", "Z"].map((name) => {
         const t = named.get(name);
         return { id: t?.id, name, expiresAt: t?.expiresAt };
       });
@@ -41,7 +42,20 @@ describe("SDK listTokens", () => {
       await client.deleteToken({ userId: user.userId, tokenId: named.get("a")?.id ?? "" });
       assert.deepEqual(
         (await client.listTokens(session.token)).map((t) => t.name),
-        ["Z", "b", "é"],
+        ["b", "é", "Z"],
+      );
+      // Every page, whatever the page size; or one page and where the next starts.
+      assert.deepEqual(await client.listTokens(session.token, { pageSize: 1 }), [
+        expected[0],
+        expected[1],
+        expected[3],
+      ]);
+      const first = await client.listTokenPage(session.token, { pageSize: 2 });
+      assert.deepEqual(first.tokens, [expected[0], expected[1]]);
+      assert.notEqual(first.nextPageToken, "");
+      assert.deepEqual(
+        await client.listTokenPage(session.token, { pageSize: 2, pageToken: first.nextPageToken }),
+        { tokens: [expected[3]], nextPageToken: "" },
       );
     });
 

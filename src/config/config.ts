@@ -57,8 +57,15 @@ export interface Config {
   tokenMaxActivePerUser: number;
   /** TOKEN_RATE_LIMIT_PER_MINUTE: signed create/delete calls per user per minute. Default 60. */
   tokenRateLimitPerMinute: number;
+  /** TOKEN_LIST_RATE_LIMIT_PER_MINUTE: ListTokens calls (pages) per user per minute. Default 120. */
+  tokenListRateLimitPerMinute: number;
   /** REQUEST_TIMEOUT_MS: time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000. */
   requestTimeoutMs: number;
+  /**
+   * ANSWER_TIMEOUT_MS: time a client has to take in an answer once it has
+   * begun (HTTP/1.1 response, HTTP/2 stream); then it is reset. Default 10000.
+   */
+  answerTimeoutMs: number;
   /** MAX_CONNECTIONS_PER_LISTENER: most open connections per listener and process. Default 4096. */
   maxConnectionsPerListener: number;
   /**
@@ -392,10 +399,15 @@ export function parseConfig(
       () => integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
       1,
     ),
+    tokenListRateLimitPerMinute: checked(
+      () => integer(env, "TOKEN_LIST_RATE_LIMIT_PER_MINUTE", 120, 1, 1_000_000),
+      1,
+    ),
     requestTimeoutMs: checked(
       () => integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
       100,
     ),
+    answerTimeoutMs: checked(() => integer(env, "ANSWER_TIMEOUT_MS", 10_000, 100, 3_600_000), 100),
     maxConnectionsPerListener: checked(
       () => integer(env, "MAX_CONNECTIONS_PER_LISTENER", 4096, 1, 1_000_000),
       1,

@@ -219,7 +219,11 @@ export function createSchemaBuilder(opts: SchemaBuilderOptions = {}): SchemaBuil
     } else {
       schema = { type: "string" };
     }
-    const { description: _, ...withoutDescription } = withDoc(schema, field);
+    // A parameter is part of a request: the rules the service enforces apply.
+    const { description: _, ...withoutDescription } = withDoc(
+      merge(schema, ruleSchema(field)),
+      field,
+    );
     // A parameter carries the description itself.
     return merge(withoutDescription, constraints[fieldKey(field)]);
   }

@@ -53,7 +53,7 @@ Signed message: \`createToken:<timestamp>:<expiresIn>:<name>:<userId>\`, an omit
 
 /** Added to ListTokens' description. */
 export const listTokensNotes =
-  'Answers **200** with `{"tokens": [...]}`, the key present even when the list is empty. Any live token of the user authenticates the call, a session token included; session tokens are never listed. A token deleted or expired is refused at once, on every instance of the service.';
+  'Answers **200** with `{"tokens": [...], "nextPageToken": "..."}`: one page, ordered by expiry (soonest first) then by name (UTF-8 bytes); `tokens` is present even when empty, and `nextPageToken` is left out on the last page. Send `nextPageToken` back as `pageToken` for the next page: a token live from the first page to the last is listed exactly once, whatever is created or deleted between pages. Any live token of the user authenticates the call, a session token included; session tokens are never listed. A token deleted or expired is refused at once, on every instance of the service. Each call counts against the user\'s list rate (TOKEN_LIST_RATE_LIMIT_PER_MINUTE, default 120 per minute), apart from create and delete\'s.';
 
 /** Added to DeleteToken's description. */
 export const deleteTokenNotes =

@@ -143,6 +143,11 @@ export function tokenApiErrorsFor(
     ],
     [listTokens]: [
       {
+        code: Code.InvalidArgument,
+        description:
+          "`pageSize` is above 100, or `pageToken` is not a `nextPageToken` this service answered.",
+      },
+      {
         code: Code.Unauthenticated,
         description: `No \`Authorization\` header, or not a \`Bearer\` one: \`WWW-Authenticate: ${BEARER_CHALLENGE}\`. A bearer token that is not a live token of the service (malformed, unknown, expired or deleted; all get the same answer): \`WWW-Authenticate: ${INVALID_TOKEN_CHALLENGE}\`.`,
         headers: {
@@ -152,6 +157,12 @@ export function tokenApiErrorsFor(
             schema: { type: "string", enum: [BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE] },
           },
         },
+      },
+      {
+        code: Code.ResourceExhausted,
+        description:
+          "Too many list calls (pages) for this user (TOKEN_LIST_RATE_LIMIT_PER_MINUTE, default 120 per minute, separate from create and delete's rate).",
+        headers: retryAfter,
       },
       {
         code: Code.Unavailable,

@@ -94,9 +94,11 @@ export async function runService(
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
     tokenMaxActivePerUser: config.tokenMaxActivePerUser,
     tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
+    tokenListRateLimitPerMinute: config.tokenListRateLimitPerMinute,
     redisMinReplicasAck: config.redisMinReplicasAck,
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
+    answerTimeoutMs: config.answerTimeoutMs,
     maxConnectionsPerListener: config.maxConnectionsPerListener,
     // Only among workers: a single process has nobody to share the port with.
     reusePort: config.reusePort && config.workers > 1,

@@ -24,6 +24,8 @@ export interface ApiSettings {
   tokenMaxActivePerUser?: number;
   /** Signed create/delete calls per user per minute. Default 60. */
   tokenRateLimitPerMinute?: number;
+  /** ListTokens calls per user per minute. Default 120. */
+  tokenListRateLimitPerMinute?: number;
   /** Replicas that must confirm each write (Redis WAIT). Default 0. */
   redisMinReplicasAck?: number;
   /** How long to wait for those confirmations. Default 500 ms. */
@@ -65,6 +67,9 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
     ...(opts.tokenRateLimitPerMinute === undefined
       ? {}
       : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
+    ...(opts.tokenListRateLimitPerMinute === undefined
+      ? {}
+      : { listRateLimitPerMinute: opts.tokenListRateLimitPerMinute }),
   });
   const bearer = createBearerAuthenticator({ store: tokenStore, ...now });
   const introspected = {

@@ -58,6 +58,8 @@ export interface AppOptions extends ApiSettings {
   adminClientCa?: string;
   /** Time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000 ms. */
   requestTimeoutMs?: number;
+  /** Time a client has to take in an answer once it has begun; then it is reset. Default 10000 ms. */
+  answerTimeoutMs?: number;
   /** Bind each listener with SO_REUSEPORT (one socket per worker process). Default false. */
   reusePort?: boolean;
   /** Most open connections per listener. Default 4096. */

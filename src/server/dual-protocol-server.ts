@@ -23,6 +23,7 @@ import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
 import type { NodeHandler } from "../http/node-handler.js";
 import { rawHttp1StatusAnswer, writeStatusAnswer } from "../status/status-answer.js";
+import { createAnswerDeadline } from "./answer-deadline.js";
 import type { Exchange } from "./exchange.js";
 import { settleRequestId } from "./request-id.js";
 import {
@@ -86,6 +87,12 @@ export interface DualProtocolServerOptions {
    * Default 4096.
    */
   maxConnections?: number;
+  /**
+   * How long an answer may have bytes waiting for its client (window 0, a
+   * client that stops reading) before its HTTP/2 stream is reset or its
+   * HTTP/1.1 connection closed: between this and twice this. Default 10000 ms.
+   */
+  answerTimeoutMs?: number;
   /** How long an idle HTTP/1.1 keep-alive connection stays open. Default 5000 ms. */
   keepAliveTimeoutMs?: number;
   /** An idle HTTP/2 connection is closed after this time. Default 120000 ms. */
@@ -211,8 +218,10 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   });
   // Node has already destroyed the session or stream; this only reports it.
   h2.on("sessionError", (err: Error) => report(err, "http2-session"));
+  const answerDeadline = createAnswerDeadline(opts.answerTimeoutMs ?? 10_000);
   h2.on("stream", (stream: ServerHttp2Stream) => {
     stream.on("error", (err: Error) => report(err, "http2-stream"));
+    answerDeadline.watch(stream);
   });
 
   const sockets = new Set<Socket>();
@@ -234,6 +243,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   const responding = new WeakMap<object, ServerResponse>();
   h1.on("request", (req: IncomingMessage, res: ServerResponse) => {
     trackRequest(res);
+    answerDeadline.watch(res);
     responding.set(req.socket, res);
     res.once("close", () => {
       if (responding.get(req.socket) === res) {
@@ -473,6 +483,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         socket.destroy();
       }
       h1.close(); // Stops its connection-checking timer.
+      answerDeadline.stop();
       await stopped;
     },
   };

@@ -9,6 +9,7 @@ export interface ListenerTransportOptions {
   /** With `tls`: the CA of operators' client certificates, asked for on the internal listener only. */
   adminClientCa?: string;
   requestTimeoutMs?: number;
+  answerTimeoutMs?: number;
   reusePort?: boolean;
   maxConnectionsPerListener?: number;
 }
@@ -25,6 +26,7 @@ export function listenerTransport(
       ? {}
       : { tls: clientCa === undefined ? opts.tls : { ...opts.tls, clientCa } }),
     ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
+    ...(opts.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: opts.answerTimeoutMs }),
     ...(opts.reusePort === undefined ? {} : { reusePort: opts.reusePort }),
     ...(opts.maxConnectionsPerListener === undefined
       ? {}

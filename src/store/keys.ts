@@ -71,6 +71,8 @@ export interface UserRedisKeys {
    * `t` tokens left, `ts` last refill (ms).
    */
   readonly rate: string;
+  /** `{tag}q`: HASH token bucket, as {@link rate}, limiting the rate of list **q**ueries. */
+  readonly listRate: string;
 }
 
 /**
@@ -89,6 +91,7 @@ export function redisKeysOf(userId: string): UserRedisKeys {
     live: `${tag}l`,
     replay: `${tag}p`,
     rate: `${tag}r`,
+    listRate: `${tag}q`,
   };
 }
 

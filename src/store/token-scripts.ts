@@ -42,7 +42,7 @@ export const CREATE_TOKEN = luaScript({
     "maxActive",
     "tokenId",
   ],
-  files: ["signed-call.lua", "create-token.lua"],
+  files: ["rate-bucket.lua", "signed-call.lua", "create-token.lua"],
   constants: TokenScriptStatus,
 });
 
@@ -61,7 +61,7 @@ export const DELETE_TOKEN = luaScript({
     "recordMarker",
     "recordHeadBytes",
   ],
-  files: ["signed-call.lua", "delete-token.lua"],
+  files: ["rate-bucket.lua", "signed-call.lua", "delete-token.lua"],
   constants: TokenScriptStatus,
 });
 
@@ -73,12 +73,25 @@ export const ROLLBACK_CREATE = luaScript({
   files: ["rollback-create.lua"],
 });
 
-/** The user's live named tokens, as a flat list: name, id, expires at ms, ... */
+/**
+ * One page of the user's live named tokens, after taking a call from the
+ * list rate bucket: `{RATE_LIMITED, retryAfterMs}` or `{DONE, 0, more,
+ * lastExpiresAtMs, lastName, name, id, expires at ms, ...}`.
+ */
 export const LIST_NAMED_TOKENS = luaScript({
   command: "perpsListNamedTokens",
-  keys: ["names", "nameIds"],
-  args: [],
-  files: ["list-named-tokens.lua"],
+  keys: ["names", "nameIds", "listRate"],
+  args: [
+    "rateCapacity",
+    "ratePeriodMs",
+    /** Most tokens in the page. */
+    "pageSize",
+    /** Where the page resumes: after this (expiry, name); "" and "" for the first page. */
+    "afterExpiresAtMs",
+    "afterName",
+  ],
+  files: ["rate-bucket.lua", "list-named-tokens.lua"],
+  constants: TokenScriptStatus,
 });
 
 /** Deletes every live token of a user; replies how many. */

@@ -25,7 +25,9 @@ declare module "ioredis" {
     perpsCreateToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
-    perpsListNamedTokens(...keysAndArgs: ScriptArg[]): Result<string[], Context>;
+    perpsListNamedTokens(
+      ...keysAndArgs: ScriptArg[]
+    ): Result<[Status, number, ...(string | number)[]], Context>;
     perpsRevokeUserTokens(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsLookupTokenBuffer(
       ...keysAndArgs: ScriptArg[]
@@ -74,6 +76,29 @@ export interface NamedTokenSummary {
   expiresAtMs: number;
 }
 
+/** A place in the listing's order (expiry, then name in byte order): a page resumes after it. */
+export interface ListPosition {
+  expiresAtMs: number;
+  name: string;
+}
+
+/** What a page of the listing asks for. */
+export interface ListPageRequest {
+  /** Most tokens in the page (at least 1). */
+  size: number;
+  /** Undefined for the first page. */
+  after: ListPosition | undefined;
+}
+
+export type ListNamedOutcome =
+  | {
+      kind: "page";
+      tokens: NamedTokenSummary[];
+      /** Where the next page resumes; undefined when this page is the last. */
+      next: ListPosition | undefined;
+    }
+  | { kind: "rate-limited"; retryAfterMs: number };
+
 /** A token's record as stored, for a bearer check. */
 export interface StoredToken {
   /** `tokenDigest()` of the token: the stored {@link TOKEN_DIGEST_BYTES} raw bytes. */
@@ -97,10 +122,11 @@ export interface TokenStore {
   /** Deletes a live token of the user: one round trip, atomic with every check. */
   delete(call: SignedCall & { tokenId: string }): Promise<DeleteTokenOutcome>;
   /**
-   * The user's live named tokens (not expired by Redis's clock), in no
-   * particular order; session tokens are never listed. One round trip.
+   * A page of the user's live named tokens (not expired by Redis's clock),
+   * ordered by expiry then name, cut in Redis; session tokens are never
+   * listed. Each call takes one from the user's list rate. One round trip.
    */
-  listNamed(userId: string): Promise<NamedTokenSummary[]>;
+  listNamed(userId: string, page: ListPageRequest): Promise<ListNamedOutcome>;
   /**
    * The record of the token `tokenId` of the user (lowercase id), or
    * undefined when there is none: one round trip to the user's slot.
@@ -125,6 +151,8 @@ export interface TokenStoreOptions {
   maxActivePerUser?: number;
   /** Create and delete calls per user per minute (token bucket, bursts up to it). Default 60. */
   rateLimitPerMinute?: number;
+  /** List calls per user per minute (a token bucket of its own, bursts up to it). Default 120. */
+  listRateLimitPerMinute?: number;
   /**
    * How long a signed message is remembered once its signature verified
    * (whatever the outcome). Default 300000 ms: the whole ±2-minute window
@@ -158,6 +186,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const maxActive = String(maxActivePerUser);
   const rateCapacity = String(opts.rateLimitPerMinute ?? 60);
   const ratePeriodMs = "60000";
+  const listRateCapacity = String(opts.listRateLimitPerMinute ?? 120);
   const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
   for (const script of TOKEN_SCRIPTS) {
     redis.defineCommand(script.command, { numberOfKeys: script.keys.length, lua: script.lua });
@@ -276,22 +305,36 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       }
     },
 
-    async listNamed(userId) {
+    async listNamed(userId, page) {
       const redisKeys = redisKeysOf(userId);
-      const flat = await redisCall("token.list", () =>
-        redis.perpsListNamedTokens(
-          ...LIST_NAMED_TOKENS.call({ names: redisKeys.names, nameIds: redisKeys.nameIds }, {}),
-        ),
+      const args = LIST_NAMED_TOKENS.call(
+        { names: redisKeys.names, nameIds: redisKeys.nameIds, listRate: redisKeys.listRate },
+        {
+          rateCapacity: listRateCapacity,
+          ratePeriodMs,
+          pageSize: String(page.size),
+          afterExpiresAtMs: page.after === undefined ? "" : String(page.after.expiresAtMs),
+          afterName: page.after?.name ?? "",
+        },
       );
+      const [status, retryAfterMs, more, lastExpiresAtMs, lastName, ...flat] = await redisCall(
+        "token.list",
+        () => redis.perpsListNamedTokens(...args),
+      );
+      if (status === Status.RATE_LIMITED) {
+        return { kind: "rate-limited", retryAfterMs };
+      }
       const tokens: NamedTokenSummary[] = [];
       for (let i = 0; i + 2 < flat.length; i += 3) {
         tokens.push({
-          name: flat[i] ?? "",
-          id: flat[i + 1] ?? "",
+          name: String(flat[i]),
+          id: String(flat[i + 1]),
           expiresAtMs: Number(flat[i + 2]),
         });
       }
-      return tokens;
+      const next =
+        more === 1 ? { expiresAtMs: Number(lastExpiresAtMs), name: String(lastName) } : undefined;
+      return { kind: "page", tokens, next };
     },
 
     async revokeAll(userId) {

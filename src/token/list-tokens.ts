@@ -1,14 +1,19 @@
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import {
+  type ListTokensRequest,
   type ListTokensResponse,
   ListTokensResponseSchema,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import type { NamedTokenSummary, TokenStore } from "../store/token-store.js";
+import type { TokenStore } from "../store/token-store.js";
 import type { BearerAuthenticator } from "./bearer-authenticator.js";
 import { bearerTokenOf } from "./bearer-header.js";
 import { utcDate } from "./expiry-date.js";
-import { invalidBearer, missingBearer } from "./token-errors.js";
+import { decodePageToken, encodePageToken } from "./page-token.js";
+import { invalidBearer, missingBearer, refusalError } from "./token-errors.js";
+
+/** Tokens in a page when the request's page_size is 0 or omitted (the proto caps it at 100). */
+export const DEFAULT_LIST_PAGE_SIZE = 50;
 
 export interface ListTokensOptions {
   store: TokenStore;
@@ -16,42 +21,54 @@ export interface ListTokensOptions {
   authenticator: BearerAuthenticator;
 }
 
-/** ListTokens' handler: the request message has no fields, so only the call's headers count. */
-export type ListTokensHandler = (ctx: HandlerContext) => Promise<ListTokensResponse>;
+/** ListTokens' handler: the page asked for in the request, for the user of the call's bearer token. */
+export type ListTokensHandler = (
+  req: ListTokensRequest,
+  ctx: HandlerContext,
+) => Promise<ListTokensResponse>;
 
-/** Names in UTF-8 byte order (not UTF-16 code units: "😀" sorts after "\uFFFD"). */
-function byNameBytes(tokens: readonly NamedTokenSummary[]): NamedTokenSummary[] {
-  return tokens
-    .map((token) => ({ token, bytes: Buffer.from(token.name, "utf8") }))
-    .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
-    .map(({ token }) => token);
-}
+const invalidPageToken = () =>
+  new ConnectError(
+    "pageToken: not a page token of this service; send back a nextPageToken as received",
+    Code.InvalidArgument,
+  );
 
 /**
  * ListTokens: the caller's `Authorization: Bearer <token>` (header or gRPC
  * metadata) must be a live token of the user, named or session; the answer
- * is that user's live named tokens, ordered by name. No header, or not a
- * Bearer one → missingBearer; any token that is not live → invalidBearer,
- * one answer whatever the reason.
+ * is one page of that user's live named tokens, ordered by expiry then name,
+ * and where the next page resumes. No header, or not a Bearer one →
+ * missingBearer; any token that is not live → invalidBearer, one answer
+ * whatever the reason; over the user's list rate → the rate refusal that
+ * create and delete give.
  */
 export function createListTokensHandler(opts: ListTokensOptions): ListTokensHandler {
   const { store, authenticator } = opts;
-  return async (ctx) => {
+  return async (req, ctx) => {
     const token = bearerTokenOf(ctx.requestHeader.get("authorization"));
     if (token === undefined) {
       throw missingBearer();
+    }
+    const after = req.pageToken === "" ? undefined : decodePageToken(req.pageToken);
+    if (req.pageToken !== "" && after === undefined) {
+      throw invalidPageToken();
     }
     const caller = await authenticator.authenticate(token);
     if (caller === undefined) {
       throw invalidBearer();
     }
-    const named = await store.listNamed(caller.userId);
+    const size = req.pageSize === 0 ? DEFAULT_LIST_PAGE_SIZE : req.pageSize;
+    const outcome = await store.listNamed(caller.userId, { size, after });
+    if (outcome.kind === "rate-limited") {
+      throw refusalError(outcome);
+    }
     return create(ListTokensResponseSchema, {
-      tokens: byNameBytes(named).map((t) => ({
+      tokens: outcome.tokens.map((t) => ({
         id: t.id,
         name: t.name,
         expiresAt: utcDate(t.expiresAtMs),
       })),
+      nextPageToken: outcome.next === undefined ? "" : encodePageToken(outcome.next),
     });
   };
 }

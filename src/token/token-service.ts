@@ -199,6 +199,6 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       }
     },
 
-    listTokens: (_req, ctx) => listTokens(ctx),
+    listTokens: (req, ctx) => listTokens(req, ctx),
   };
 }

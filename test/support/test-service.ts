@@ -62,6 +62,10 @@ export interface TestServiceOptions {
   tokenMaxActivePerUser?: number;
   /** Default here 100000: most suites sign many calls per user within a minute. */
   tokenRateLimitPerMinute?: number;
+  /** ListTokens calls per user per minute. Default 100000 (high, as the create/delete rate). */
+  tokenListRateLimitPerMinute?: number;
+  /** Time a client has to take in an answer with bytes waiting. Default the service's. */
+  answerTimeoutMs?: number;
   /** Time allowed to receive a whole request. Default 30000 ms. */
   requestTimeoutMs?: number;
   /** Most open connections per listener. Default 4096. */
@@ -115,6 +119,8 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     internalPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
     tokenRateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
+    tokenListRateLimitPerMinute: opts.tokenListRateLimitPerMinute ?? 100_000,
+    ...(opts.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: opts.answerTimeoutMs }),
     ...(opts.redisMinReplicasAck === undefined
       ? {}
       : { redisMinReplicasAck: opts.redisMinReplicasAck }),

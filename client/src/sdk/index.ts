@@ -8,11 +8,12 @@ export { grpcCodeName as codeName } from "../protocol/status-code.js";
 export type { PrivateKeySigner, SignCallback, Signer } from "./signer.js";
 export { signerFromPem } from "./signer-from-pem.js";
 export { TokenApiError, type TokenApiErrorOptions } from "./token-api-error.js";
-export type { CreatedToken, TokenSummary } from "./token-calls.js";
+export type { CreatedToken, TokenPage, TokenSummary } from "./token-calls.js";
 export {
   type CreateTokenParams,
   createTokenClient,
   type DeleteTokenParams,
+  type ListTokenPageOptions,
   type ListTokensOptions,
   type TokenClient,
   type TokenClientOptions,

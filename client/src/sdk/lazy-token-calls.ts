@@ -17,8 +17,8 @@ export function createLazyTokenCalls(load: () => Promise<TokenCalls>): TokenCall
     async deleteToken(req, settings) {
       return (await calls()).deleteToken(req, settings);
     },
-    async listTokens(authorization, settings) {
-      return (await calls()).listTokens(authorization, settings);
+    async listTokens(authorization, page, settings) {
+      return (await calls()).listTokens(authorization, page, settings);
     },
     close() {
       kept.current()?.then(

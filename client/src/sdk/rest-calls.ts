@@ -9,9 +9,11 @@ import { TokenApiError } from "./token-api-error.js";
 import type {
   CallSettings,
   CreatedToken,
+  PageRequest,
   SignedCreateRequest,
   SignedDeleteRequest,
   TokenCalls,
+  TokenPage,
   TokenSummary,
 } from "./token-calls.js";
 
@@ -100,23 +102,38 @@ function tokenSummary(entry: unknown): TokenSummary | undefined {
   return stringFields(entry, ["id", "name", "expiresAt"]);
 }
 
-function tokenSummaries(body: unknown): TokenSummary[] {
-  if (isRecord(body) && Array.isArray(body.tokens)) {
-    const tokens = body.tokens.map(tokenSummary);
-    if (tokens.every((t) => t !== undefined)) {
-      return tokens;
+function tokenPage(body: unknown): TokenPage {
+  // Both fields are left out of the JSON when empty (proto3 defaults).
+  if (isRecord(body) && (body.tokens === undefined || Array.isArray(body.tokens))) {
+    const tokens = (body.tokens ?? []).map(tokenSummary);
+    const next = body.nextPageToken ?? "";
+    if (tokens.every((t) => t !== undefined) && typeof next === "string") {
+      return { tokens, nextPageToken: next };
     }
   }
   throw new TokenApiError(
     Code.Internal,
-    "unexpected response: expected {tokens: [{expiresAt, id, name}]}",
+    "unexpected response: expected {tokens: [{expiresAt, id, name}], nextPageToken}",
   );
+}
+
+/** The query of a page request: only the fields given. */
+function pageQuery(page: PageRequest): string {
+  const query = new URLSearchParams();
+  if (page.pageSize !== undefined) {
+    query.set("pageSize", String(page.pageSize));
+  }
+  if (page.pageToken !== undefined && page.pageToken !== "") {
+    query.set("pageToken", page.pageToken);
+  }
+  const text = query.toString();
+  return text === "" ? "" : `?${text}`;
 }
 
 /** One request: its method, and either a JSON body or the headers of a GET. */
 type RestRequest =
   | { method: "POST" | "DELETE"; fields: JsonFields }
-  | { method: "GET"; headers: Record<string, string> };
+  | { method: "GET"; headers: Record<string, string>; query: string };
 
 /** The "rest" transport: the JSON contract of `POST`, `DELETE` and `GET /user/tokens`, over fetch. */
 export function createRestCalls(opts: RestCallsOptions): TokenCalls {
@@ -127,7 +144,7 @@ export function createRestCalls(opts: RestCallsOptions): TokenCalls {
     const signal =
       settings.signal === undefined ? deadline : AbortSignal.any([settings.signal, deadline]);
     try {
-      const res = await opts.fetch(url, {
+      const res = await opts.fetch(req.method === "GET" ? `${url}${req.query}` : url, {
         method: req.method,
         ...(req.method === "GET"
           ? { headers: req.headers }
@@ -171,9 +188,12 @@ export function createRestCalls(opts: RestCallsOptions): TokenCalls {
       const res = await send({ method: "DELETE", fields: { ...req } }, settings);
       await readJson(res); // drains the body, so the connection can be reused
     },
-    async listTokens(authorization: string, settings: CallSettings) {
-      const res = await send({ method: "GET", headers: { authorization } }, settings);
-      return tokenSummaries(await readJson(res));
+    async listTokens(authorization: string, page: PageRequest, settings: CallSettings) {
+      const res = await send(
+        { method: "GET", headers: { authorization }, query: pageQuery(page) },
+        settings,
+      );
+      return tokenPage(await readJson(res));
     },
     close() {
       // fetch manages its own connections.

@@ -4,6 +4,7 @@ import { fromConnectError } from "./connect-error-mapping.js";
 import { createLazyTransport, type TransportHandle } from "./lazy-transport.js";
 import type {
   CallSettings,
+  PageRequest,
   SignedCreateRequest,
   SignedDeleteRequest,
   TokenCalls,
@@ -47,13 +48,16 @@ export function createRpcCalls(opts: RpcCallsOptions): TokenCalls {
         throw fromConnectError(err);
       }
     },
-    async listTokens(authorization: string, settings: CallSettings) {
+    async listTokens(authorization: string, page: PageRequest, settings: CallSettings) {
       try {
         const res = await (await client()).listTokens(
-          {},
+          { pageSize: page.pageSize ?? 0, pageToken: page.pageToken ?? "" },
           { headers: { authorization }, timeoutMs: opts.timeoutMs, signal: settings.signal },
         );
-        return res.tokens.map(({ id, name, expiresAt }) => ({ id, name, expiresAt }));
+        return {
+          tokens: res.tokens.map(({ id, name, expiresAt }) => ({ id, name, expiresAt })),
+          nextPageToken: res.nextPageToken,
+        };
       } catch (err) {
         throw fromConnectError(err);
       }

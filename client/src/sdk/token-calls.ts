@@ -35,6 +35,22 @@ export interface TokenSummary {
   expiresAt: string;
 }
 
+/** Which page of the listing to ask for. */
+export interface PageRequest {
+  /** Most tokens in the page, 1 to 100; undefined for the service's default (50). */
+  pageSize: number | undefined;
+  /** The `nextPageToken` of the previous page; undefined for the first page. */
+  pageToken: string | undefined;
+}
+
+/** One page of the listing. */
+export interface TokenPage {
+  /** Ordered by expiry (soonest first), then by name (UTF-8 bytes). */
+  tokens: TokenSummary[];
+  /** Pass as `pageToken` to get the next page; "" when this page is the last. */
+  nextPageToken: string;
+}
+
 /** Per-call settings every transport honours. */
 export interface CallSettings {
   signal: AbortSignal | undefined;
@@ -47,8 +63,8 @@ export interface CallSettings {
 export interface TokenCalls {
   createToken(req: SignedCreateRequest, settings: CallSettings): Promise<CreatedToken>;
   deleteToken(req: SignedDeleteRequest, settings: CallSettings): Promise<void>;
-  /** ListTokens, authenticated by the `authorization` header value given. */
-  listTokens(authorization: string, settings: CallSettings): Promise<TokenSummary[]>;
+  /** A page of ListTokens, authenticated by the `authorization` header value given. */
+  listTokens(authorization: string, page: PageRequest, settings: CallSettings): Promise<TokenPage>;
   /** Releases connections held between calls; a later call opens new ones. */
   close(): void;
 }

@@ -5,7 +5,7 @@ import { createLazyTokenCalls } from "./lazy-token-calls.js";
 import { createRestCalls } from "./rest-calls.js";
 import { createSignFunction, type Signer, type SignFunction } from "./signer.js";
 import { TokenApiError } from "./token-api-error.js";
-import type { CreatedToken, TokenCalls, TokenSummary } from "./token-calls.js";
+import type { CreatedToken, TokenCalls, TokenPage, TokenSummary } from "./token-calls.js";
 
 /**
  * The wire protocol of a client: "rest" (the JSON contract, over fetch),
@@ -67,8 +67,16 @@ export interface DeleteTokenParams {
 
 /** Options of {@link TokenClient.listTokens}. */
 export interface ListTokensOptions {
+  /** Most tokens per page asked for, 1 to 100. Default: the service's (50). */
+  pageSize?: number;
   /** Cancels the call. Default none. */
   signal?: AbortSignal;
+}
+
+/** Options of {@link TokenClient.listTokenPage}. */
+export interface ListTokenPageOptions extends ListTokensOptions {
+  /** The `nextPageToken` of the previous page. Default none: the first page. */
+  pageToken?: string;
 }
 
 /** Calls to the token service. Every refusal is a {@link TokenApiError}. */
@@ -81,12 +89,20 @@ export interface TokenClient {
   deleteToken(params: DeleteTokenParams): Promise<void>;
   /**
    * The live named tokens of the user whose live token (named or session)
-   * `token` is, ordered by name (UTF-8 bytes); `[]` when there are none.
-   * Session tokens are never listed. Sent as `Authorization: Bearer <token>`,
-   * not signed. A bad token (malformed, unknown, expired, deleted) is a
-   * TokenApiError UNAUTHENTICATED.
+   * `token` is, every page of them, ordered by expiry (soonest first), then
+   * by name (UTF-8 bytes); `[]` when there are none. Session tokens are never
+   * listed. Sent as `Authorization: Bearer <token>`, not signed. A bad token
+   * (malformed, unknown, expired, deleted) is a TokenApiError
+   * UNAUTHENTICATED; each page counts against the user's list rate
+   * (RESOURCE_EXHAUSTED with `retryAfterSeconds` over it).
    */
   listTokens(token: string, options?: ListTokensOptions): Promise<TokenSummary[]>;
+  /**
+   * One page of {@link listTokens}: its tokens and the `nextPageToken` to
+   * pass for the next page ("" after the last one). A token live from the
+   * first page to the last is in exactly one page.
+   */
+  listTokenPage(token: string, options?: ListTokenPageOptions): Promise<TokenPage>;
   /** Releases the HTTP/2 connection of "grpc" (nothing to do otherwise); later calls reconnect. */
   close(): void;
 }
@@ -188,7 +204,29 @@ export function createTokenClient(opts: TokenClientOptions): TokenClient {
       await calls.deleteToken({ ...fields, signature }, { signal: params.signal });
     },
     async listTokens(token, options = {}) {
-      return calls.listTokens(bearerAuthorization(token), { signal: options.signal });
+      const authorization = bearerAuthorization(token);
+      const tokens: TokenSummary[] = [];
+      let pageToken: string | undefined;
+      do {
+        const page = await calls.listTokens(
+          authorization,
+          { pageSize: options.pageSize, pageToken },
+          { signal: options.signal },
+        );
+        tokens.push(...page.tokens);
+        if (page.nextPageToken !== "" && page.nextPageToken === pageToken) {
+          throw new TokenApiError(Code.Internal, "unexpected response: the same page again");
+        }
+        pageToken = page.nextPageToken;
+      } while (pageToken !== "");
+      return tokens;
+    },
+    async listTokenPage(token, options = {}) {
+      return calls.listTokens(
+        bearerAuthorization(token),
+        { pageSize: options.pageSize, pageToken: options.pageToken },
+        { signal: options.signal },
+      );
     },
     close() {
       calls.close();

@@ -1,8 +1,8 @@
 -- Checks and bookkeeping shared by create and delete, put before either
--- script (after the status constants). Each script runs atomically on the
--- user's slot: every check and every write of one operation happen in one
--- step, so two concurrent requests cannot both pass a check that only one
--- may pass.
+-- script (after the status constants and rate-bucket.lua). Each script runs
+-- atomically on the user's slot: every check and every write of one
+-- operation happen in one step, so two concurrent requests cannot both pass
+-- a check that only one may pass.
 --
 -- KEY and ARG: the common names come first in both scripts' declarations
 -- (token-scripts.ts). The name -> id hash holds the same names as the names
@@ -44,14 +44,7 @@ local function refuseSignedCall(onReplay)
     return (onReplay and onReplay()) or {REPLAYED, 0}
   end
   remember()
-  local cap = tonumber(ARG.rateCapacity)
-  local period = tonumber(ARG.ratePeriodMs)
-  local bucket = redis.call('HMGET', KEY.rate, 't', 'ts')
-  local tokens = tonumber(bucket[1]) or cap
-  local last = tonumber(bucket[2]) or now
-  tokens = math.min(cap, tokens + math.max(0, now - last) * cap / period)
-  if tokens < 1 then return {RATE_LIMITED, math.ceil((1 - tokens) * period / cap)} end
-  redis.call('HSET', KEY.rate, 't', tostring(tokens - 1), 'ts', now)
-  redis.call('PEXPIRE', KEY.rate, period)
+  local wait = takeRateToken(KEY.rate, tonumber(ARG.rateCapacity), tonumber(ARG.ratePeriodMs), now)
+  if wait then return {RATE_LIMITED, wait} end
   return nil
 end

@@ -22,7 +22,9 @@ describe("parseConfig", () => {
       tokenMaxLifetimeSeconds: 31_536_000,
       tokenMaxActivePerUser: 1000,
       tokenRateLimitPerMinute: 60,
+      tokenListRateLimitPerMinute: 120,
       requestTimeoutMs: 30_000,
+      answerTimeoutMs: 10_000,
       maxConnectionsPerListener: 4096,
       corsOrigins: [],
       logLevel: "info",
@@ -95,7 +97,9 @@ describe("parseConfig", () => {
       TOKEN_MAX_LIFETIME_SECONDS: "604800",
       TOKEN_MAX_ACTIVE_PER_USER: "10",
       TOKEN_RATE_LIMIT_PER_MINUTE: "600",
+      TOKEN_LIST_RATE_LIMIT_PER_MINUTE: "30",
       REQUEST_TIMEOUT_MS: "1500",
+      ANSWER_TIMEOUT_MS: "2500",
       MAX_CONNECTIONS_PER_LISTENER: "100",
       LOG_LEVEL: "warn",
       CONSOLE: "off",
@@ -115,6 +119,8 @@ describe("parseConfig", () => {
     assert.equal(config.tokenMaxLifetimeSeconds, 604_800);
     assert.equal(config.tokenMaxActivePerUser, 10);
     assert.equal(config.tokenRateLimitPerMinute, 600);
+    assert.equal(config.tokenListRateLimitPerMinute, 30);
+    assert.equal(config.answerTimeoutMs, 2500);
     assert.equal(config.logLevel, "warn");
   });
 

@@ -150,9 +150,15 @@ describe("the token API's OpenAPI document", () => {
     assert.deepEqual(operation("get").security, [{ bearerAuth: [] }]);
     assert.deepEqual(operation("post").security, []);
     assert.deepEqual(operation("delete").security, []);
-    // Nothing to send but the header: no body, no parameters.
+    // No body: the header, and the page asked for in the query (issue 34).
     assert.equal(operation("get").requestBody, undefined);
-    assert.equal(operation("get").parameters, undefined);
+    assert.deepEqual(
+      operation("get").parameters?.map((p) => [p.name, p.in, p.schema]),
+      [
+        ["pageSize", "query", { type: "integer", format: "int32", minimum: 0, maximum: 100 }],
+        ["pageToken", "query", { type: "string", maxLength: 1024 }],
+      ],
+    );
     assert.equal(operation("get").operationId, "perps.token.v1.TokenService.ListTokens");
   });
 
@@ -161,6 +167,7 @@ describe("the token API's OpenAPI document", () => {
       "200",
       "400",
       "401",
+      "429",
       "503",
       "default",
     ]);

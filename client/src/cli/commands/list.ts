@@ -24,8 +24,9 @@ export const listCommand: Command = {
   help: `Usage: perps-tokens list [--token TOKEN]
 
 Lists the live named tokens of the user whose token TOKEN is (named or
-session), ordered by name: id, expiry date and name, never a token. Session
-tokens are never listed.
+session), ordered by expiry (soonest first), then by name: id, expiry date
+and name, never a token. Session tokens are never listed. Fetches every page
+(100 tokens a page); each page counts against the user's list rate.
 
 Options:
   --token TOKEN        a live token of the user, sent as Authorization: Bearer
@@ -43,7 +44,8 @@ expired or deleted token is UNAUTHENTICATED (exit 1).`,
     const token = bearerToken(NAME, values.token, "--token TOKEN", ctx.env);
     const client = await publicTokenClient(NAME, values, ctx.env);
     return closingClient(client, async () => {
-      const tokens = await client.listTokens(token);
+      // The largest page the service allows: fewest calls against the list rate.
+      const tokens = await client.listTokens(token, { pageSize: 100 });
       printResult(ctx, tokenListText(tokens), tokens);
       return ExitCode.Ok;
     });

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file perps/token/v1/token.proto.
  */
 export const file_perps_token_v1_token: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEijQUKEkNyZWF0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEp4CCgd1c2VyX2lkGAMgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRIpCgpleHBpcmVzX2luGAQgASgDQhC6SA0iCxj/////////DyAASAGIAQESXgoEbmFtZRgFIAEoCUJLukghch8QARiAATIYXlteXHgwMC1ceDFmXHg3Zi1ceDlmXSokmrUYI211c3Qgbm90IGNvbnRhaW4gY29udHJvbCBjaGFyYWN0ZXJzSAKIAQFCDAoKX3RpbWVzdGFtcEINCgtfZXhwaXJlc19pbkIHCgVfbmFtZSJEChNDcmVhdGVUb2tlblJlc3BvbnNlEhIKCmV4cGlyZXNfYXQYASABKAkSCgoCaWQYAiABKAkSDQoFdG9rZW4YAyABKAkiiQQKEkRlbGV0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEh0KCHRva2VuX2lkGAMgASgJQgu6SAjIAQFyAxiAARKeAgoHdXNlcl9pZBgEIAEoCUKMArpIuAHIAQFysgEyrAFeKD86WzAtOWEtZkEtRl17OH0tWzAtOWEtZkEtRl17NH0tWzEtOF1bMC05YS1mQS1GXXszfS1bODlhYkFCXVswLTlhLWZBLUZdezN9LVswLTlhLWZBLUZdezEyfXwwMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDB8W2ZGXXs4fS1bZkZdezR9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezEyfSkksAEBmrUYTG11c3QgYmUgYSBVVUlEICh2ZXJzaW9uIDEtOCwgdmFyaWFudCA4LCA5LCBhIG9yIGI7IG9yIHRoZSBuaWwgb3IgYWxsLWYgVVVJRClCDAoKX3RpbWVzdGFtcCIVChNEZWxldGVUb2tlblJlc3BvbnNlIhMKEUxpc3RUb2tlbnNSZXF1ZXN0IkIKEkxpc3RUb2tlbnNSZXNwb25zZRIsCgZ0b2tlbnMYASADKAsyHC5wZXJwcy50b2tlbi52MS5Ub2tlblN1bW1hcnkiPAoMVG9rZW5TdW1tYXJ5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoCTLuAgoMVG9rZW5TZXJ2aWNlEnQKC0NyZWF0ZVRva2VuEiIucGVycHMudG9rZW4udjEuQ3JlYXRlVG9rZW5SZXF1ZXN0GiMucGVycHMudG9rZW4udjEuQ3JlYXRlVG9rZW5SZXNwb25zZSIciLUYyQGC0+STAhE6ASoiDC91c2VyL3Rva2VucxJ0CgtEZWxldGVUb2tlbhIiLnBlcnBzLnRva2VuLnYxLkRlbGV0ZVRva2VuUmVxdWVzdBojLnBlcnBzLnRva2VuLnYxLkRlbGV0ZVRva2VuUmVzcG9uc2UiHIi1GMgBgtPkkwIROgEqKgwvdXNlci90b2tlbnMScgoKTGlzdFRva2VucxIhLnBlcnBzLnRva2VuLnYxLkxpc3RUb2tlbnNSZXF1ZXN0GiIucGVycHMudG9rZW4udjEuTGlzdFRva2Vuc1Jlc3BvbnNlIh2ItRjIAZC1GAGC0+STAg4SDC91c2VyL3Rva2Vuc2IGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_perps_api_v1_field_rules, file_perps_api_v1_http]);
+  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEijQUKEkNyZWF0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEp4CCgd1c2VyX2lkGAMgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRIpCgpleHBpcmVzX2luGAQgASgDQhC6SA0iCxj/////////DyAASAGIAQESXgoEbmFtZRgFIAEoCUJLukghch8QARiAATIYXlteXHgwMC1ceDFmXHg3Zi1ceDlmXSokmrUYI211c3Qgbm90IGNvbnRhaW4gY29udHJvbCBjaGFyYWN0ZXJzSAKIAQFCDAoKX3RpbWVzdGFtcEINCgtfZXhwaXJlc19pbkIHCgVfbmFtZSJEChNDcmVhdGVUb2tlblJlc3BvbnNlEhIKCmV4cGlyZXNfYXQYASABKAkSCgoCaWQYAiABKAkSDQoFdG9rZW4YAyABKAkiiQQKEkRlbGV0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEh0KCHRva2VuX2lkGAMgASgJQgu6SAjIAQFyAxiAARKeAgoHdXNlcl9pZBgEIAEoCUKMArpIuAHIAQFysgEyrAFeKD86WzAtOWEtZkEtRl17OH0tWzAtOWEtZkEtRl17NH0tWzEtOF1bMC05YS1mQS1GXXszfS1bODlhYkFCXVswLTlhLWZBLUZdezN9LVswLTlhLWZBLUZdezEyfXwwMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDB8W2ZGXXs4fS1bZkZdezR9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezEyfSkksAEBmrUYTG11c3QgYmUgYSBVVUlEICh2ZXJzaW9uIDEtOCwgdmFyaWFudCA4LCA5LCBhIG9yIGI7IG9yIHRoZSBuaWwgb3IgYWxsLWYgVVVJRClCDAoKX3RpbWVzdGFtcCIVChNEZWxldGVUb2tlblJlc3BvbnNlIk8KEUxpc3RUb2tlbnNSZXF1ZXN0EhwKCXBhZ2Vfc2l6ZRgBIAEoBUIJukgGGgQYZCgAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGIAIIlsKEkxpc3RUb2tlbnNSZXNwb25zZRIsCgZ0b2tlbnMYASADKAsyHC5wZXJwcy50b2tlbi52MS5Ub2tlblN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjwKDFRva2VuU3VtbWFyeRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmV4cGlyZXNfYXQYAyABKAky7gIKDFRva2VuU2VydmljZRJ0CgtDcmVhdGVUb2tlbhIiLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVxdWVzdBojLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVzcG9uc2UiHIi1GMkBgtPkkwIROgEqIgwvdXNlci90b2tlbnMSdAoLRGVsZXRlVG9rZW4SIi5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlcXVlc3QaIy5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlc3BvbnNlIhyItRjIAYLT5JMCEToBKioML3VzZXIvdG9rZW5zEnIKCkxpc3RUb2tlbnMSIS5wZXJwcy50b2tlbi52MS5MaXN0VG9rZW5zUmVxdWVzdBoiLnBlcnBzLnRva2VuLnYxLkxpc3RUb2tlbnNSZXNwb25zZSIdiLUYyAGQtRgBgtPkkwIOEgwvdXNlci90b2tlbnNiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_perps_api_v1_field_rules, file_perps_api_v1_http]);
 
 /**
  * @generated from message perps.token.v1.CreateTokenRequest
@@ -150,9 +150,26 @@ export const DeleteTokenResponseSchema: GenMessage<DeleteTokenResponse> = /*@__P
   messageDesc(file_perps_token_v1_token, 3);
 
 /**
+ * Pages (AIP-158): a token live from the first page to the last is listed
+ * exactly once, whatever is created or deleted between pages.
+ *
  * @generated from message perps.token.v1.ListTokensRequest
  */
 export type ListTokensRequest = Message<"perps.token.v1.ListTokensRequest"> & {
+  /**
+   * Most tokens in the page, 1 to 100; 0 or omitted means 50.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * The next_page_token of the previous page; empty for the first page.
+   * Opaque: send it back as received.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
 };
 
 /**
@@ -167,12 +184,19 @@ export const ListTokensRequestSchema: GenMessage<ListTokensRequest> = /*@__PURE_
  */
 export type ListTokensResponse = Message<"perps.token.v1.ListTokensResponse"> & {
   /**
-   * The user's live named tokens, ordered by name (UTF-8 byte order); empty
-   * when there are none.
+   * A page of the user's live named tokens, ordered by expiry, then by name
+   * (UTF-8 byte order); empty when there are none.
    *
    * @generated from field: repeated perps.token.v1.TokenSummary tokens = 1;
    */
   tokens: TokenSummary[];
+
+  /**
+   * The page_token of the next page; empty when this page is the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -250,9 +274,12 @@ export const TokenService: GenService<{
     output: typeof DeleteTokenResponseSchema;
   },
   /**
-   * Lists the user's live named tokens, ordered by name (UTF-8 byte order).
-   * Authenticated by a live token of the user (named or session), sent as
-   * "Authorization: Bearer <token>"; session tokens are never listed.
+   * Lists the user's live named tokens one page at a time, ordered by expiry
+   * (soonest first), then by name (UTF-8 byte order). Authenticated by a live
+   * token of the user (named or session), sent as "Authorization: Bearer
+   * <token>"; session tokens are never listed. Each call counts against the
+   * user's list rate (TOKEN_LIST_RATE_LIMIT_PER_MINUTE, default 120 per
+   * minute): over it, RESOURCE_EXHAUSTED (HTTP 429) with Retry-After.
    *
    * @generated from rpc perps.token.v1.TokenService.ListTokens
    */

@@ -1,0 +1,56 @@
+import type { ServerResponse } from "node:http";
+import { constants as h2constants, type ServerHttp2Stream } from "node:http2";
+
+/**
+ * Bounds how long an answer may stay unread. A client that stops reading (an
+ * HTTP/2 stream window of 0, a full TCP window) would otherwise pin the
+ * answer's buffers for as long as its connection lives; past the bound the
+ * HTTP/2 stream is reset (CANCEL; the session lives on) or the HTTP/1.1
+ * connection closed, which frees them. A long-lived answer whose client
+ * keeps up (a health Watch stream) has nothing waiting, and is left alone.
+ */
+export interface AnswerDeadline {
+  /** Watches one answer until it closes. */
+  watch(answer: ServerHttp2Stream | ServerResponse): void;
+  /** Stops watching (the server closed). */
+  stop(): void;
+}
+
+/**
+ * One sweep every `ms` for all answers, rather than a timer per answer (the
+ * check path is the hottest): an answer seen with bytes waiting for its
+ * client at two sweeps in a row is reset, so an answer the client does not
+ * take in is held between `ms` and 2 × `ms`.
+ */
+export function createAnswerDeadline(ms: number): AnswerDeadline {
+  /** Open answers, and whether the last sweep saw bytes of each waiting. */
+  const open = new Map<ServerHttp2Stream | ServerResponse, boolean>();
+  const sweep = setInterval(() => {
+    for (const [answer, waitedBefore] of open) {
+      // Bytes written and not yet taken by the client's window: node's own
+      // count, with (HTTP/1.1) those of the socket.
+      const waiting = answer.writableLength > 0;
+      if (waiting && waitedBefore) {
+        open.delete(answer);
+        if ("rstCode" in answer) {
+          answer.close(h2constants.NGHTTP2_CANCEL);
+        } else {
+          answer.destroy();
+        }
+      } else if (waiting !== waitedBefore) {
+        open.set(answer, waiting);
+      }
+    }
+  }, ms);
+  sweep.unref();
+  return {
+    watch(answer) {
+      open.set(answer, false);
+      answer.once("close", () => open.delete(answer));
+    },
+    stop() {
+      clearInterval(sweep);
+      open.clear();
+    },
+  };
+}
