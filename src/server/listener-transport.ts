@@ -1,4 +1,5 @@
 import type { Logger } from "../log/logger.js";
+import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { ClientErrorSource, DualProtocolServerOptions } from "./dual-protocol-server.js";
 import type { ListenerName } from "./served-service.js";
@@ -18,6 +19,7 @@ export function listenerTransport(
   name: ListenerName,
   opts: ListenerTransportOptions,
   telemetry: AnswerTelemetry,
+  metrics: ServiceMetrics,
 ): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
   const clientCa = name === "internal" ? opts.adminClientCa : undefined;
   return {
@@ -38,5 +40,6 @@ export function listenerTransport(
     onServerError: (err: Error) =>
       opts.logger.warn({ listener: name, err: String(err) }, "listener error"),
     onTransportAnswer: telemetry.transportAnswer,
+    onOpenConnections: (open: number) => metrics.openConnections.set({ listener: name }, open),
   };
 }
