@@ -551,6 +551,14 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
         return;
       }
       handshaking.delete(conn.peer);
+      if (opts.tls?.clientCa !== undefined && !socket.authorized) {
+        // A certificate whose issuer has the client CA's name but not its key
+        // fails its signature check inside OpenSSL, which leaves the error on
+        // the queue: the connection's next read would fail with it
+        // (ERR_SSL_EVP_LIB) and drop a caller that merely counts as having no
+        // certificate. Reading the peer's certificate clears the queue.
+        socket.getPeerX509Certificate();
+      }
       conn.tls = socket;
       socket.once("close", () => end(conn));
       track(socket);
