@@ -22,6 +22,8 @@ export interface ServiceMetrics {
   readonly workerRestarts: Counter;
   /** 1 while this process is ready (Redis answers, not stopping), else 0: asked at each scrape (`ready`). */
   readonly ready: Gauge;
+  /** Connections open now, by listener: the count MAX_CONNECTIONS_PER_LISTENER is held to. */
+  readonly openConnections: Gauge<"listener">;
 }
 
 export interface ServiceMetricsOptions {
@@ -103,6 +105,12 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
       async collect() {
         this.set((await ready()) ? 1 : 0);
       },
+    }),
+    openConnections: new Gauge({
+      name: "perps_token_open_connections",
+      help: "Connections open now, by listener (summed over workers; each worker holds its own MAX_CONNECTIONS_PER_LISTENER).",
+      labelNames: ["listener"],
+      registers,
     }),
   };
 }

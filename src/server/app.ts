@@ -188,7 +188,7 @@ export function createApp(opts: AppOptions): App {
       : createCorsEndpoint({ origins: opts.corsOrigins, routes: publicRoutes });
 
   const publicServer = createDualProtocolServer({
-    ...listenerTransport("public", opts, telemetry),
+    ...listenerTransport("public", opts, telemetry, metrics),
     host: opts.host,
     port: opts.publicPort,
     ...createListenerHandler({
@@ -206,7 +206,7 @@ export function createApp(opts: AppOptions): App {
   });
   const internalHost = opts.internalHost ?? "127.0.0.1";
   const internalServer = createDualProtocolServer({
-    ...listenerTransport("internal", opts, telemetry),
+    ...listenerTransport("internal", opts, telemetry, metrics),
     host: internalHost,
     port: opts.internalPort,
     ...createListenerHandler({

@@ -98,6 +98,14 @@ export interface DualProtocolServerOptions {
   /** An idle HTTP/2 connection is closed after this time. Default 120000 ms. */
   http2IdleTimeoutMs?: number;
   /**
+   * Every HTTP/2 session is sent a PING this often; one that does not answer
+   * within `http2PingTimeoutMs` is destroyed with its connection. This is
+   * what ends a session whose client is gone without the server seeing it
+   * (see `probeSessions`). Defaults 10000 and 5000 ms.
+   */
+  http2PingIntervalMs?: number;
+  http2PingTimeoutMs?: number;
+  /**
    * Serve TLS with this PEM certificate (chain) and key; ALPN picks h2 or
    * http/1.1. Default: cleartext, where the first bytes pick the protocol.
    */
@@ -117,6 +125,8 @@ export interface DualProtocolServerOptions {
   onServerError?: (err: Error) => void;
   /** The transport layer answered by itself (400, 408, 431...), with a new `x-request-id`. Default: ignored. */
   onTransportAnswer?: (answer: TransportAnswer) => void;
+  /** The number of open connections changed (the count the cap is held to). Default: ignored. */
+  onOpenConnections?: (open: number) => void;
 }
 
 export interface DualProtocolServer {
@@ -124,6 +134,8 @@ export interface DualProtocolServer {
   listen(): Promise<number>;
   /** The bound port (after listen). */
   readonly port: number;
+  /** Connections open now, by the server's own count (what `maxConnections` is held to). */
+  readonly openConnections: number;
   /**
    * Stops accepting connections, lets in-flight requests finish (up to
    * `graceMs`, default 10000), then closes every connection. HTTP/2 clients
@@ -160,6 +172,16 @@ function takeStreamsFirst(
       taken(stream, exchange);
     }
   });
+}
+
+/** One accepted TCP connection: it holds a slot of the cap until it is over at every layer. */
+interface Connection {
+  readonly raw: Socket;
+  /** The peer's address:port, which finds the connection again after its TLS handshake. */
+  readonly peer: string;
+  /** The TLS socket over `raw`, once its handshake is done. */
+  tls?: Socket;
+  session?: Http2Session;
 }
 
 // An HTTP/2 connection with prior knowledge starts with the preface "PRI * HTTP/2.0";
@@ -212,8 +234,20 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     });
   }
   const sessions = new Set<Http2Session>();
+  const connectionOf = new WeakMap<Http2Session, Connection>();
+  // Streams open on each session and when the last one opened or closed: the
+  // idle bound, which the probes' PINGs must not reset.
+  const activity = new WeakMap<Http2Session, { open: number; since: number }>();
+  // The connection whose socket is being handed to the HTTP/2 server, which
+  // emits 'session' for it synchronously.
+  let handing: Connection | undefined;
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
+    activity.set(session, { open: 0, since: Date.now() });
+    if (handing !== undefined) {
+      handing.session = session;
+      connectionOf.set(session, handing);
+    }
     session.once("close", () => sessions.delete(session));
   });
   // Node has already destroyed the session or stream; this only reports it.
@@ -222,6 +256,15 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   h2.on("stream", (stream: ServerHttp2Stream) => {
     stream.on("error", (err: Error) => report(err, "http2-stream"));
     answerDeadline.watch(stream);
+    const active = stream.session === undefined ? undefined : activity.get(stream.session);
+    if (active !== undefined) {
+      active.open++;
+      active.since = Date.now();
+      stream.once("close", () => {
+        active.open--;
+        active.since = Date.now();
+      });
+    }
   });
 
   const sockets = new Set<Socket>();
@@ -366,6 +409,95 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     stream.once("close", () => clearTimeout(timer));
   }
 
+  // The server's own count of open connections, which the cap is held to:
+  // node's (getConnections, maxConnections) misses the close of a TLS
+  // connection whose HTTP/2 session it never saw end (nodejs/node#42710).
+  const maxConnections = opts.maxConnections ?? 4096;
+  const connections = new Set<Connection>();
+  // TLS connections by peer address, from accept to the end of the handshake.
+  const handshaking = new Map<string, Connection>();
+  const peerOf = (socket: Socket): string => `${socket.remoteAddress}:${socket.remotePort}`;
+
+  function release(conn: Connection): void {
+    handshaking.delete(conn.peer);
+    if (connections.delete(conn)) {
+      opts.onOpenConnections?.(connections.size);
+    }
+  }
+  /** Ends a connection at every layer and frees its slot, whichever layer saw its end. */
+  function end(conn: Connection): void {
+    conn.session?.destroy();
+    conn.tls?.destroy();
+    conn.raw.destroy();
+    release(conn);
+  }
+  function accept(raw: Socket): Connection | undefined {
+    raw.on("error", (err: Error) => report(err, "socket"));
+    if (connections.size >= maxConnections) {
+      raw.destroy();
+      report(new Error("connection over the cap"), "over-cap");
+      return undefined;
+    }
+    const conn: Connection = { raw, peer: peerOf(raw) };
+    connections.add(conn);
+    opts.onOpenConnections?.(connections.size);
+    raw.once("close", () => end(conn));
+    return conn;
+  }
+
+  /**
+   * A session whose client reset its TLS connection can be left with a
+   * write that never completes, below node's JavaScript: no 'error', 'end'
+   * or 'close' comes on its socket or session, the idle timeout never fires
+   * (node defers it while a write is pending), and its streams never close.
+   * Its transport looks alive, so the only test that cannot be fooled is an
+   * answer from the peer: a PING not answered within `timeoutMs` ends the
+   * session and its connection, and with them its streams (whose answers
+   * are then logged and counted as cut).
+   */
+  const probing = new Set<Http2Session>();
+  function probe(session: Http2Session, timeoutMs: number): void {
+    if (session.destroyed || probing.has(session)) {
+      return;
+    }
+    const deadline = setTimeout(() => {
+      probing.delete(session);
+      report(new Error(`no answer to a PING within ${timeoutMs} ms`), "http2-session");
+      session.destroy();
+      const conn = connectionOf.get(session);
+      if (conn !== undefined) {
+        end(conn);
+      }
+    }, timeoutMs);
+    const answered = (): void => {
+      clearTimeout(deadline);
+      probing.delete(session);
+    };
+    try {
+      if (session.ping(answered)) {
+        probing.add(session);
+        return;
+      }
+    } catch {
+      // Closing already: its own close bounds it.
+    }
+    clearTimeout(deadline);
+  }
+  const http2IdleTimeoutMs = opts.http2IdleTimeoutMs ?? 120_000;
+  const pingTimeoutMs = opts.http2PingTimeoutMs ?? 5000;
+  function probeSessions(): void {
+    const now = Date.now();
+    for (const session of sessions) {
+      const active = activity.get(session);
+      if (active !== undefined && active.open === 0 && now - active.since >= http2IdleTimeoutMs) {
+        session.close(); // Idle: GOAWAY, and the session ends with no stream open.
+      }
+      probe(session, pingTimeoutMs);
+    }
+  }
+  const prober = setInterval(probeSessions, opts.http2PingIntervalMs ?? 10_000);
+  prober.unref();
+
   function track(socket: Socket): void {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
@@ -374,7 +506,8 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     socket.on("error", (err: Error) => report(err, "socket"));
   }
 
-  function cleartext(socket: Socket): void {
+  function cleartext(conn: Connection): void {
+    const socket = conn.raw;
     track(socket);
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
@@ -389,7 +522,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       if (head.subarray(0, H2_PREFACE_START.length).equals(H2_PREFACE_START)) {
         // The HTTP/2 session reads what is buffered on the next tick; resuming
         // here would hand those bytes to nobody.
+        handing = conn;
         h2.emit("connection", socket);
+        handing = undefined;
       } else {
         h1.emit("connection", socket);
         socket.resume();
@@ -402,7 +537,12 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
 
   let tcp: Server;
   if (opts.tls === undefined) {
-    tcp = createTcpServer(cleartext);
+    tcp = createTcpServer((raw) => {
+      const conn = accept(raw);
+      if (conn !== undefined) {
+        cleartext(conn);
+      }
+    });
   } else {
     const tlsServer = createTlsServer({
       cert: opts.tls.cert,
@@ -415,24 +555,57 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       handshakeTimeout: headersTimeoutMs,
     });
     tlsServer.on("secureConnection", (socket) => {
+      const conn = handshaking.get(peerOf(socket));
+      if (conn === undefined) {
+        socket.destroy(); // Its connection was ended during the handshake.
+        return;
+      }
+      handshaking.delete(conn.peer);
+      if (opts.tls?.clientCa !== undefined && !socket.authorized) {
+        // A certificate whose issuer has the client CA's name but not its key
+        // fails its signature check inside OpenSSL, which leaves the error on
+        // the queue: the connection's next read would fail with it
+        // (ERR_SSL_EVP_LIB) and drop a caller that merely counts as having no
+        // certificate. Reading the peer's certificate clears the queue.
+        socket.getPeerX509Certificate();
+      }
+      conn.tls = socket;
+      socket.once("close", () => end(conn));
       track(socket);
-      (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
+      if (socket.alpnProtocol === "h2") {
+        handing = conn;
+        h2.emit("connection", socket);
+        handing = undefined;
+      } else {
+        h1.emit("connection", socket);
+      }
     });
     // Handshake failures (scanners, wrong protocol, resets) are the client's problem.
     tlsServer.on("tlsClientError", (err, socket) => {
       report(err, "tls-handshake");
+      const conn = handshaking.get(peerOf(socket));
       socket.destroy();
+      if (conn !== undefined) {
+        end(conn);
+      }
     });
-    tcp = tlsServer;
+    // The TLS server never listens: our own accepts it each connection under the cap.
+    tcp = createTcpServer((raw) => {
+      const conn = accept(raw);
+      if (conn !== undefined) {
+        handshaking.set(conn.peer, conn);
+        tlsServer.emit("connection", raw);
+      }
+    });
   }
-  tcp.maxConnections = opts.maxConnections ?? 4096;
-  // Node closes a connection over the cap as soon as it accepts it.
-  tcp.on("drop", () => report(new Error("connection over the cap"), "over-cap"));
 
   let port = 0;
   return {
     get port() {
       return port;
+    },
+    get openConnections() {
+      return connections.size;
     },
     listen() {
       return new Promise((resolve, reject) => {
@@ -460,8 +633,11 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       closing = true;
       const deadline = Date.now() + graceMs;
       const stopped = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      clearInterval(prober);
       for (const session of sessions) {
         session.close(); // GOAWAY: no new streams, open ones finish.
+        // A session whose client is gone would hold the stop for the whole grace.
+        probe(session, Math.min(pingTimeoutMs, 1000));
       }
       // A client may be sending on an idle keep-alive connection right now;
       // closing it under that request would cut the request off.
@@ -481,6 +657,9 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       }
       for (const socket of sockets) {
         socket.destroy();
+      }
+      for (const conn of connections) {
+        end(conn);
       }
       h1.close(); // Stops its connection-checking timer.
       answerDeadline.stop();

@@ -1,4 +1,5 @@
 import type { Logger } from "../log/logger.js";
+import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { ClientErrorSource, DualProtocolServerOptions } from "./dual-protocol-server.js";
 import type { ListenerName } from "./served-service.js";
@@ -19,6 +20,7 @@ export function listenerTransport(
   name: ListenerName,
   opts: ListenerTransportOptions,
   telemetry: AnswerTelemetry,
+  metrics: ServiceMetrics,
 ): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
   const clientCa = name === "internal" ? opts.adminClientCa : undefined;
   return {
@@ -32,13 +34,28 @@ export function listenerTransport(
       ? {}
       : { maxConnections: opts.maxConnectionsPerListener }),
     // A reset or a broken connection harms nobody but its client: a debug line.
-    onClientError: (err: Error & { code?: string }, source: ClientErrorSource) =>
-      opts.logger.debug(
-        { listener: name, source, err: err.code ?? err.message },
-        "client connection error",
-      ),
+    // A broken protocol (node: "Stream closed with error code
+    // NGHTTP2_PROTOCOL_ERROR", a stream the server reset for a frame that broke
+    // HTTP/2) is a client to look at: an info line naming the NGHTTP2 code.
+    onClientError: (err: Error & { code?: string }, source: ClientErrorSource) => {
+      const broken = /NGHTTP2_(?:PROTOCOL|FLOW_CONTROL|FRAME_SIZE|COMPRESSION)_ERROR/.exec(
+        err.message,
+      );
+      if (broken !== null) {
+        opts.logger.info(
+          { listener: name, source, err: err.code ?? "ERR_HTTP2", h2Code: broken[0] },
+          "client protocol error",
+        );
+      } else {
+        opts.logger.debug(
+          { listener: name, source, err: err.code ?? err.message },
+          "client connection error",
+        );
+      }
+    },
     onServerError: (err: Error) =>
       opts.logger.warn({ listener: name, err: String(err) }, "listener error"),
     onTransportAnswer: telemetry.transportAnswer,
+    onOpenConnections: (open: number) => metrics.openConnections.set({ listener: name }, open),
   };
 }

@@ -1,11 +1,17 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { connect as connectH2 } from "node:http2";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type ClientHttp2Session, connect as connectH2 } from "node:http2";
+import { request as httpsRequest } from "node:https";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { connect as connectTls } from "node:tls";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { samples } from "../support/prometheus-samples.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
+import { selfSignedCert } from "../support/self-signed-cert.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { tlsServiceSuite } from "../support/tls-service-suite.js";
@@ -285,5 +291,209 @@ describe("resets on the TLS path", () => {
     }
     assertNoneUncaughtSince(uncaughtBefore);
     assertQuietLogs(service.logs, resets);
+  });
+});
+
+describe("TLS HTTP/2 connections reset mid-call, against npm start's process (issue 34)", () => {
+  // Registered before the Redis suite's hook, so the process goes before its Redis.
+  after(() => killMainProcesses());
+  const { server: redis } = redisServerSuite();
+  const CAP = 5;
+  // PING every 10 s, 5 s to answer: a session whose client is gone is ended within 15 s.
+  const SESSION_BOUND_MS = 15_000;
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "perps-tls-resets-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Where a connection is reset: its TCP connection is reset (RST) 0-3 ms after that point. */
+  type Stage =
+    | "mid-handshake"
+    | "after-handshake"
+    | "after-settings"
+    | "mid-request"
+    | "after-answer";
+  const STAGES: Stage[] = [
+    "mid-handshake",
+    "after-handshake",
+    "after-settings",
+    "mid-request",
+    "after-answer",
+  ];
+
+  /** Opens an h2 TLS connection, sends a few calls, resets it at `stage`. */
+  function resetConnection(port: number, ca: string, stage: Stage, delayMs: number): Promise<void> {
+    return new Promise((done) => {
+      let raw: Socket | undefined;
+      let session: ClientHttp2Session | undefined;
+      const reset = () =>
+        setTimeout(() => {
+          raw?.resetAndDestroy();
+          session?.destroy();
+          done();
+        }, delayMs);
+      // A connection the server refused (over the cap) or that never got that far.
+      const giveUp = setTimeout(() => {
+        raw?.destroy();
+        session?.destroy();
+        done();
+      }, 3000);
+      session = connectH2(`https://127.0.0.1:${port}`, {
+        createConnection: () => {
+          raw = connect(port, "127.0.0.1");
+          raw.on("error", () => {});
+          raw.on("close", () => {
+            clearTimeout(giveUp);
+            done();
+          });
+          if (stage === "mid-handshake") {
+            raw.once("connect", reset);
+          }
+          const tls = connectTls({
+            socket: raw,
+            ca,
+            servername: "localhost",
+            ALPNProtocols: ["h2"],
+          });
+          tls.on("error", () => {});
+          return tls;
+        },
+      });
+      session.on("error", () => {});
+      const calls = [
+        { ":path": "/healthz" },
+        { ":method": "POST", ":path": CREATE_PATH, "content-type": "application/json" },
+        {
+          ":method": "POST",
+          ":path": CREATE_PATH,
+          "content-type": "application/grpc",
+          te: "trailers",
+        },
+      ];
+      for (const [i, headers] of calls.entries()) {
+        const stream = session.request(headers);
+        stream.on("error", () => {});
+        stream.resume();
+        if (stage === "after-answer" && i === 0) {
+          stream.once("response", reset);
+        }
+        if (stage === "mid-request" && i === 1) {
+          stream.write(CREATE_BODY.slice(0, 10), reset);
+        } else if (i === 2) {
+          stream.end(new Uint8Array(5));
+        } else if (i === 1) {
+          stream.end(CREATE_BODY);
+        } else {
+          stream.end();
+        }
+      }
+      if (stage === "after-handshake") {
+        session.once("connect", reset);
+      } else if (stage === "after-settings") {
+        session.once("remoteSettings", reset);
+      }
+    });
+  }
+
+  /** GET `path` over HTTPS/1.1 on a new connection. */
+  function httpsGet(
+    port: number,
+    ca: string,
+    path: string,
+  ): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest({ hostname: "127.0.0.1", port, path, ca, agent: false }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
+  it("sessions of reset connections end within their bound, the cap is free again, SIGTERM does not wait for them", {
+    timeout: 120_000,
+  }, async () => {
+    const pems = await selfSignedCert(dir);
+    writeFileSync(join(dir, "cert.pem"), pems.cert);
+    writeFileSync(join(dir, "key.pem"), pems.key);
+    const run = startMainProcess({
+      REDIS_URL: redis.url,
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
+      WORKERS: "1",
+      TLS_CERT_FILE: join(dir, "cert.pem"),
+      TLS_KEY_FILE: join(dir, "key.pem"),
+      MAX_CONNECTIONS_PER_LISTENER: String(CAP),
+    });
+    const match = (await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/))[0] ?? [];
+    const [publicPort, internalPort] = [Number(match[1]), Number(match[2])];
+    const openOnPublic = async () =>
+      samples((await httpsGet(internalPort, pems.cert, "/metrics")).body).get(
+        'perps_token_open_connections{listener="public"}',
+      );
+
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          resetConnection(
+            publicPort,
+            pems.cert,
+            STAGES[i % STAGES.length] ?? "after-answer",
+            i % 4,
+          ),
+        ),
+      );
+    }
+    // No connection of those is left at the TCP level; none may be left above it.
+    const deadline = Date.now() + SESSION_BOUND_MS + 5000;
+    let open = await openOnPublic();
+    while (open !== 0 && Date.now() < deadline) {
+      await sleep(500);
+      open = await openOnPublic();
+    }
+    assert.equal(open, 0, "connections still counted open on the public listener");
+
+    // The whole cap serves new connections at once.
+    const sessions = Array.from({ length: CAP }, () =>
+      connectH2(`https://127.0.0.1:${publicPort}`, { ca: pems.cert }),
+    );
+    try {
+      const statuses = await Promise.all(
+        sessions.map(
+          (session) =>
+            new Promise<number>((resolve, reject) => {
+              session.on("error", reject);
+              const stream = session.request({ ":path": "/healthz" });
+              stream.on("error", reject);
+              stream.on("response", (headers) => resolve(Number(headers[":status"])));
+              stream.resume();
+              stream.end();
+            }),
+        ),
+      );
+      assert.deepEqual(statuses, Array(CAP).fill(200));
+    } finally {
+      for (const session of sessions) {
+        session.destroy();
+      }
+    }
+
+    // Another round, then stop at once: the sessions whose clients are gone
+    // must not hold the stop for the grace period (10 s).
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        resetConnection(publicPort, pems.cert, STAGES[i % STAGES.length] ?? "after-answer", i % 4),
+      ),
+    );
+    const stopping = Date.now();
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exitedWithin(9000), 0);
+    assert.ok(Date.now() - stopping < 4000, `the stop took ${Date.now() - stopping} ms`);
   });
 });

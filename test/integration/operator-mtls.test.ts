@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:http2";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
@@ -83,6 +83,7 @@ describe("mutual TLS for operators (ADMIN_CLIENT_CA_FILE)", () => {
   let serverCert: Pem;
   let alice: Pem;
   let mallory: Pem;
+  let impostor: Pem;
   let port: string;
 
   /** ListUserKeys over HTTPS/1.1 (Connect JSON) with this client certificate and headers. */
@@ -115,6 +116,9 @@ describe("mutual TLS for operators (ADMIN_CLIENT_CA_FILE)", () => {
     const operators = certificateAuthority(dir, "operators");
     alice = operators.issue("alice");
     mallory = certificateAuthority(dir, "rogue").issue("mallory");
+    // Another CA whose subject DN is the operators' CA's (/CN=operators), issuing "alice".
+    mkdirSync(join(dir, "impostor"));
+    impostor = certificateAuthority(join(dir, "impostor"), "operators").issue("alice");
     redis = await startTestRedis();
     service = await startTestService({
       redis: redis.topology,
@@ -181,6 +185,13 @@ describe("mutual TLS for operators (ADMIN_CLIENT_CA_FILE)", () => {
     assert.equal(audit.at(-1)?.operator, TEST_OPERATOR.name);
   });
 
+  it("a certificate of another CA with the operators' CA's subject counts as none (issue 34)", async () => {
+    // Its issuer's name matches the trusted CA, its signature does not: not an operator, and
+    // not a dropped connection either (a clear 401, or 200 with the operator's secret).
+    assert.equal(await list(impostor), 401);
+    assert.equal(await list(impostor, operatorHeaders()), 200);
+  });
+
   it("over gRPC (HTTP/2) too", async () => {
     const status = async (client: Pem | undefined) => {
       const session = connect(`https://127.0.0.1:${port}`, {
@@ -214,5 +225,6 @@ describe("mutual TLS for operators (ADMIN_CLIENT_CA_FILE)", () => {
     assert.equal(await status(alice), "3");
     assert.equal(await status(undefined), "16");
     assert.equal(await status(mallory), "16");
+    assert.equal(await status(impostor), "16");
   });
 });

@@ -162,6 +162,37 @@ describe("transport limits and answers", () => {
     assert.equal(await transportCount(service, expected.metricCode), expected.countBefore + 1);
   }
 
+  it("logs a stream the server reset with PROTOCOL_ERROR (issue 34): an info line with the code", async () => {
+    const session = connectH2(service.publicUrl);
+    session.on("error", () => {});
+    try {
+      // Says 10 bytes, sends 3: HTTP/2 makes that a stream error (RFC 9113, 8.1.1).
+      const stream = session.request({
+        ":method": "POST",
+        ":path": CREATE_PATH,
+        "content-type": "application/json",
+        "content-length": "10",
+      });
+      const failed = new Promise<string>((resolve) =>
+        stream.on("error", (err: Error & { code?: string }) => resolve(err.message)),
+      );
+      stream.resume();
+      stream.end("abc");
+      assert.match(await failed, /NGHTTP2_PROTOCOL_ERROR/);
+      await sleep(100);
+    } finally {
+      session.destroy();
+    }
+    const lines = service.logs
+      .flatMap((chunk) => chunk.split("\n").filter((line) => line !== ""))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === "client protocol error");
+    assert.equal(lines.length, 1, "one line for the protocol error");
+    assert.equal(lines[0]?.level, 30);
+    assert.equal(lines[0]?.h2Code, "NGHTTP2_PROTOCOL_ERROR");
+    assert.equal(lines[0]?.listener, "public");
+  });
+
   it("answers a garbage request line 400 with x-request-id, a log line and a count", async () => {
     const countBefore = await transportCount(service, "invalid_argument");
     const answer = await rawHttp1(portOf(service.publicUrl), "HELLO?\r\n\r\n");
