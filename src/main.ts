@@ -62,9 +62,13 @@ function onSignals(
   }
 }
 
-async function embeddedRedis(dir: string, logger: Logger): Promise<RedisServerProcess> {
+async function embeddedRedis(
+  dir: string,
+  logger: Logger,
+  lockHeld: () => boolean,
+): Promise<RedisServerProcess> {
   try {
-    const { server, stale } = await startEmbeddedRedis(dir, freePort);
+    const { server, stale } = await startEmbeddedRedis(dir, freePort, lockHeld);
     if (stale !== undefined) {
       logger.warn({ dir, ...stale }, "stopped a redis-server left on the embedded folder");
     }
@@ -100,10 +104,11 @@ function exitInUse(line: string): never {
  * Before anything is stopped or started: the embedded data folder's lock is
  * taken (its Redis belongs to the instance holding it), and the ports must be
  * free, so that a second start harms nothing and ends at once with one line.
- * The lock goes with this process: it is a socket the process listens on,
- * which the kernel frees when it dies however it dies.
+ * The lock goes with this process: it is a socket file in the folder that the
+ * process listens on, which refuses connections once it dies however it dies.
+ * Returns whether the lock is still this process's (always, without one).
  */
-async function claimOrExit(config: Config): Promise<void> {
+async function claimOrExit(config: Config): Promise<() => boolean> {
   const lock =
     config.redis === undefined
       ? await acquireInstanceLock({ dir: config.embeddedRedisDir })
@@ -122,6 +127,7 @@ async function claimOrExit(config: Config): Promise<void> {
       }),
     );
   }
+  return lock?.held === true ? lock.stillHeld : () => true;
 }
 
 /**
@@ -240,10 +246,12 @@ async function main(): Promise<void> {
     return;
   }
 
-  await claimOrExit(config);
+  const lockHeld = await claimOrExit(config);
   const settled = { ...config, adminCredentialsFile: operatorsOf(config) };
   const embedded =
-    config.redis === undefined ? await embeddedRedis(config.embeddedRedisDir, logger) : undefined;
+    config.redis === undefined
+      ? await embeddedRedis(config.embeddedRedisDir, logger, lockHeld)
+      : undefined;
   const topology = config.redis ?? (embedded === undefined ? undefined : topologyOf(embedded));
   if (topology === undefined) {
     throw new Error("no Redis topology");

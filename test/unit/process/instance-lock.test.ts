@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
-import { acquireInstanceLock, LOCK_FILE } from "../../../src/process/instance-lock.js";
+import {
+  acquireInstanceLock,
+  LOCK_FILE,
+  LOCK_SOCKET_FILE,
+} from "../../../src/process/instance-lock.js";
 
 const MODULE = resolve(import.meta.dirname, "../../../src/process/instance-lock.ts");
 
@@ -49,14 +53,18 @@ describe("acquireInstanceLock", () => {
     const lock = await acquireInstanceLock({ dir });
     assert.equal(lock.held, true);
     assert.equal(readFileSync(join(dir, LOCK_FILE), "utf8"), `${process.pid}\n`);
-    assert.deepEqual(readdirSync(dir), [LOCK_FILE], "nothing else on disk");
+    assert.deepEqual(
+      readdirSync(dir).sort(),
+      [LOCK_FILE, LOCK_SOCKET_FILE],
+      "nothing else on disk",
+    );
     // Held: a second taker in the same process is told, with the owner's pid.
     const again = await acquireInstanceLock({ dir });
     assert.deepEqual(again.held ? "held" : again.ownerPid, process.pid);
     if (lock.held) {
       lock.release();
     }
-    assert.equal(existsSync(join(dir, LOCK_FILE)), false);
+    assert.deepEqual(readdirSync(dir), [], "both gone once released");
     const after = await acquireInstanceLock({ dir });
     assert.equal(after.held, true, "free again once released");
     if (after.held) {
