@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
@@ -69,6 +76,24 @@ describe("acquireInstanceLock", () => {
     assert.equal(after.held, true, "free again once released");
     if (after.held) {
       after.release();
+    }
+  });
+
+  it("a folder whose path is longer than a socket address (108 bytes), reached through a symlink too", async () => {
+    const dir = join(tempDir(), "a-long-folder-name-".repeat(6), "redis");
+    assert.ok(Buffer.byteLength(join(dir, LOCK_SOCKET_FILE)) > 108);
+    const lock = await acquireInstanceLock({ dir });
+    assert.equal(lock.held, true);
+    const link = join(tmpdir(), `perps-lock-link-${process.pid}`);
+    symlinkSync(dir, link);
+    try {
+      const viaLink = await acquireInstanceLock({ dir: link });
+      assert.deepEqual(viaLink.held ? "held" : viaLink.ownerPid, process.pid);
+    } finally {
+      rmSync(link);
+      if (lock.held) {
+        lock.release();
+      }
     }
   });
 
