@@ -1,13 +1,10 @@
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   linkSync,
   lstatSync,
   mkdirSync,
   openSync,
-  renameSync,
   rmSync,
-  unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
@@ -97,27 +94,38 @@ function inodeAt(path: string): number | undefined {
 }
 
 /**
- * Removes the dead socket `inode` (or a file put there, which refuses
- * connections too) from `file`, and nothing else: it is moved aside first,
- * and put back when what was moved is not it (another start cleared the dead
- * one and bound its own in between).
+ * Removes a dead owner's socket (or a file put there, which refuses
+ * connections too) from `file`, and never a live one. The remover first
+ * claims it with a hard link of a fixed name, which only one start at a time
+ * can make; while the claim exists nobody else removes `file` and nobody can
+ * bind there, so the socket asked through the claim (refused: dead) is the
+ * one removed. Inode numbers are reused at once, so they identify nothing. A
+ * claim left by a start that died while clearing is taken back after 10 s.
  */
-function removeDeadSocket(dir: string, file: string, inode: number): void {
-  const aside = join(dir, `.${LOCK_SOCKET_FILE}.${process.pid}-${randomBytes(4).toString("hex")}`);
+async function removeDeadSocket(dir: string, file: string): Promise<void> {
+  const claim = join(dir, `.${LOCK_SOCKET_FILE}.clearing`);
   try {
-    renameSync(file, aside);
-  } catch {
-    return; // Already cleared by another start.
-  }
-  if (inodeAt(aside) !== inode) {
-    try {
-      linkSync(aside, file);
-    } catch {
-      // A third start bound meanwhile: the moved owner's stillHeld() is false now, so it stops
-      // before touching the folder's Redis.
+    linkSync(file, claim);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") {
+      try {
+        if (Date.now() - lstatSync(claim).ctimeMs > 10_000) {
+          rmSync(claim, { force: true });
+        }
+      } catch {
+        // Cleared meanwhile.
+      }
+      await new Promise((done) => setTimeout(done, 50));
     }
+    return; // Another start is clearing it, or it is gone already.
   }
-  rmSync(aside, { force: true });
+  try {
+    if ((await ownerOf(claim)) === "gone") {
+      rmSync(file, { force: true });
+    }
+  } finally {
+    rmSync(claim, { force: true });
+  }
 }
 
 /**
@@ -159,8 +167,9 @@ export async function acquireInstanceLock(opts: InstanceLockOptions): Promise<In
   const path = join(dir, LOCK_FILE);
   const file = join(dir, LOCK_SOCKET_FILE);
   const { address, close } = addressIn(dir);
-  // Few rounds: each one takes the lock, finds its owner alive, or clears a dead one's socket.
-  for (let round = 0; round < 5; round++) {
+  // Rounds: each takes the lock, finds its owner alive, or clears (or waits while another
+  // start clears) a dead owner's socket.
+  for (let round = 0; round < 20; round++) {
     const server = createServer((socket) => socket.end(`${process.pid}\n`));
     if (await bind(server, address)) {
       // The lock must not keep the process alive; it lasts as long as the process.
@@ -179,7 +188,7 @@ export async function acquireInstanceLock(opts: InstanceLockOptions): Promise<In
           }
           released = true;
           if (stillHeld()) {
-            unlinkSync(file);
+            rmSync(file, { force: true });
           }
           server.close();
           close();
@@ -189,15 +198,12 @@ export async function acquireInstanceLock(opts: InstanceLockOptions): Promise<In
         },
       };
     }
-    const inode = inodeAt(file);
     const owner = await ownerOf(address);
     if (owner !== "gone") {
       close();
       return { held: false, path, ownerPid: owner ?? pidInFile(path) };
     }
-    if (inode !== undefined) {
-      removeDeadSocket(dir, file, inode);
-    }
+    await removeDeadSocket(dir, file);
   }
   close();
   throw new Error(`could not take the lock of ${dir}`);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import {
+  existsSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -129,28 +130,40 @@ describe("acquireInstanceLock", () => {
     }
   });
 
-  it("two takers racing: exactly one holds it", async () => {
-    const dir = tempDir();
-    const script = `const { acquireInstanceLock } = await import(${JSON.stringify(MODULE)});
+  it("four takers racing, on a free folder and on a kill -9'd owner's socket: exactly one holds it", async () => {
+    for (const folder of ["free", "dead owner"]) {
+      const dir = tempDir();
+      if (folder === "dead owner") {
+        const owner = await holder(dir, "node");
+        owner.kill("SIGKILL");
+        await once(owner, "exit");
+        assert.ok(existsSync(join(dir, LOCK_SOCKET_FILE)), "its socket file is left");
+      }
+      // Each keeps what it took until killed: racers start seconds apart on a loaded machine.
+      const script = `const { acquireInstanceLock } = await import(${JSON.stringify(MODULE)});
 const lock = await acquireInstanceLock({ dir: ${JSON.stringify(dir)} });
 console.log(lock.held ? "held" : "not held");
-setTimeout(() => {}, 3000);`;
-    const racers = Array.from({ length: 4 }, () =>
-      spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-        stdio: ["ignore", "pipe", "inherit"],
-      }),
-    );
-    children.push(...racers);
-    const said = await Promise.all(
-      racers.map(async (racer) => {
-        const [line] = (await once(racer.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
-        return line.toString().trim();
-      }),
-    );
-    assert.deepEqual(
-      said.sort(),
-      ["held", "not held", "not held", "not held"],
-      "one holder, three told",
-    );
+setInterval(() => {}, 1000);`;
+      const racers = Array.from({ length: 4 }, () =>
+        spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+          stdio: ["ignore", "pipe", "inherit"],
+        }),
+      );
+      children.push(...racers);
+      const said = await Promise.all(
+        racers.map(async (racer) => {
+          const [line] = (await once(racer.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
+          return line.toString().trim();
+        }),
+      );
+      assert.deepEqual(
+        said.sort(),
+        ["held", "not held", "not held", "not held"],
+        `${folder}: one holder, three told`,
+      );
+      for (const racer of racers) {
+        racer.kill("SIGKILL");
+      }
+    }
   });
 });
