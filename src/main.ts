@@ -1,8 +1,10 @@
 import cluster from "node:cluster";
+import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { ensureGeneratedOperator } from "./admin-auth/generated-operator.js";
 import { readCredentialsFile } from "./admin-auth/operator-credentials.js";
 import { type Config, ConfigError, deprecationNotice, parseConfig } from "./config/config.js";
+import { untrustedReason } from "./config/trusted-path.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
 import { createServiceMetrics } from "./metrics/service-metrics.js";
@@ -77,9 +79,13 @@ function onSignals(
   }
 }
 
-async function embeddedRedis(dir: string, logger: Logger): Promise<RedisServerProcess> {
+async function embeddedRedis(
+  dir: string,
+  logger: Logger,
+  lockHeld: () => boolean,
+): Promise<RedisServerProcess> {
   try {
-    const { server, stale } = await startEmbeddedRedis(dir, freePort);
+    const { server, stale } = await startEmbeddedRedis(dir, freePort, lockHeld);
     if (stale !== undefined) {
       logger.warn({ dir, ...stale }, "stopped a redis-server left on the embedded folder");
     }
@@ -115,10 +121,11 @@ function exitInUse(line: string): never {
  * Before anything is stopped or started: the embedded data folder's lock is
  * taken (its Redis belongs to the instance holding it), and the ports must be
  * free, so that a second start harms nothing and ends at once with one line.
- * The lock goes with this process: it is a socket the process listens on,
- * which the kernel frees when it dies however it dies.
+ * The lock goes with this process: it is a socket file in the folder that the
+ * process listens on, which refuses connections once it dies however it dies.
+ * Returns whether the lock is still this process's (always, without one).
  */
-async function claimOrExit(config: Config): Promise<void> {
+async function claimOrExit(config: Config): Promise<() => boolean> {
   const lock =
     config.redis === undefined
       ? await acquireInstanceLock({ dir: config.embeddedRedisDir })
@@ -137,6 +144,7 @@ async function claimOrExit(config: Config): Promise<void> {
       }),
     );
   }
+  return lock?.held === true ? lock.stillHeld : () => true;
 }
 
 /**
@@ -146,10 +154,21 @@ async function claimOrExit(config: Config): Promise<void> {
  * in the primary, before any worker), which says where in one line.
  */
 function operatorsOf(config: Config): string | undefined {
-  if (config.adminCredentialsFile !== undefined || config.adminClientCaFile !== undefined) {
+  if (!generatesOperator(config)) {
     return config.adminCredentialsFile;
   }
   const generated = ensureGeneratedOperator(config.embeddedRedisDir);
+  exitOnConfigError(() => {
+    readCredentialsFile(generated.credentialsFile);
+    const secret = existsSync(generated.secretFile)
+      ? untrustedReason(generated.secretFile, "file")
+      : undefined;
+    if (secret !== undefined) {
+      throw new ConfigError(
+        `${generated.secretFile} ${secret}; only this service's user may own it`,
+      );
+    }
+  });
   if (generated.created) {
     process.stderr.write(
       `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens reads ./.data/redis/operator-secret by default, else --operator-secret-file), its hash in ${generated.credentialsFile}\n`,
@@ -181,8 +200,57 @@ function sayReady(config: Config, ports: ListeningPorts): void {
   );
 }
 
+/** Whether the first start writes operator `local` into the data folder (no ADMIN_CREDENTIALS_FILE, no mTLS). */
+function generatesOperator(config: Config): boolean {
+  return config.adminCredentialsFile === undefined && config.adminClientCaFile === undefined;
+}
+
+/** Runs `check`; a ConfigError it throws ends the start: one line a problem, exit code 2. */
+function exitOnConfigError(check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(
+        err.problems
+          .map(
+            (p) => `Configuration error: ${p}
+`,
+          )
+          .join(""),
+      );
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The data folder, when used (embedded Redis, generated operator), must be
+ * this user's and writable by nobody else, as its files choose the operators
+ * and hold the lock and the Redis: created so when missing, refused otherwise.
+ */
+function trustDataFolder(config: Config): void {
+  if (config.redis !== undefined && !generatesOperator(config)) {
+    return;
+  }
+  const dir = resolve(config.embeddedRedisDir);
+  exitOnConfigError(() => {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const untrusted = untrustedReason(dir, "folder");
+    if (untrusted !== undefined) {
+      throw new ConfigError(
+        `EMBEDDED_REDIS_DIR: the data folder ${dir} ${untrusted}; another user could plant its credentials or take its lock: make it this user's, chmod 700`,
+      );
+    }
+  });
+}
+
 async function main(): Promise<void> {
   const config = readConfig();
+  if (cluster.isPrimary) {
+    trustDataFolder(config);
+  }
   if (
     config.tls !== undefined ||
     config.console ||
@@ -255,10 +323,12 @@ async function main(): Promise<void> {
     return;
   }
 
-  await claimOrExit(config);
+  const lockHeld = await claimOrExit(config);
   const settled = { ...config, adminCredentialsFile: operatorsOf(config) };
   const embedded =
-    config.redis === undefined ? await embeddedRedis(config.embeddedRedisDir, logger) : undefined;
+    config.redis === undefined
+      ? await embeddedRedis(config.embeddedRedisDir, logger, lockHeld)
+      : undefined;
   const topology = config.redis ?? (embedded === undefined ? undefined : topologyOf(embedded));
   if (topology === undefined) {
     throw new Error("no Redis topology");

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { ConfigError } from "../config/config.js";
+import { untrustedReason } from "../config/trusted-path.js";
 import type { OperatorLookup } from "./admin-auth-interceptor.js";
 import { type OperatorEntry, parseCredentialsFile } from "./credentials-file.js";
 
@@ -11,29 +12,51 @@ export interface OperatorCredentialsOptions {
   variable?: string;
   /** How often the file is looked at for a change. Default 1000 ms. */
   watchIntervalMs?: number;
-  /** Told after each re-read: the number of operators, or why the file was refused (the old set stays). */
-  onReload?: (outcome: { operators: number } | { error: ConfigError }) => void;
+  /**
+   * Told after each re-read: the number of operators, why the file was
+   * refused (the old set stays), or that it is gone (no operator any more).
+   */
+  onReload?: (
+    outcome: { operators: number } | { error: ConfigError } | { missing: string },
+  ) => void;
 }
 
 /** The operators of ADMIN_CREDENTIALS_FILE, kept current. */
 export interface OperatorCredentials {
   /** The operator whose secret this is, or undefined: compared with every operator, in constant time. */
   operatorOf: OperatorLookup;
-  /** Re-reads the file now (SIGHUP); a bad file keeps the operators in use and throws its ConfigError. */
+  /**
+   * Re-reads the file now (SIGHUP); a bad file keeps the operators in use and
+   * throws its ConfigError; a missing one leaves no operator.
+   */
   reload(): void;
   /** Stops watching the file. */
   close(): void;
 }
 
-/** Reads and parses ADMIN_CREDENTIALS_FILE; a ConfigError names the file and, when it is the file's content, the line. */
+/**
+ * Reads and parses ADMIN_CREDENTIALS_FILE; a ConfigError names the file and,
+ * when it is the file's content, the line. A file that another user could
+ * have written is refused (untrustedReason): its lines would choose the
+ * operators.
+ */
 export function readCredentialsFile(
   path: string,
   variable = "ADMIN_CREDENTIALS_FILE",
 ): OperatorEntry[] {
   let text: string;
   try {
+    const untrusted = untrustedReason(path, "file");
+    if (untrusted !== undefined) {
+      throw new ConfigError(
+        `${variable}: ${path} ${untrusted}; only this service's user (or root) may be able to write it (chown it, chmod go-w)`,
+      );
+    }
     text = readFileSync(path, "utf8");
   } catch (err) {
+    if (err instanceof ConfigError) {
+      throw err;
+    }
     const code = (err as { code?: string }).code ?? String(err);
     throw new ConfigError(`${variable}: cannot read ${path} (${code})`);
   }
@@ -61,8 +84,12 @@ export function operatorLookup(entries: readonly OperatorEntry[]): OperatorLooku
 /**
  * Loads ADMIN_CREDENTIALS_FILE (a bad one throws its ConfigError: the start
  * stops) and re-reads it when it changes, so that an operator is added or
- * removed without a restart. A file broken while the service runs is
- * refused and the operators in use stay, told through `onReload`.
+ * removed without a restart. A file broken (or made writable by others)
+ * while the service runs is refused and the operators in use stay, told
+ * through `onReload`: an edit half done must not lock every operator out. A
+ * file deleted leaves no operator until it is back: deleting it is the
+ * plainest way to revoke them all, and keeping operators that the file no
+ * longer lists would be trusting a file that is not there.
  */
 export function loadOperatorCredentials(opts: OperatorCredentialsOptions): OperatorCredentials {
   // The file as it was read: a poll compares with it, not with its own first
@@ -71,6 +98,11 @@ export function loadOperatorCredentials(opts: OperatorCredentialsOptions): Opera
   let lookup = operatorLookup(readCredentialsFile(opts.path, opts.variable));
   const reload = () => {
     seen = versionOf(opts.path);
+    if (seen === "") {
+      lookup = () => undefined;
+      opts.onReload?.({ missing: opts.path });
+      return;
+    }
     let entries: OperatorEntry[];
     try {
       entries = readCredentialsFile(opts.path, opts.variable);

@@ -24,18 +24,20 @@ export interface EmbeddedRedis {
  * The embedded default of `npm start` without a configured Redis: a private
  * redis-server child keeping its data (AOF) in `dir`, on a unix socket there
  * (or a free local port when the path is too long for a socket). It exits
- * with this process, and a server left on `dir` by an earlier run is stopped
- * first.
+ * with this process, and a server an earlier run left on `dir` is stopped
+ * first, only when proven an orphan (stopStaleRedis): `lockHeld` says this
+ * process still holds the folder's instance lock.
  */
 export async function startEmbeddedRedis(
   dir: string,
   freePort: () => Promise<number>,
+  lockHeld: () => boolean,
 ): Promise<EmbeddedRedis> {
   const absolute = resolve(dir);
   const socket = join(absolute, "redis.sock");
   const pidFile = join(absolute, "redis.pid");
   try {
-    const stale = await stopStaleRedis({ dir: absolute, socket, pidFile });
+    const stale = await stopStaleRedis({ dir: absolute, socket, pidFile, lockHeld });
     const server = await startRedisServerProcess({
       dir: absolute,
       port: socket.length < MAX_SOCKET_PATH ? "unix" : await freePort(),
@@ -46,7 +48,10 @@ export async function startEmbeddedRedis(
     return { server, stale };
   } catch (err) {
     if (err instanceof StaleRedisError) {
-      throw new EmbeddedRedisError(`${err.message}; stop it, then start again.`, { cause: err });
+      throw new EmbeddedRedisError(
+        `${err.message}; stop it (or the other service), then start again.`,
+        { cause: err },
+      );
     }
     if (err instanceof RedisBinaryMissingError) {
       throw new EmbeddedRedisError(

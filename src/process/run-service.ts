@@ -14,7 +14,10 @@ export interface RunningService {
   ports: { publicPort: number; internalPort: number };
   /** Stops accepting, finishes calls in flight, closes Redis. */
   stop(): Promise<void>;
-  /** Re-reads ADMIN_CREDENTIALS_FILE and SERVICE_CREDENTIALS_FILE now (SIGHUP); a bad file is logged and the entries in use stay. */
+  /**
+   * Re-reads ADMIN_CREDENTIALS_FILE and SERVICE_CREDENTIALS_FILE now (SIGHUP);
+   * a bad file is logged and the entries in use stay; a deleted one leaves none.
+   */
   reloadCredentials(): void;
 }
 
@@ -40,13 +43,21 @@ export async function runService(
       : loadOperatorCredentials({
           path,
           variable,
-          onReload: (outcome) =>
-            "error" in outcome
-              ? logger.error(
-                  { err: outcome.error.message },
-                  `credentials file refused; ${holders} kept`,
-                )
-              : logger.info(outcome, readLine),
+          onReload: (outcome) => {
+            if ("error" in outcome) {
+              logger.error(
+                { err: outcome.error.message },
+                `credentials file refused; ${holders} kept`,
+              );
+            } else if ("missing" in outcome) {
+              logger.error(
+                { file: outcome.missing },
+                `credentials file deleted; no ${holders} until it is back`,
+              );
+            } else {
+              logger.info(outcome, readLine);
+            }
+          },
         });
   // No file only with mutual TLS: then certificates alone name operators.
   const credentials = credentialsFile(

@@ -11,57 +11,43 @@ export interface StaleRedisOptions {
   socket: string;
   /** The pidfile the embedded server writes in `dir`. */
   pidFile: string;
+  /**
+   * Whether this process still holds the folder's instance lock: a server of
+   * the folder is an orphan only while nobody else does.
+   */
+  lockHeld: () => boolean;
   /** How long a stale server may take to stop. Default 10000 ms. */
   timeoutMs?: number;
 }
 
-/** How `stopStaleRedis` found the server it stopped (`redisPid`, not `pid`: that is the log's). */
-export type StaleRedis = { via: "socket" } | { via: "pidfile"; redisPid: number } | undefined;
+/** The orphan `stopStaleRedis` stopped (`redisPid`, not `pid`: that is the log's). */
+export type StaleRedis = { via: "pidfile"; redisPid: number } | undefined;
 
-/** Thrown when a stale server of the folder does not stop in time. */
+/** Thrown when a server on the folder is not proven an orphan, or does not stop in time. */
 export class StaleRedisError extends Error {
   override readonly name = "StaleRedisError";
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/**
- * Asks the server on `socket` to SHUTDOWN (it flushes its AOF and removes its
- * socket). Resolves false when nothing answers PING there, true once the
- * server closed the connection on its way out.
- */
-function shutdownThroughSocket(socket: string, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    let answered = false;
-    let reply = "";
+/** Whether a Redis answers PING on `socket` within a second. */
+function answersOn(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
     const conn = connect({ path: socket });
-    const timer = setTimeout(() => {
-      conn.destroy();
-      reject(new StaleRedisError(`the redis-server on ${socket} did not shut down`));
-    }, timeoutMs);
-    conn.on("error", () => {
-      // ENOENT or ECONNREFUSED: no server (a socket file left by a crash is replaced on start).
+    const finish = (answered: boolean) => {
       clearTimeout(timer);
+      conn.destroy();
       resolve(answered);
-    });
+    };
+    const timer = setTimeout(() => finish(false), 1000);
+    let reply = "";
+    conn.on("error", () => finish(false));
     conn.on("connect", () => conn.write("PING\r\n"));
     conn.on("data", (chunk: Buffer) => {
       reply += chunk.toString();
-      if (!answered && reply.startsWith("+PONG\r\n")) {
-        answered = true;
-        reply = "";
-        conn.write("SHUTDOWN\r\n");
-      } else if (reply.includes("\r\n")) {
-        clearTimeout(timer);
-        conn.destroy();
-        reject(
-          new StaleRedisError(`the server on ${socket} refused to shut down: ${reply.trim()}`),
-        );
+      if (reply.includes("\r\n")) {
+        finish(reply.startsWith("+PONG") || reply.startsWith("-NOAUTH"));
       }
-    });
-    conn.on("close", () => {
-      clearTimeout(timer);
-      resolve(answered);
     });
   });
 }
@@ -87,30 +73,38 @@ function isRedisOf(pid: number, dir: string): boolean {
 }
 
 /**
- * Stops a redis-server that an earlier run left serving `dir` (its parent was
- * killed together with the wrapper that stops it, or it predates that
- * wrapper): two servers on one folder write one AOF and delete each other's
- * socket. Only a server of `dir` is stopped, gracefully: the one answering on
- * the socket in `dir` (SHUTDOWN), else the live redis-server named by the
- * pidfile in `dir` whose working folder is `dir` (SIGTERM).
+ * Stops a redis-server that an earlier run left serving `dir` (its service
+ * was killed together with the wrapper that stops it), before this start runs
+ * its own: two servers on one folder write one AOF and delete each other's
+ * socket. Only a proven orphan is stopped, gracefully (SIGTERM: it flushes
+ * its AOF): the live redis-server named by the folder's own pidfile, working
+ * in `dir`, while this process holds the folder's lock (so no live service
+ * owns it). Any other server answering on the folder's socket is left alone,
+ * and the start refuses (StaleRedisError), saying so.
  */
 export async function stopStaleRedis(opts: StaleRedisOptions): Promise<StaleRedis> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  if (existsSync(opts.socket) && (await shutdownThroughSocket(opts.socket, timeoutMs))) {
-    return { via: "socket" };
+  if (!opts.lockHeld()) {
+    throw new StaleRedisError(`another start took the lock of ${opts.dir} meanwhile`);
   }
+  let stopped: StaleRedis;
   const pid = pidInFile(opts.pidFile);
   // Pid 1 is init, never a redis-server of ours.
-  if (pid === undefined || pid === 1 || !isAlive(pid) || !isRedisOf(pid, opts.dir)) {
-    return undefined;
-  }
-  process.kill(pid, "SIGTERM");
-  const deadline = Date.now() + timeoutMs;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) {
-      throw new StaleRedisError(`redis-server pid ${pid} of ${opts.dir} did not stop on SIGTERM`);
+  if (pid !== undefined && pid !== 1 && isAlive(pid) && isRedisOf(pid, opts.dir)) {
+    process.kill(pid, "SIGTERM");
+    const deadline = Date.now() + timeoutMs;
+    while (isAlive(pid)) {
+      if (Date.now() > deadline) {
+        throw new StaleRedisError(`redis-server pid ${pid} of ${opts.dir} did not stop on SIGTERM`);
+      }
+      await sleep(50);
     }
-    await sleep(50);
+    stopped = { via: "pidfile", redisPid: pid };
   }
-  return { via: "pidfile", redisPid: pid };
+  if (existsSync(opts.socket) && (await answersOn(opts.socket))) {
+    throw new StaleRedisError(
+      `a redis-server that this service did not start (no pidfile of its own in the folder) answers on ${opts.socket}`,
+    );
+  }
+  return stopped;
 }

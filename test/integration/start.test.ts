@@ -219,11 +219,12 @@ describe("npm start", () => {
     const dir = join(tempDir(), "redis");
     mkdirSync(dir, { recursive: true });
     const socket = join(dir, "redis.sock");
-    // Detached as an orphan of the old code would be, on the same folder and socket.
+    // Detached as an orphan of the old code would be, on the same folder, socket and pidfile.
     const stale = spawn(
       "redis-server",
       [
         ...["--dir", dir, "--port", "0", "--unixsocket", socket, "--unixsocketperm", "700"],
+        ...["--pidfile", join(dir, "redis.pid")],
         ...["--save", "", "--appendonly", "yes", "--maxmemory-policy", "noeviction"],
       ],
       { detached: true, stdio: "ignore" },
@@ -259,6 +260,34 @@ describe("npm start", () => {
     }
     run.child.kill("SIGTERM");
     assert.equal(await run.exitedWithin(), 0);
+  });
+
+  it("a redis-server on the folder that is not proven an orphan (no pidfile of its own) is never stopped: the start refuses", async () => {
+    const dir = join(tempDir(), "redis");
+    mkdirSync(dir, { recursive: true });
+    const socket = join(dir, "redis.sock");
+    // Another service's Redis (or one started by hand) on this folder: no pidfile here names it.
+    const other = spawn(
+      "redis-server",
+      [...["--dir", dir, "--port", "0", "--unixsocket", socket], ...["--save", ""]],
+      { detached: true, stdio: "ignore" },
+    );
+    strays.push(other);
+    other.unref();
+    await waitUntil(
+      () => existsSync(socket),
+      () => "the other redis-server did not start",
+    );
+    const run = startMainProcess({ PUBLIC_PORT: "0", INTERNAL_PORT: "0", EMBEDDED_REDIS_DIR: dir });
+    assert.equal(await run.exitedWithin(15_000), 1, run.output());
+    assert.match(
+      run.output(),
+      new RegExp(`a redis-server that this service did not start .* answers on ${socket}; stop it`),
+    );
+    assert.doesNotMatch(run.output(), /stopped a redis-server/);
+    assert.ok(isRunning(other.pid ?? 0), "the other redis-server runs on");
+    assert.deepEqual(redisServersIn(dir), [other.pid]);
+    other.kill("SIGTERM");
   });
 
   it("a stale redis-server whose socket was deleted is found by its pidfile and stopped", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -59,15 +59,21 @@ describe("ADMIN_CREDENTIALS_FILE", () => {
     assert.equal(operatorLookup([])("s1"), undefined);
   });
 
-  it("is re-read when it changes; a broken file keeps the operators and is told", async () => {
+  it("is re-read when it changes; a broken or others' writable file keeps the operators, a deleted one leaves none", async () => {
     const path = join(dir, "live");
-    writeFileSync(path, `alice sha256:${sha("s1")}\n`);
+    writeFileSync(path, `alice sha256:${sha("s1")}\n`, { mode: 0o600 });
     const told: string[] = [];
     const credentials = loadOperatorCredentials({
       path,
       watchIntervalMs: 20,
       onReload: (outcome) =>
-        told.push("error" in outcome ? outcome.error.message : String(outcome.operators)),
+        told.push(
+          "error" in outcome
+            ? outcome.error.message
+            : "missing" in outcome
+              ? "missing"
+              : String(outcome.operators),
+        ),
     });
     try {
       assert.equal(credentials.operatorOf("s2"), undefined);
@@ -81,6 +87,27 @@ describe("ADMIN_CREDENTIALS_FILE", () => {
       assert.throws(() => credentials.reload(), ConfigError);
       assert.equal(credentials.operatorOf("s2"), "bob", "kept");
       assert.match(told.at(-1) ?? "", /line 1/);
+      // Writable by others: refused like a broken file, the operators kept.
+      writeFileSync(path, `mallory sha256:${sha("s3")}\n`);
+      chmodSync(path, 0o666);
+      assert.throws(
+        () => credentials.reload(),
+        /writable by its group or other users \(mode 0666\)/,
+      );
+      assert.equal(credentials.operatorOf("s3"), undefined);
+      assert.equal(credentials.operatorOf("s2"), "bob", "kept");
+      // Deleted: no operator at all until the file is back.
+      rmSync(path);
+      const gone = Date.now() + 5000;
+      while (credentials.operatorOf("s2") !== undefined && Date.now() < gone) {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      assert.equal(credentials.operatorOf("s2"), undefined, "revoked");
+      assert.equal(credentials.operatorOf("s1"), undefined, "revoked");
+      assert.equal(told.at(-1), "missing");
+      writeFileSync(path, `alice sha256:${sha("s1")}\n`, { mode: 0o600 });
+      credentials.reload();
+      assert.equal(credentials.operatorOf("s1"), "alice", "back with the file");
     } finally {
       credentials.close();
     }
