@@ -57,6 +57,12 @@ export interface Config {
   tokenMaxActivePerUser: number;
   /** TOKEN_RATE_LIMIT_PER_MINUTE: signed create/delete calls per user per minute. Default 60. */
   tokenRateLimitPerMinute: number;
+  /**
+   * TOKEN_CACHE (`on` or `off`, default on) and TOKEN_CACHE_MAX_ENTRIES
+   * (default 100000): most token records kept in memory for bearer checks;
+   * 0 when TOKEN_CACHE is off.
+   */
+  tokenCacheMaxEntries: number;
   /** REQUEST_TIMEOUT_MS: time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000. */
   requestTimeoutMs: number;
   /** MAX_CONNECTIONS_PER_LISTENER: most open connections per listener and process. Default 4096. */
@@ -391,6 +397,13 @@ export function parseConfig(
     tokenRateLimitPerMinute: checked(
       () => integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
       1,
+    ),
+    tokenCacheMaxEntries: checked(
+      () =>
+        onOff(env, "TOKEN_CACHE", true)
+          ? integer(env, "TOKEN_CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000)
+          : 0,
+      0,
     ),
     requestTimeoutMs: checked(
       () => integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),

@@ -119,6 +119,7 @@ export async function runService(
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
     tokenMaxActivePerUser: config.tokenMaxActivePerUser,
     tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
+    tokenCacheMaxEntries: config.tokenCacheMaxEntries,
     redisMinReplicasAck: config.redisMinReplicasAck,
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
