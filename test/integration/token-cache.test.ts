@@ -6,7 +6,7 @@ import { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/t
 import { parseToken } from "@perps/token-client/protocol";
 import { Redis } from "ioredis";
 import { redisKeysOf } from "../../src/store/keys.js";
-import { createToken, deleteToken, register } from "../support/forward-auth-calls.js";
+import { register } from "../support/forward-auth-calls.js";
 import { newUser, type TestUser } from "../support/signing.js";
 import { operatorConnectInterceptor } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
@@ -14,6 +14,8 @@ import { startTestService, type TestService } from "../support/test-service.js";
 import {
   authStatus,
   cacheMetrics,
+  createToken,
+  deleteToken,
   untilElapsed,
   waitUntilCached,
 } from "../support/token-cache-checks.js";

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { type Created, json } from "./forward-auth-calls.js";
 import { samples } from "./prometheus-samples.js";
+import { signedCreate, signedDelete, type TestUser } from "./signing.js";
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -57,4 +59,35 @@ export async function untilElapsed(since: number, ms: number): Promise<void> {
   if (left > 0) {
     await sleep(left);
   }
+}
+
+let sent = 0;
+/** A fresh timestamp for each signed call (unique, so no two calls are one message). */
+const timestamp = () => BigInt(Date.now() + (sent++ % 1000));
+
+/** Creates a token over REST (signed now: a suite may start long after it was imported). */
+export async function createToken(
+  publicUrl: string,
+  user: TestUser,
+  fields: { name?: string } = {},
+): Promise<Created> {
+  const res = await fetch(`${publicUrl}/user/tokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: json(await signedCreate(user, { ...fields, timestamp: timestamp() })),
+  });
+  const body = (await res.json()) as Partial<Created>;
+  assert.equal(res.status, 201, JSON.stringify(body));
+  assert.ok(body.id !== undefined && body.token !== undefined);
+  return { id: body.id, token: body.token };
+}
+
+/** Deletes a token over REST (signed now). */
+export async function deleteToken(publicUrl: string, user: TestUser, tokenId: string) {
+  const res = await fetch(`${publicUrl}/user/tokens`, {
+    method: "DELETE",
+    headers: { "content-type": "application/json" },
+    body: json(await signedDelete(user, tokenId, { timestamp: timestamp() })),
+  });
+  assert.equal(res.status, 200, await res.text());
 }
