@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { createTokenRecordCache } from "../src/cache/token-record-cache.js";
 import { freePort } from "../src/process/free-port.js";
 import { startRedisServerProcess } from "../src/redis/redis-server-process.js";
 import { redisKeysOf } from "../src/store/keys.js";
 import { decodeTokenRecord, encodeTokenRecord } from "../src/store/token-record.js";
+import { createTokenRecordCache } from "../src/store/token-record-cache.js";
 
 const count = Number(process.argv[2] ?? 100_000);
 const gc = (globalThis as { gc?: () => void }).gc;

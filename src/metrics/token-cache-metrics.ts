@@ -1,15 +1,24 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import type { TokenRecordCacheObserver } from "../cache/token-record-cache.js";
 
 // From a tenth of a millisecond (loopback) to a second (the heartbeat's bound).
 const LAG_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1];
+
+/** What the token cache reports (the store's TokenRecordCacheObserver). */
+export interface TokenCacheMetrics {
+  hit(): void;
+  miss(): void;
+  invalidated(keys: number): void;
+  dropped(reason: string): void;
+  entries(count: number): void;
+  lag(seconds: number): void;
+}
 
 /**
  * The token cache's metrics, registered in the service's registry: hits,
  * misses, invalidations, entries, whole-cache drops by reason, and the lag
  * from a change in Redis to its invalidation's arrival.
  */
-export function createTokenCacheMetrics(registry: Registry): TokenRecordCacheObserver {
+export function createTokenCacheMetrics(registry: Registry): TokenCacheMetrics {
   const registers = [registry];
   const hits = new Counter({
     name: "perps_token_cache_hits_total",

@@ -1,4 +1,3 @@
-import { createTokenRecordCache } from "../cache/token-record-cache.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
@@ -6,6 +5,7 @@ import { createTokenCacheMetrics } from "../metrics/token-cache-metrics.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisCall } from "../store/redis-call.js";
+import { createTokenRecordCache } from "../store/token-record-cache.js";
 import { createTokenStore } from "../store/token-store.js";
 import {
   type BearerAuthenticator,

@@ -1,11 +1,11 @@
 import type { Result } from "ioredis";
-import type { TokenRecordCache } from "../cache/token-record-cache.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
 import { luaScript, type ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
+import type { TokenRecordCache } from "./token-record-cache.js";
 
 /** What lua/put-user-key.lua answers, by name. */
 const PutKeyStatus = {

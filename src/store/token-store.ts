@@ -1,6 +1,5 @@
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import type { Result } from "ioredis";
-import type { TokenRecordCache, TrackedRead } from "../cache/token-record-cache.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
@@ -8,6 +7,7 @@ import type { ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
 import { decodeTokenRecord, encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "./token-record.js";
+import type { TokenRecordCache, TrackedRead } from "./token-record-cache.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 import {
   CREATE_TOKEN,

@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setImmediate as nextMacrotask } from "node:timers/promises";
 import { Redis } from "ioredis";
+import type { InvalidationPair } from "../../../src/redis/invalidation-pair.js";
+import type { InvalidationPairsEvents } from "../../../src/redis/invalidation-pairs.js";
 import {
   type CachedTokenRecord,
   createTokenRecordCache,
   type TokenRecordCache,
-} from "../../../src/cache/token-record-cache.js";
-import type { InvalidationPair } from "../../../src/redis/invalidation-pair.js";
-import type { InvalidationPairsEvents } from "../../../src/redis/invalidation-pairs.js";
+} from "../../../src/store/token-record-cache.js";
 
 // The race logic alone, with a pair whose replies and invalidations the test
 // orders itself (the integration tests run it over real Redis connections).

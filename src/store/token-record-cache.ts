@@ -1,3 +1,4 @@
+import { createBoundedCache } from "../cache/bounded-cache.js";
 import type { InvalidationPair } from "../redis/invalidation-pair.js";
 import {
   createInvalidationPairs,
@@ -6,7 +7,6 @@ import {
   type InvalidationPairsEvents,
 } from "../redis/invalidation-pairs.js";
 import type { RedisClient } from "../redis/redis-client.js";
-import { createBoundedCache } from "./bounded-cache.js";
 
 /** A token's record as the bearer check needs it (layout 1 records only: they carry their expiry). */
 export interface CachedTokenRecord {
