@@ -41,7 +41,7 @@ export interface InvalidationPairOptions {
   source: Redis;
   events: InvalidationPairEvents;
   /**
-   * The subscriber is PINGed this often; two missed answers in a row count
+   * The subscriber is PINGed this often; three missed answers in a row count
    * as a lost connection (one that stalls without closing carries no
    * invalidations either). Default 250 ms.
    */
@@ -130,7 +130,7 @@ export function createInvalidationPair(opts: InvalidationPairOptions): Invalidat
     if (!up) {
       return;
     }
-    if (unansweredPings >= 2) {
+    if (unansweredPings >= 3) {
       lose("heartbeat");
       subscriber.disconnect(true);
       return;
