@@ -7,6 +7,12 @@ export interface BoundedCache<K, V> {
   get(key: K): V | undefined;
   set(key: K, value: V): void;
   delete(key: K): void;
+  /** Forgets every entry whose key passes `test` (walks them all: for rare events). */
+  deleteIf(test: (key: K) => boolean): void;
+  /** Forgets every entry. */
+  clear(): void;
+  /** How many entries it holds. */
+  readonly size: number;
 }
 
 export function createBoundedCache<K, V>(maxEntries: number): BoundedCache<K, V> {
@@ -25,6 +31,20 @@ export function createBoundedCache<K, V>(maxEntries: number): BoundedCache<K, V>
     },
     delete(key) {
       entries.delete(key);
+    },
+    deleteIf(test) {
+      // Deleting the entry being visited is safe while iterating a Map.
+      for (const key of entries.keys()) {
+        if (test(key)) {
+          entries.delete(key);
+        }
+      }
+    },
+    clear() {
+      entries.clear();
+    },
+    get size() {
+      return entries.size;
     },
   };
 }

@@ -59,6 +59,12 @@ export interface Config {
   tokenRateLimitPerMinute: number;
   /** TOKEN_LIST_RATE_LIMIT_PER_MINUTE: ListTokens calls (pages) per user per minute. Default 120. */
   tokenListRateLimitPerMinute: number;
+  /**
+   * TOKEN_CACHE (`on` or `off`, default on) and TOKEN_CACHE_MAX_ENTRIES
+   * (default 100000): most token records kept in memory for bearer checks;
+   * 0 when TOKEN_CACHE is off.
+   */
+  tokenCacheMaxEntries: number;
   /** REQUEST_TIMEOUT_MS: time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000. */
   requestTimeoutMs: number;
   /**
@@ -402,6 +408,13 @@ export function parseConfig(
     tokenListRateLimitPerMinute: checked(
       () => integer(env, "TOKEN_LIST_RATE_LIMIT_PER_MINUTE", 120, 1, 1_000_000),
       1,
+    ),
+    tokenCacheMaxEntries: checked(
+      () =>
+        onOff(env, "TOKEN_CACHE", true)
+          ? integer(env, "TOKEN_CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000)
+          : 0,
+      0,
     ),
     requestTimeoutMs: checked(
       () => integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),

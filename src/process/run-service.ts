@@ -106,6 +106,7 @@ export async function runService(
     tokenMaxActivePerUser: config.tokenMaxActivePerUser,
     tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
     tokenListRateLimitPerMinute: config.tokenListRateLimitPerMinute,
+    tokenCacheMaxEntries: config.tokenCacheMaxEntries,
     redisMinReplicasAck: config.redisMinReplicasAck,
     redisWaitTimeoutMs: config.redisWaitTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,

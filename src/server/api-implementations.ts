@@ -1,9 +1,11 @@
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import { createTokenCacheMetrics } from "../metrics/token-cache-metrics.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisCall } from "../store/redis-call.js";
+import { createTokenRecordCache } from "../store/token-record-cache.js";
 import { createTokenStore } from "../store/token-store.js";
 import {
   type BearerAuthenticator,
@@ -15,6 +17,9 @@ import { createTokenService } from "../token/token-service.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import type { ApiImplementations } from "./api-services.js";
 import { createAuditLog } from "./audit-line.js";
+
+/** Token records a process keeps in memory by default: about 30 MB (docs/operations.md). */
+export const DEFAULT_TOKEN_CACHE_MAX_ENTRIES = 100_000;
 
 /** The token rules and write durability the services keep (part of the app's options). */
 export interface ApiSettings {
@@ -30,6 +35,11 @@ export interface ApiSettings {
   redisMinReplicasAck?: number;
   /** How long to wait for those confirmations. Default 500 ms. */
   redisWaitTimeoutMs?: number;
+  /**
+   * Most token records kept in memory for bearer checks (kept exact by
+   * Redis' invalidations); 0 turns the cache off. Default 100000.
+   */
+  tokenCacheMaxEntries?: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
 }
@@ -50,6 +60,8 @@ export interface ApiImplementationOptions extends ApiSettings {
 export function createApiImplementations(opts: ApiImplementationOptions): {
   impl: ApiImplementations;
   bearer: BearerAuthenticator;
+  /** Closes what the implementations hold open (the token cache's connections). */
+  close(): void;
 } {
   const { redis, call, metrics } = opts;
   const now = opts.now === undefined ? {} : { now: opts.now };
@@ -57,9 +69,20 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
     ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
   };
+  const maxEntries = opts.tokenCacheMaxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES;
+  const tokenCache =
+    maxEntries > 0
+      ? createTokenRecordCache({
+          redis,
+          maxEntries,
+          observer: createTokenCacheMetrics(metrics.registry),
+        })
+      : undefined;
+  const cache = tokenCache === undefined ? {} : { cache: tokenCache };
   const tokenStore = createTokenStore({
     redis,
     call,
+    ...cache,
     ...durability,
     ...(opts.tokenMaxActivePerUser === undefined
       ? {}
@@ -79,6 +102,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   const audit = createAuditLog(opts.logger);
   return {
     bearer,
+    close: () => tokenCache?.close(),
     impl: {
       token: createTokenService({
         store: tokenStore,
@@ -89,7 +113,12 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
         ...now,
       }),
       userKey: createUserKeyService({
-        store: createPublicKeyStore({ redis, call, ...durability }),
+        store: createPublicKeyStore({
+          redis,
+          call,
+          ...durability,
+          ...(tokenCache === undefined ? {} : { tokenCache }),
+        }),
         audit,
       }),
       tokenAdmin: createTokenAdminService({ store: tokenStore, audit }),

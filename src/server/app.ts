@@ -134,7 +134,7 @@ export function createApp(opts: AppOptions): App {
     observe: observeRedis(metrics),
     ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),
   });
-  const { impl, bearer } = createApiImplementations({ ...opts, call, metrics });
+  const { impl, bearer, close } = createApiImplementations({ ...opts, call, metrics });
   const api = apiServices(impl);
   const reflection = createGrpcReflection({ services: [...api.map((s) => s.service), Health] });
   const services = [
@@ -240,6 +240,7 @@ export function createApp(opts: AppOptions): App {
       // Watchers hear NOT_SERVING and their streams end before the listeners close.
       stopping.abort();
       await Promise.all([publicServer.close(graceMs), internalServer.close(graceMs)]);
+      close();
     },
   };
 }

@@ -5,6 +5,7 @@ import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
 import { luaScript, type ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
+import type { TokenRecordCache } from "./token-record-cache.js";
 
 /** What lua/put-user-key.lua answers, by name. */
 const PutKeyStatus = {
@@ -90,6 +91,8 @@ export interface PublicKeyStoreOptions {
   waitTimeoutMs?: number;
   /** Most keys one user may have at once (room for rotation). Default 5. */
   maxKeysPerUser?: number;
+  /** The token records kept in memory: a removed key's revoked tokens are forgotten before it answers. */
+  tokenCache?: TokenRecordCache;
 }
 
 /** The public keys of users, one Redis set per user and the date each was added. */
@@ -137,17 +140,23 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
         },
         { publicKey, tokenPrefix: redisKeys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
       );
-      const { reply, confirmed } = await call("key.delete", () =>
-        writer.write(
-          () => redis.perpsDeleteUserKey(...args),
-          (pipeline) => pipeline.perpsDeleteUserKey(...args),
-        ),
-      );
-      if (!confirmed) {
-        throw new StoreError("unconfirmed-write");
+      try {
+        const { reply, confirmed } = await call("key.delete", () =>
+          writer.write(
+            () => redis.perpsDeleteUserKey(...args),
+            (pipeline) => pipeline.perpsDeleteUserKey(...args),
+          ),
+        );
+        if (!confirmed) {
+          throw new StoreError("unconfirmed-write");
+        }
+        const [removed, revokedTokens] = reply;
+        return { removed: removed === 1, revokedTokens };
+      } finally {
+        // Whatever came of it (a timeout may hide a done revocation): the
+        // user's cached tokens are dropped before the answer.
+        opts.tokenCache?.forgetPrefix(redisKeys.tokenPrefix);
       }
-      const [removed, revokedTokens] = reply;
-      return { removed: removed === 1, revokedTokens };
     },
     async list(userId) {
       const redisKeys = redisKeysOf(userId);

@@ -7,6 +7,7 @@ import type { ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { StoreError } from "./store-error.js";
 import { decodeTokenRecord, encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "./token-record.js";
+import type { TokenRecordCache, TrackedRead } from "./token-record-cache.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 import {
   CREATE_TOKEN,
@@ -107,6 +108,8 @@ export interface StoredToken {
   name: string;
   /** When Redis expires the record, in Unix ms. */
   expiresAtMs: number;
+  /** With a cache: keeps the record in memory; call only once the presented token matched it. */
+  keep?: () => void;
 }
 
 export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | CallRefusal;
@@ -159,6 +162,8 @@ export interface TokenStoreOptions {
    * (240 s) plus a minute for clock skew.
    */
   replayWindowMs?: number;
+  /** Token records kept in memory, dropped on Redis' invalidations. Default none: every lookup reads Redis. */
+  cache?: TokenRecordCache;
 }
 
 function refusal(status: Status, retryAfterMs: number): CallRefusal {
@@ -174,13 +179,22 @@ function refusal(status: Status, retryAfterMs: number): CallRefusal {
   }
 }
 
+/** Runs a write, then `forget` whatever came of it: a cached record never outlives its delete's answer. */
+async function forgettingAfter<T>(forget: () => void, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } finally {
+    forget();
+  }
+}
+
 /**
  * Tokens in Redis: one string per token expiring with it, a per-user name
  * index (names by expiry, and name → id for listing), a count of live tokens,
  * remembered messages and a rate bucket, all in the user's slot.
  */
 export function createTokenStore(opts: TokenStoreOptions): TokenStore {
-  const { redis } = opts;
+  const { redis, cache } = opts;
   const redisCall = opts.call ?? createRedisCall();
   const maxActivePerUser = opts.maxActivePerUser ?? 1000;
   const maxActive = String(maxActivePerUser);
@@ -285,11 +299,15 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         recordMarker: String(TOKEN_RECORD_LAYOUT.marker),
         recordHeadBytes: String(TOKEN_RECORD_LAYOUT.headBytes),
       });
-      const { reply, confirmed } = await redisCall("token.delete", () =>
-        writer.write(
-          () => redis.perpsDeleteToken(...args),
-          (pipeline) => pipeline.perpsDeleteToken(...args),
-        ),
+      const { reply, confirmed } = await forgettingAfter(
+        () => cache?.forget(redisKeysOf(call.userId).token(call.tokenId)),
+        () =>
+          redisCall("token.delete", () =>
+            writer.write(
+              () => redis.perpsDeleteToken(...args),
+              (pipeline) => pipeline.perpsDeleteToken(...args),
+            ),
+          ),
       );
       const [status, retryAfterMs] = reply;
       if (status === Status.DONE && !confirmed) {
@@ -343,11 +361,15 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         { names: redisKeys.names, nameIds: redisKeys.nameIds, live: redisKeys.live },
         { tokenPrefix: redisKeys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
       );
-      const { reply, confirmed } = await redisCall("token.revoke-all", () =>
-        writer.write(
-          () => redis.perpsRevokeUserTokens(...args),
-          (pipeline) => pipeline.perpsRevokeUserTokens(...args),
-        ),
+      const { reply, confirmed } = await forgettingAfter(
+        () => cache?.forgetPrefix(redisKeys.tokenPrefix),
+        () =>
+          redisCall("token.revoke-all", () =>
+            writer.write(
+              () => redis.perpsRevokeUserTokens(...args),
+              (pipeline) => pipeline.perpsRevokeUserTokens(...args),
+            ),
+          ),
       );
       if (!confirmed) {
         throw new StoreError("unconfirmed-write");
@@ -357,15 +379,32 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
 
     async lookup(userId, tokenId) {
       const key = redisKeysOf(userId).token(tokenId);
+      const cached = cache?.get(key);
+      if (cached !== undefined) {
+        return cached;
+      }
       // One GET on the user's primary (reads never go to a lagging replica,
-      // which may still hold a deleted token).
-      const stored = await redisCall("token.lookup", () => redis.getBuffer(key));
-      const record = stored === null ? undefined : decodeTokenRecord(stored);
+      // which may still hold a deleted token); with a cache, on its tracking
+      // connection when it can.
+      const read = await redisCall(
+        "token.lookup",
+        (): Promise<{ value: Buffer | null; keep?: TrackedRead["keep"] }> =>
+          cache === undefined
+            ? redis.getBuffer(key).then((value) => ({ value }))
+            : cache.read(key, () => redis.getBuffer(key)),
+      );
+      const record = read.value === null ? undefined : decodeTokenRecord(read.value);
       if (record === undefined) {
         return undefined;
       }
-      if (record.expiresAtMs !== undefined) {
-        return { digest: record.digest, name: record.name, expiresAtMs: record.expiresAtMs };
+      const { expiresAtMs } = record;
+      if (expiresAtMs !== undefined) {
+        const found: StoredToken = { digest: record.digest, name: record.name, expiresAtMs };
+        const keep = read.keep;
+        if (keep !== undefined) {
+          found.keep = () => keep({ digest: record.digest, name: record.name, expiresAtMs });
+        }
+        return found;
       }
       // A record of layout 0 does not say when it expires: its key does.
       const reply = await redisCall("token.lookup", () =>

@@ -30,8 +30,9 @@ export interface BearerAuthenticatorOptions {
 /**
  * Checks bearer tokens against the store: the token names its user and
  * record (parseToken, offline), one read fetches that record, and the
- * token's digest must equal the stored one. Nothing is cached, so a delete
- * or an expiry holds at once on every instance.
+ * token's digest must equal the stored one, and its expiry be ahead, on
+ * every check. The store may answer from its cache (see TokenRecordCache),
+ * which Redis' invalidations keep exact.
  */
 export function createBearerAuthenticator(opts: BearerAuthenticatorOptions): BearerAuthenticator {
   const { store } = opts;
@@ -55,6 +56,9 @@ export function createBearerAuthenticator(opts: BearerAuthenticatorOptions): Bea
       if (stored.expiresAtMs <= now()) {
         return undefined;
       }
+      // Only records of tokens someone holds are kept: a flood of unknown or
+      // wrong tokens grows nothing and pushes no live entry out.
+      stored.keep?.();
       return { ...parsed, name: stored.name, expiresAtMs: stored.expiresAtMs };
     },
   };

@@ -30,4 +30,16 @@ describe("createBoundedCache", () => {
     cache.set("c", 3);
     assert.deepEqual(["a", "b", "c"].map(cache.get), [undefined, 2, 3]);
   });
+
+  it("deleteIf forgets the entries whose key passes, clear all; size counts them", () => {
+    const cache = fullCache();
+    cache.set("c", 3);
+    assert.equal(cache.size, 2);
+    cache.deleteIf((key) => key === "b");
+    assert.deepEqual(["b", "c"].map(cache.get), [undefined, 3]);
+    assert.equal(cache.size, 1);
+    cache.clear();
+    assert.equal(cache.size, 0);
+    assert.equal(cache.get("c"), undefined);
+  });
 });

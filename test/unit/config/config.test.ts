@@ -23,6 +23,7 @@ describe("parseConfig", () => {
       tokenMaxActivePerUser: 1000,
       tokenRateLimitPerMinute: 60,
       tokenListRateLimitPerMinute: 120,
+      tokenCacheMaxEntries: 100_000,
       requestTimeoutMs: 30_000,
       answerTimeoutMs: 10_000,
       maxConnectionsPerListener: 4096,
@@ -50,6 +51,20 @@ describe("parseConfig", () => {
         TLS_KEY_FILE: "k.pem",
       }).adminClientCaFile,
       "/etc/perps/ca.pem",
+    );
+  });
+
+  it("reads TOKEN_CACHE and TOKEN_CACHE_MAX_ENTRIES: off means no entries", () => {
+    assert.equal(parseConfig({ TOKEN_CACHE_MAX_ENTRIES: "5000" }).tokenCacheMaxEntries, 5000);
+    assert.equal(parseConfig({ TOKEN_CACHE: "off" }).tokenCacheMaxEntries, 0);
+    assert.equal(
+      parseConfig({ TOKEN_CACHE: "off", TOKEN_CACHE_MAX_ENTRIES: "5000" }).tokenCacheMaxEntries,
+      0,
+    );
+    assert.throws(() => parseConfig({ TOKEN_CACHE: "maybe" }), /TOKEN_CACHE must be on or off/);
+    assert.throws(
+      () => parseConfig({ TOKEN_CACHE_MAX_ENTRIES: "0" }),
+      /TOKEN_CACHE_MAX_ENTRIES must be an integer from 1 to 10000000/,
     );
   });
 
