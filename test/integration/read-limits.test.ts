@@ -177,6 +177,25 @@ describe("read limits enforced while reading (issue 34)", () => {
     });
   }
 
+  it("an operator-only call without the operator's credential is refused before any body byte", async () => {
+    session = connect(service.internalUrl);
+    for (const contentType of ["application/grpc", "application/grpc-web+proto"]) {
+      // Headers only: a service that reads the body first never answers.
+      const held = holdStream(session, "/perps.token.v1.UserKeyService/PutUserKey", {
+        "content-type": contentType,
+      });
+      const answer = await within(held.closed, PROMPT_MS, `${contentType}: the refusal`);
+      assert.equal(statusOf(answer).code, "16", "UNAUTHENTICATED");
+      assert.equal(answer.rstCode, 0);
+    }
+    const connectCall = holdStream(session, "/perps.token.v1.UserKeyService/PutUserKey", {
+      "content-type": "application/json",
+    });
+    const connectAnswer = await within(connectCall.closed, PROMPT_MS, "Connect: the refusal");
+    assert.equal(connectAnswer.headers[":status"], 401);
+    session.destroy();
+  });
+
   it("a refusal before the call (an unreadable grpc-timeout) carries x-request-id in its trailers", async () => {
     session = connect(service.internalUrl);
     for (const contentType of ["application/grpc", "application/grpc-web+proto"]) {

@@ -211,7 +211,7 @@ describe("IntrospectToken", () => {
       `Bearer ${token}`,
       ` ${token}`,
       "pt_",
-      // As long as the request fits in the 64 KiB read limit (JSON: 12 bytes besides the string).
+      // As long as the request fits in the 64 KiB read limit (in JSON, 12 bytes besides the string).
       "x".repeat(READ_MAX_BYTES - 12),
       `pt_${"A".repeat(READ_MAX_BYTES - 15)}`,
     ];
@@ -243,13 +243,13 @@ describe("IntrospectToken", () => {
   });
 
   it("a request over the 64 KiB read limit is RESOURCE_EXHAUSTED, on gRPC and Connect", async () => {
-    // Protobuf: 1 byte of tag and 3 of length besides the string.
+    // Protobuf (both clients here): 1 byte of tag and 3 of length besides the string.
     await assert.rejects(
       grpcIntrospect.introspectToken({ token: "x".repeat(READ_MAX_BYTES - 3) }),
       (err) => isGrpcError(err, GrpcStatus.RESOURCE_EXHAUSTED),
     );
     await assert.rejects(
-      connectIntrospect(first).introspectToken({ token: "x".repeat(READ_MAX_BYTES - 11) }),
+      connectIntrospect(first).introspectToken({ token: "x".repeat(READ_MAX_BYTES - 3) }),
       (err) => err instanceof ConnectError && err.code === Code.ResourceExhausted,
     );
   });
