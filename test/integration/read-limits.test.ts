@@ -177,6 +177,22 @@ describe("read limits enforced while reading (issue 34)", () => {
     });
   }
 
+  it("a grpc-timeout beyond any timer (99999999H) is no deadline passed: the call is answered", async () => {
+    session = connect(service.internalUrl);
+    for (const contentType of ["application/grpc", "application/grpc-web+proto"]) {
+      const held = holdStream(session, INTROSPECT, {
+        "content-type": contentType,
+        "grpc-timeout": "99999999H",
+      });
+      held.stream.write(introspectMessage("pt_unknown").subarray(0, 7));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      held.stream.end(introspectMessage("pt_unknown").subarray(7));
+      const answer = await within(held.closed, PROMPT_MS, contentType);
+      assert.equal(statusOf(answer).code, "0", contentType);
+    }
+    session.destroy();
+  });
+
   it("an operator-only call without the operator's credential is refused before any body byte", async () => {
     session = connect(service.internalUrl);
     for (const contentType of ["application/grpc", "application/grpc-web+proto"]) {

@@ -21,6 +21,7 @@ import {
   deadlinePassed,
   type UnaryMethod,
   type UnaryServing,
+  whenDeadlinePasses,
 } from "./unary-method.js";
 
 /** A unary method as the stream path finds it by its request path. */
@@ -99,19 +100,16 @@ export function takeGrpcStream(
     return exchange;
   }
   // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
-  const timer =
-    deadline === null
-      ? undefined
-      : setTimeout(() => {
-          if (!stream.headersSent) {
-            refuse(stream, exchange, answer, deadlinePassed());
-          }
-        }, deadline - Date.now());
+  const read = whenDeadlinePasses(deadline, stream, () => {
+    if (!stream.headersSent) {
+      refuse(stream, exchange, answer, deadlinePassed());
+    }
+  });
   readBody(
     stream,
     route.unary.readMaxBytes + ENVELOPE_HEAD_BYTES,
     (body) => {
-      clearTimeout(timer);
+      read();
       if (stream.headersSent) {
         return; // Refused at the deadline.
       }

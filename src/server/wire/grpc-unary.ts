@@ -27,6 +27,7 @@ import {
   serializedAnswer,
   type UnaryMethod,
   type UnaryServing,
+  whenDeadlinePasses,
 } from "./unary-method.js";
 
 /** Where gRPC and gRPC-Web differ for a unary call. */
@@ -99,17 +100,14 @@ export function serveGrpcUnary(
       (reason: unknown) => answerError(res, answer, callError(reason)),
     );
   // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
-  const timer =
-    deadline === null
-      ? undefined
-      : setTimeout(() => {
-          if (!res.headersSent) {
-            detach(refuse(req, res, answer, deadlinePassed()));
-          }
-        }, deadline - Date.now());
+  const read = whenDeadlinePasses(deadline, res, () => {
+    if (!res.headersSent) {
+      detach(refuse(req, res, answer, deadlinePassed()));
+    }
+  });
   readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES, served.announced)
     .then((body) => {
-      clearTimeout(timer);
+      read();
       if (res.headersSent) {
         return; // Refused at the deadline.
       }

@@ -161,6 +161,30 @@ export function deadlinePassed(): ConnectError {
   return new ConnectError("the operation timed out", Code.DeadlineExceeded);
 }
 
+// Node runs a longer timer at once (with a warning); REQUEST_TIMEOUT_MS (at most an hour) ends such a read first.
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Runs `passed` at `deadline` (Unix ms) unless the returned function is
+ * called first or `exchange` closes (a reset stream leaves no timer behind);
+ * nothing when there is no deadline, or one farther than a timer reaches.
+ */
+export function whenDeadlinePasses(
+  deadline: number | null,
+  exchange: { once(event: "close", listener: () => void): unknown },
+  passed: () => void,
+): () => void {
+  if (deadline === null || deadline - Date.now() > LONGEST_TIMER_MS) {
+    return noTimer;
+  }
+  const timer = setTimeout(passed, deadline - Date.now());
+  const cancel = () => clearTimeout(timer);
+  exchange.once("close", cancel);
+  return cancel;
+}
+
+function noTimer(): void {}
+
 /** The deadline of a call whose timeout is `timeoutMs` from now; null for none. */
 export function deadlineAfter(timeoutMs: number | undefined): number | null {
   return timeoutMs === undefined ? null : Date.now() + timeoutMs;
