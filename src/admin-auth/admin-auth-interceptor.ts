@@ -35,35 +35,52 @@ export function adminAuthInterceptor(opts: AdminAuthOptions): Interceptor {
     if (!adminServices.has(req.service)) {
       return next(req);
     }
-    // Only browsers send Origin, and no web page has business with an admin
-    // call (a rebound name or a page on an internal host would).
-    if (req.header.get("origin") !== null) {
-      throw new ConnectError(
-        "admin calls are not taken from web pages: this request carries Origin",
-        Code.PermissionDenied,
-      );
-    }
-    // Mutual TLS: a client certificate the listener verified names the operator.
-    const certified = req.contextValues.get(callerKey).certificateSubject;
-    if (certified !== undefined) {
-      req.contextValues.set(operatorKey, certified);
-      return next(req);
-    }
-    const secret = bearerTokenOf(req.header.get("authorization"));
-    if (secret === undefined || secret === "") {
-      throw new ConnectError(
-        `this call needs an operator's credential: ${WHAT_TO_SEND}`,
-        Code.Unauthenticated,
-      );
-    }
-    const operator = opts.operatorOf(secret);
-    if (operator === undefined) {
-      throw new ConnectError(
-        `the operator credential sent is not accepted: ${WHAT_TO_SEND}`,
-        Code.Unauthenticated,
-      );
-    }
+    const operator = operatorOfCall(
+      (name) => req.header.get(name),
+      req.contextValues.get(callerKey).certificateSubject,
+      opts.operatorOf,
+    );
     req.contextValues.set(operatorKey, operator);
     return next(req);
   };
+}
+
+/**
+ * The operator an admin call comes from, by its headers and its connection's
+ * verified client certificate; throws the refusal otherwise. The interceptor
+ * asks it, and so does the listener before it reads any of the call's body
+ * (src/admin-auth/call-gate.ts).
+ */
+export function operatorOfCall(
+  header: (name: string) => string | null,
+  certificateSubject: string | undefined,
+  operatorOf: OperatorLookup,
+): string {
+  // Only browsers send Origin, and no web page has business with an admin
+  // call (a rebound name or a page on an internal host would).
+  if (header("origin") !== null) {
+    throw new ConnectError(
+      "admin calls are not taken from web pages: this request carries Origin",
+      Code.PermissionDenied,
+    );
+  }
+  // Mutual TLS: a client certificate the listener verified names the operator.
+  if (certificateSubject !== undefined) {
+    return certificateSubject;
+  }
+  const secret = bearerTokenOf(header("authorization"));
+  if (secret === undefined || secret === "") {
+    throw new ConnectError(
+      `this call needs an operator's credential: ${WHAT_TO_SEND}`,
+      Code.Unauthenticated,
+    );
+  }
+  const operator = operatorOf(secret);
+  if (operator === undefined) {
+    throw new ConnectError(
+      `the operator credential sent is not accepted: ${WHAT_TO_SEND}`,
+      Code.Unauthenticated,
+    );
+  }
+  return operator;
 }

@@ -20,11 +20,16 @@ export function serviceCredentialInterceptor(
       req.service.typeName === TokenIntrospectionService.typeName &&
       opts.check(req.header.get(SERVICE_CREDENTIAL_HEADER)) === false
     ) {
-      throw new ConnectError(
-        'IntrospectToken needs the calling service\'s credential: send "X-Service-Credential: <service secret>" (a service of SERVICE_CREDENTIALS_FILE)',
-        Code.Unauthenticated,
-      );
+      throw serviceCredentialRefusal();
     }
     return next(req);
   };
+}
+
+/** The refusal of an IntrospectToken call without a listed service's credential. */
+export function serviceCredentialRefusal(): ConnectError {
+  return new ConnectError(
+    'IntrospectToken needs the calling service\'s credential: send "X-Service-Credential: <service secret>" (a service of SERVICE_CREDENTIALS_FILE)',
+    Code.Unauthenticated,
+  );
 }

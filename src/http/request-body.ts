@@ -1,4 +1,4 @@
-import type { ServerHttp2Stream } from "node:http2";
+import { constants as h2constants, type ServerHttp2Stream } from "node:http2";
 import type { NodeServerRequest } from "./node-handler.js";
 
 /** What a body is read from: node's request (HTTP/1.1, HTTP/2 compat) or a raw HTTP/2 stream. */
@@ -14,14 +14,29 @@ export interface RequestBody {
 }
 
 /**
- * Reads the body until it ends, or until it holds more than `maxBytes`: then
- * it stops reading (the request is paused) and resolves with what was read.
+ * A body whose first bytes announce its size (a gRPC envelope's 5-byte
+ * prefix): once `bytes` have arrived, `tooLarge` of them says whether to stop
+ * reading there, as past the limit, without waiting for the bytes announced.
+ */
+export interface AnnouncedSize {
+  readonly bytes: number;
+  readonly tooLarge: (head: Buffer) => boolean;
+}
+
+/**
+ * Reads the body until it ends, or until it holds more than `maxBytes` (or
+ * its head announces more, see `AnnouncedSize`): then it stops reading (the
+ * request is paused) and resolves with what was read.
  * Never rejects: a body cut short (the connection or stream reset, the
  * transport's request timeout) leaves it pending, so that no call is made
  * of part of a message; the response's close tells the listener.
  */
-export function readRequestBody(req: BodySource, maxBytes: number): Promise<RequestBody> {
-  return new Promise((resolve) => readBody(req, maxBytes, resolve));
+export function readRequestBody(
+  req: BodySource,
+  maxBytes: number,
+  announced?: AnnouncedSize,
+): Promise<RequestBody> {
+  return new Promise((resolve) => readBody(req, maxBytes, resolve, announced));
 }
 
 /** `readRequestBody` with a callback: the raw HTTP/2 path makes no promise of it. */
@@ -29,13 +44,21 @@ export function readBody(
   req: BodySource,
   maxBytes: number,
   resolve: (body: RequestBody) => void,
+  announced?: AnnouncedSize,
 ): void {
   const chunks: Buffer[] = [];
   let total = 0;
   const onData = (chunk: Buffer) => {
     chunks.push(chunk);
+    const before = total;
     total += chunk.length;
-    if (total > maxBytes) {
+    if (
+      total > maxBytes ||
+      (announced !== undefined &&
+        before < announced.bytes &&
+        total >= announced.bytes &&
+        announced.tooLarge(chunks.length === 1 ? chunk : Buffer.concat(chunks)))
+    ) {
       stop();
       req.pause();
       resolve({ chunks, total, ended: false });
@@ -68,6 +91,39 @@ function cutShort(req: BodySource): boolean {
     return req.stream.aborted || req.stream.destroyed;
   }
   return "respond" in req && (req.aborted || req.destroyed);
+}
+
+/**
+ * Reads no more of a body the answer did not wait for (a refusal given
+ * before it ended), once that answer is complete; call it after the answer's
+ * `end`. HTTP/2: the stream is reset with NO_ERROR after the whole answer
+ * (RFC 9113 §8.1; grpc-go does the same), so the client stops sending and
+ * nothing more is buffered, and the connection goes on. `trailers`: the
+ * answer ends with trailers, which must go out first. HTTP/1.1: the rest is
+ * discarded as it comes, keeping the connection (REQUEST_TIMEOUT_MS bounds it).
+ */
+export function readNoMore(req: BodySource, trailers: boolean): void {
+  const stream = "respond" in req ? req : "stream" in req ? req.stream : undefined;
+  if (stream === undefined) {
+    if (!req.readableEnded) {
+      req.resume();
+    }
+    return;
+  }
+  if (stream.closed || stream.state.remoteClose === 1) {
+    return;
+  }
+  // Reset now and the trailers would be lost: after they are sent.
+  const close = () => {
+    if (!stream.closed) {
+      stream.close(h2constants.NGHTTP2_NO_ERROR);
+    }
+  };
+  if (trailers) {
+    stream.once("wantTrailers", () => setImmediate(close));
+  } else {
+    close();
+  }
 }
 
 /** The body as one buffer (no copy when it came in one chunk). */

@@ -10,7 +10,7 @@ import {
 import { lazyCallSignal } from "../call/call-signal.js";
 import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
-import { joined, readRequestBody } from "../http/request-body.js";
+import { joined, readNoMore, readRequestBody } from "../http/request-body.js";
 import { requestPath } from "../http/request-path.js";
 import { requestAuthority, requestUrl } from "../http/request-url.js";
 import { nodeHeaders, webHeaders } from "../http/web-headers.js";
@@ -151,6 +151,10 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
           details: error.details,
           headers: error.headers,
         });
+        // A refusal before the body ended (413): none of the rest is read.
+        if (!req.readableEnded) {
+          readNoMore(req, false);
+        }
       }
     }
   }
@@ -177,16 +181,13 @@ async function readJsonBody(req: NodeServerRequest, maxBodyBytes: number): Promi
       httpStatus: 413,
     });
   const declared = Number(req.headers["content-length"] ?? 0);
+  // Over the limit, the answer does not wait for the rest, nor reads it (readNoMore).
   if (declared > maxBodyBytes) {
-    // Discard the body unread; the answer does not depend on it.
-    req.resume();
     throw tooLarge();
   }
   // A body cut short (the client went away) leaves this pending: nobody is left to answer.
   const body = await readRequestBody(req, maxBodyBytes);
   if (!body.ended) {
-    // Discard the rest unread, so that the answer can still be sent on this connection.
-    req.resume();
     throw tooLarge();
   }
   const bytes = joined(body);

@@ -13,8 +13,14 @@ export interface ApiImplementations {
   introspection: Partial<ServiceImpl<typeof TokenIntrospectionService>>;
 }
 
-/** Largest IntrospectToken request accepted (internal listener). */
-const INTROSPECTION_READ_MAX_BYTES = 2 * 1024 * 1024;
+/**
+ * Largest IntrospectToken request accepted (internal listener): a token is 89
+ * characters, yet any string a caller forwards must answer `active: false`,
+ * not a size error. 64 KiB holds any header value the usual proxies pass on
+ * (Envoy's default limit is 60 KiB for all headers, nginx's 8 KiB a line,
+ * Node's 16 KiB), and is the 64 KiB per stream docs/security.md promises.
+ */
+const INTROSPECTION_READ_MAX_BYTES = 64 * 1024;
 
 /**
  * The contract's services and where each is served: the one list that
@@ -32,8 +38,6 @@ export function apiServices(impl: ApiImplementations): readonly ServedService[] 
       listeners: ["internal"],
       operatorOnly: true,
     }),
-    // Any string a caller forwards answers `active: false`, not a size
-    // error: up to 2 MiB here (gRPC's own default is 4 MiB).
     servedService(TokenIntrospectionService, impl.introspection, {
       listeners: ["internal"],
       readMaxBytes: INTROSPECTION_READ_MAX_BYTES,

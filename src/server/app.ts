@@ -1,4 +1,5 @@
 import type { OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
+import { createCallGate } from "../admin-auth/call-gate.js";
 import { serviceCredentialCheck } from "../admin-auth/service-credential.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
@@ -154,10 +155,13 @@ export function createApp(opts: AppOptions): App {
 
   // Off unless SERVICE_CREDENTIALS_FILE lists services.
   const serviceCheck = serviceCredentialCheck(opts.serviceOf);
-  const interceptors = createInterceptorChain({
+  const callers = {
     operatorOf: opts.operatorOf,
     adminServices: api.filter((s) => s.operatorOnly).map((s) => s.service),
     ...(opts.serviceOf === undefined ? {} : { serviceCheck }),
+  };
+  const interceptors = createInterceptorChain({
+    ...callers,
     ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
   });
   // What the interceptors do not see (plain endpoints, refusals made before a
@@ -174,6 +178,8 @@ export function createApp(opts: AppOptions): App {
     interceptors,
     telemetry,
     readMaxBytes: READ_MAX_BYTES,
+    // The same credentials, asked before a call's body is read.
+    gate: createCallGate(callers),
     logger: opts.logger,
   };
 

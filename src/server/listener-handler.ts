@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import type { CallGate } from "../admin-auth/call-gate.js";
 import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
@@ -28,6 +29,8 @@ export interface ListenerHandlerOptions {
   hosts?: HostGuardOptions;
   /** Largest request message on any protocol. */
   readMaxBytes: number;
+  /** Refuses a call lacking its service's credential before its body is read. Default: none refused. */
+  gate?: CallGate;
   /** The table of its REST routes, when an endpoint (CORS) matches against it too. Default: its own. */
   restRoutes?: RouteTable;
   logger: Logger;
@@ -90,6 +93,7 @@ export function createListenerHandler(
     },
     fallback,
     contextValues: callContext,
+    ...(opts.gate === undefined ? {} : { gate: opts.gate }),
   });
   const hostGuard = createHostGuard(opts.hosts ?? {});
   const names = opts.hosts?.names;

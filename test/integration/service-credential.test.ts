@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
+import { connect } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
+import { trailerParse } from "@connectrpc/connect/protocol-grpc-web";
 import { createIntrospectionClient, TokenApiError } from "../../client/src/sdk/node.js";
 import { parseCredentialsFile } from "../../src/admin-auth/credentials-file.js";
 import { operatorLookup } from "../../src/admin-auth/operator-credentials.js";
 import { grpcStatusOf } from "../support/grpc-status-call.js";
+import { holdStream, within } from "../support/held-stream.js";
 import { credentialsText } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -60,6 +63,36 @@ describe("service credential for IntrospectToken and /auth", () => {
       }),
       "0",
     );
+  });
+
+  it("IntrospectToken: the credential is checked before any body byte (issue 34), on every path", async () => {
+    const session = connect(service.internalUrl);
+    try {
+      for (const contentType of [
+        "application/grpc",
+        "application/grpc-web+proto",
+        "application/json",
+      ]) {
+        // Headers only, the body never sent nor ended: a service that reads
+        // it before asking for the credential never answers.
+        const held = holdStream(session, INTROSPECT, { "content-type": contentType });
+        const answer = await within(held.closed, 10_000, `${contentType}: the refusal`);
+        if (contentType === "application/json") {
+          assert.equal(answer.headers[":status"], 401);
+          const body = JSON.parse(answer.body.toString()) as { code: string };
+          assert.equal(body.code, "unauthenticated");
+        } else {
+          const status =
+            contentType === "application/grpc"
+              ? answer.trailers["grpc-status"]
+              : trailerParse(answer.body.subarray(5)).get("grpc-status");
+          assert.equal(status, "16", contentType);
+        }
+        assert.equal(answer.rstCode, 0, "reset with NO_ERROR: no body is read");
+      }
+    } finally {
+      session.destroy();
+    }
   });
 
   it("the SDK's introspection client sends serviceCredential, over Connect and gRPC", async () => {

@@ -42,6 +42,9 @@ function withChecksum(body: string): string {
 
 type Answer = typeof INACTIVE;
 
+/** IntrospectToken's read limit (src/server/api-services.ts), as docs/security.md states it. */
+const READ_MAX_BYTES = 64 * 1024;
+
 /** The answer's fields, without protobuf-es' `$typeName`. */
 function fields({ active, userId, tokenId, name, expiresAt, expiresAtMs }: Answer): Answer {
   return { active, userId, tokenId, name, expiresAt, expiresAtMs };
@@ -208,8 +211,9 @@ describe("IntrospectToken", () => {
       `Bearer ${token}`,
       ` ${token}`,
       "pt_",
-      "x".repeat(1 << 20),
-      `pt_${"A".repeat(1 << 20)}`,
+      // As long as the request fits in the 64 KiB read limit (in JSON, 12 bytes besides the string).
+      "x".repeat(READ_MAX_BYTES - 12),
+      `pt_${"A".repeat(READ_MAX_BYTES - 15)}`,
     ];
     const before = await lookups(first);
     const inactiveBefore = await introspections(first, "inactive");
@@ -236,6 +240,18 @@ describe("IntrospectToken", () => {
     const activeBefore = await introspections(first, "active");
     assert.equal((await grpcIntrospect.introspectToken({ token })).active, true);
     assert.equal(await introspections(first, "active"), activeBefore + 1);
+  });
+
+  it("a request over the 64 KiB read limit is RESOURCE_EXHAUSTED, on gRPC and Connect", async () => {
+    // Protobuf (both clients here): 1 byte of tag and 3 of length besides the string.
+    await assert.rejects(
+      grpcIntrospect.introspectToken({ token: "x".repeat(READ_MAX_BYTES - 3) }),
+      (err) => isGrpcError(err, GrpcStatus.RESOURCE_EXHAUSTED),
+    );
+    await assert.rejects(
+      connectIntrospect(first).introspectToken({ token: "x".repeat(READ_MAX_BYTES - 3) }),
+      (err) => err instanceof ConnectError && err.code === Code.ResourceExhausted,
+    );
   });
 
   it("is not served on the public listener", async () => {

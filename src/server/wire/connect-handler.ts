@@ -15,6 +15,7 @@ import {
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
+import type { CallGate } from "../../admin-auth/call-gate.js";
 import type {
   NodeHandler,
   NodeServerRequest,
@@ -42,6 +43,8 @@ export interface ConnectHandlerOptions {
   fallback: NodeHandler;
   /** Context values of each call. */
   contextValues: (req: NodeServerRequest) => ContextValues;
+  /** Refuses a unary call by its headers before its body is read (credentials). Default: none refused. */
+  gate?: CallGate;
 }
 
 interface Served {
@@ -115,6 +118,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
     interceptors: opts.interceptors,
     contextValues: opts.contextValues,
     acceptCompression,
+    ...(opts.gate === undefined ? {} : { gate: opts.gate }),
   });
   const paths = new Map<string, Served>();
   const streamRoutes = new Map<string, StreamRoute>();

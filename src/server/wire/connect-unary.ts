@@ -4,7 +4,7 @@ import * as connect from "@connectrpc/connect/protocol-connect";
 import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
-import { joined, readRequestBody } from "../../http/request-body.js";
+import { joined, readNoMore, readRequestBody } from "../../http/request-body.js";
 import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { exchangeOf } from "../exchange.js";
 import { callError, detach, failAnswer } from "./answer-failure.js";
@@ -68,7 +68,11 @@ export function serveConnectUnary(
     exchangeOf(req)?.answers(error.code, error.rawMessage);
     return answerError(res, answer, error);
   };
-  const refusal = compression.error ?? timeout.error;
+  // A caller without the credential its service needs is refused before any body byte is read.
+  const refusal =
+    compression.error ??
+    timeout.error ??
+    serving.admit(served.method, req.headers, req.socket ?? undefined);
   if (refusal !== undefined) {
     detach(refused(refusal));
     return true;
@@ -164,4 +168,8 @@ async function send(
   }
   res.writeHead(status, nodeHeaders(header));
   res.end(bytes);
+  if (!res.req.readableEnded) {
+    // Answered before the body ended (a refusal): no more of it is read.
+    readNoMore(res.req, false);
+  }
 }

@@ -9,14 +9,20 @@ import {
 import * as grpc from "@connectrpc/connect/protocol-grpc";
 import { lazyCallSignal } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
-import { type RequestBody, readBody } from "../../http/request-body.js";
+import { type RequestBody, readBody, readNoMore } from "../../http/request-body.js";
 import { urlOf } from "../../http/request-url.js";
 import { nodeHeaders, webHeaders } from "../../http/web-headers.js";
 import type { Exchange } from "../exchange.js";
 import { callError } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import { whenCompressed } from "./grpc-unary.js";
-import { deadlineAfter, type UnaryMethod, type UnaryServing } from "./unary-method.js";
+import {
+  deadlineAfter,
+  deadlinePassed,
+  type UnaryMethod,
+  type UnaryServing,
+  whenDeadlinePasses,
+} from "./unary-method.js";
 
 /** A unary method as the stream path finds it by its request path. */
 export interface StreamRoute {
@@ -87,8 +93,29 @@ export function takeGrpcStream(
   };
   const exchange = begin();
   exchange.names(route.name, "grpc");
-  readBody(stream, route.unary.readMaxBytes + ENVELOPE_HEAD_BYTES, (body) =>
-    serve(route.unary, serving, stream, headers, exchange, answer, deadline, body, contextValues),
+  // A caller without the credential its service needs is refused before any body byte is read.
+  const refusal = serving.admit(route.unary.method, headers, stream.session?.socket);
+  if (refusal !== undefined) {
+    refuse(stream, exchange, answer, refusal);
+    return exchange;
+  }
+  // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
+  const read = whenDeadlinePasses(deadline, stream, () => {
+    if (!stream.headersSent) {
+      refuse(stream, exchange, answer, deadlinePassed());
+    }
+  });
+  readBody(
+    stream,
+    route.unary.readMaxBytes + ENVELOPE_HEAD_BYTES,
+    (body) => {
+      read();
+      if (stream.headersSent) {
+        return; // Refused at the deadline.
+      }
+      serve(route.unary, serving, stream, headers, exchange, answer, deadline, body, contextValues);
+    },
+    route.unary.announced,
   );
   return exchange;
 }
@@ -120,6 +147,10 @@ function serve(
       )
       .catch((reason: unknown) => failStream(stream, exchange, reason));
   };
+  if (deadline !== null && body.ended && Date.now() >= deadline) {
+    refuse(stream, exchange, answer, deadlinePassed());
+    return;
+  }
   let input: Message | Promise<Message>;
   try {
     input = readEnvelopedInput(body, stream, {
@@ -191,6 +222,10 @@ function answerError(
     return;
   }
   const trailer = nodeHeaders(grpc.setTrailerStatus(new Headers({ "grpc-status": "0" }), error));
+  // In the trailers too, as the interceptors put it for a call's error; refusals made before one have it only here.
+  if (exchange.requestId !== "") {
+    trailer["x-request-id"] = exchange.requestId;
+  }
   respond(stream, exchange, answer, undefined, trailer, undefined);
 }
 
@@ -221,6 +256,10 @@ function respond(
   stream.once("wantTrailers", () => stream.sendTrailers(trailer));
   exchange.sent(200);
   stream.end(body);
+  if (!stream.readableEnded) {
+    // Answered before the body ended (a refusal): no more of it is read.
+    readNoMore(stream, true);
+  }
 }
 
 /**

@@ -15,7 +15,7 @@ import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
-import { readRequestBody } from "../../http/request-body.js";
+import { readNoMore, readRequestBody } from "../../http/request-body.js";
 import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
@@ -23,9 +23,11 @@ import { callError, detach, failAnswer } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import {
   deadlineAfter,
+  deadlinePassed,
   serializedAnswer,
   type UnaryMethod,
   type UnaryServing,
+  whenDeadlinePasses,
 } from "./unary-method.js";
 
 /** Where gRPC and gRPC-Web differ for a unary call. */
@@ -84,8 +86,11 @@ export function serveGrpcUnary(
     return false;
   }
   const { type, answer, compression, deadline } = headers;
-  if (headers.refusal !== undefined) {
-    detach(refuse(req, res, answer, headers.refusal));
+  // A caller without the credential its service needs is refused before any body byte is read.
+  const refusal =
+    headers.refusal ?? serving.admit(served.method, req.headers, req.socket ?? undefined);
+  if (refusal !== undefined) {
+    detach(refuse(req, res, answer, refusal));
     return true;
   }
   const call = (input: Message) =>
@@ -94,8 +99,21 @@ export function serveGrpcUnary(
         answerResult(req, res, answer, result, serializedAnswer(served, type.binary, result)),
       (reason: unknown) => answerError(res, answer, callError(reason)),
     );
-  readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES)
+  // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
+  const read = whenDeadlinePasses(deadline, res, () => {
+    if (!res.headersSent) {
+      detach(refuse(req, res, answer, deadlinePassed()));
+    }
+  });
+  readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES, served.announced)
     .then((body) => {
+      read();
+      if (res.headersSent) {
+        return; // Refused at the deadline.
+      }
+      if (deadline !== null && body.ended && Date.now() >= deadline) {
+        return refuse(req, res, answer, deadlinePassed());
+      }
       let input: Message | Promise<Message>;
       try {
         input = readEnvelopedInput(body, req, {
@@ -163,6 +181,7 @@ function callOf(
   if (type === undefined) {
     return undefined;
   }
+  const requestId = exchangeOf(req)?.requestId;
   const header = req.headers;
   const timeout = grpc.parseTimeout(stringOrNull(header["grpc-timeout"]), Number.MAX_SAFE_INTEGER);
   const compression = compressionNegotiate(
@@ -178,6 +197,7 @@ function callOf(
       contentType: type.binary ? framing.contentTypeProto : framing.contentTypeJson,
       compression: compression.response,
       compressMinBytes,
+      requestId: requestId === "" ? undefined : requestId,
     },
     compression,
     deadline: deadlineAfter(timeout.timeoutMs),
@@ -202,6 +222,8 @@ interface Answer {
   /** The negotiated compression of the answer's envelopes. */
   readonly compression: Compression | null;
   readonly compressMinBytes: number;
+  /** The exchange's request id, for the trailers of an error; undefined outside a listener. */
+  readonly requestId: string | undefined;
 }
 
 function answerHeaders(answer: Answer, header?: Headers): Record<string, string> {
@@ -240,6 +262,10 @@ function answerError(
     return;
   }
   const trailer = grpc.setTrailerStatus(new Headers({ "grpc-status": "0" }), error);
+  // In the trailers too, as the interceptors put it for a call's error; refusals made before one have it only here.
+  if (answer.requestId !== undefined) {
+    trailer.set("x-request-id", answer.requestId);
+  }
   return writeAnswer(res, answer, answerHeaders(answer), trailer, undefined);
 }
 
@@ -259,6 +285,10 @@ function writeAnswer(
     } else {
       res.end(encodeEnvelope(message.flags, message.data));
     }
+    if (!res.req.readableEnded) {
+      // Answered before the body ended (a refusal): no more of it is read.
+      readNoMore(res.req, true);
+    }
     return;
   }
   return whenCompressed(res, answer, webTrailer(trailer), (trailerEnvelope) => {
@@ -268,6 +298,9 @@ function writeAnswer(
         ? encodeEnvelope(trailerEnvelope.flags, trailerEnvelope.data)
         : encodeEnvelopes(message, trailerEnvelope),
     );
+    if (!res.req.readableEnded) {
+      readNoMore(res.req, false);
+    }
   });
 }
 

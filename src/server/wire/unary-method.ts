@@ -1,9 +1,11 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
-import type {
+import {
+  Code,
   ConnectError,
-  ContextValues,
-  Interceptor,
-  ServiceImplSpec,
+  type ContextValues,
+  type Interceptor,
+  type ServiceImplSpec,
 } from "@connectrpc/connect";
 import {
   type Compression,
@@ -11,6 +13,7 @@ import {
   type MethodSerializationLookup,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
+import type { CallGate } from "../../admin-auth/call-gate.js";
 import { lazyCallSignal } from "../../call/call-signal.js";
 import {
   createUnaryInvoker,
@@ -19,9 +22,11 @@ import {
   type UnaryResult,
 } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
+import type { AnnouncedSize } from "../../http/request-body.js";
 import { requestUrl } from "../../http/request-url.js";
 import { webHeaders } from "../../http/web-headers.js";
 import { callError } from "./answer-failure.js";
+import { announcedEnvelope } from "./enveloped-input.js";
 
 /** A unary method served by the wire paths, with what Connect's handler would use for it. */
 export interface UnaryMethod {
@@ -30,6 +35,8 @@ export interface UnaryMethod {
   readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
   /** Largest request message accepted, in bytes. */
   readonly readMaxBytes: number;
+  /** Its envelope's prefix announcing more than `readMaxBytes`: read no further. */
+  readonly announced: AnnouncedSize;
   /** Smallest answer compressed when the client accepts compression (Connect's default, 1 KiB). */
   readonly compressMinBytes: number;
 }
@@ -49,6 +56,8 @@ export interface UnaryServingOptions {
   contextValues: (req: NodeServerRequest) => ContextValues;
   /** The compressions accepted and offered, as given to Connect's router. */
   acceptCompression: readonly Compression[];
+  /** Refuses a call by its headers before its body is read (credentials). Default: none refused. */
+  gate?: CallGate;
 }
 
 /** The protocols of the wire paths, as handlers see them (`HandlerContext.protocolName`). */
@@ -59,6 +68,12 @@ export interface UnaryServing {
   /** The unary method at a path of the services, if any. */
   method(method: DescMethod): UnaryMethod | undefined;
   readonly acceptCompression: Compression[];
+  /** The refusal of a call by its headers and connection alone (the gate), before any body byte is read. */
+  admit(
+    method: DescMethod,
+    headers: IncomingHttpHeaders,
+    socket: { remoteAddress?: string | undefined } | undefined,
+  ): ConnectError | undefined;
   /**
    * Runs the call through the interceptors and the implementation, as
    * Connect's handlers do, with `protocol` as the handler's protocol name
@@ -90,6 +105,7 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
     grpc: invokerFor("grpc"),
     "grpc-web": invokerFor("grpc-web"),
   };
+  const { gate } = opts;
   const methods = new Map<DescMethod, UnaryMethod>();
   for (const service of opts.services) {
     const limits = validateReadWriteMaxBytes(service.readMaxBytes, undefined, undefined);
@@ -99,6 +115,7 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
           method: spec.method,
           serialization: createMethodSerializationLookup(spec.method, undefined, undefined, limits),
           readMaxBytes: limits.readMaxBytes,
+          announced: announcedEnvelope(limits.readMaxBytes),
           compressMinBytes: limits.compressMinBytes,
         });
       }
@@ -107,6 +124,7 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
   return {
     method: (method) => methods.get(method),
     acceptCompression: [...opts.acceptCompression],
+    admit: (method, headers, socket) => gate?.(method.parent, headers, socket),
     call: (protocol, method, input, call) => invokers[protocol].invoke(method, input, call),
     invoke(protocol, method, input, req, res, deadline) {
       return invokers[protocol].invoke(method, input, {
@@ -133,6 +151,39 @@ export function serializedAnswer(
     return callError(reason);
   }
 }
+
+/**
+ * The refusal of a call whose deadline passed before it could be made (its
+ * body still arriving): DEADLINE_EXCEEDED, as grpc-go answers, never a call
+ * made after its caller stopped waiting.
+ */
+export function deadlinePassed(): ConnectError {
+  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
+}
+
+// Node runs a longer timer at once (with a warning); REQUEST_TIMEOUT_MS (at most an hour) ends such a read first.
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Runs `passed` at `deadline` (Unix ms) unless the returned function is
+ * called first or `exchange` closes (a reset stream leaves no timer behind);
+ * nothing when there is no deadline, or one farther than a timer reaches.
+ */
+export function whenDeadlinePasses(
+  deadline: number | null,
+  exchange: { once(event: "close", listener: () => void): unknown },
+  passed: () => void,
+): () => void {
+  if (deadline === null || deadline - Date.now() > LONGEST_TIMER_MS) {
+    return noTimer;
+  }
+  const timer = setTimeout(passed, deadline - Date.now());
+  const cancel = () => clearTimeout(timer);
+  exchange.once("close", cancel);
+  return cancel;
+}
+
+function noTimer(): void {}
 
 /** The deadline of a call whose timeout is `timeoutMs` from now; null for none. */
 export function deadlineAfter(timeoutMs: number | undefined): number | null {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { connect as http2Connect } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
@@ -25,7 +26,8 @@ import {
   type DualProtocolServer,
 } from "../../../../src/server/dual-protocol-server.js";
 import { Exchange } from "../../../../src/server/exchange.js";
-import { type Answer, type Sent, send } from "../../../support/wire-exchange.js";
+import { envelopePrefix, type HeldAnswer, holdStream } from "../../../support/held-stream.js";
+import { type Answer, CREATE, type Sent, send } from "../../../support/wire-exchange.js";
 import { wireHandler } from "../../../support/wire-test-server.js";
 
 /**
@@ -380,6 +382,32 @@ describe("the wire paths answer as Connect's own handler", () => {
       assert.equal(codeOf(mine), "3");
       assert.equal(mine.trailers["grpc-message"], connects.trailers["grpc-message"]);
     });
+  });
+
+  it("a grpc-timeout passed while the body arrives: DEADLINE_EXCEEDED, where Connect makes the call", async () => {
+    const message = Buffer.from(createRequest("ok"));
+    const late = async (port: number, contentType: string): Promise<HeldAnswer> => {
+      const session = http2Connect(`http://127.0.0.1:${port}`);
+      try {
+        const held = holdStream(session, CREATE, {
+          "content-type": contentType,
+          "grpc-timeout": "100m",
+        });
+        held.stream.write(Buffer.concat([envelopePrefix(message.length), message.subarray(0, 2)]));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        held.stream.end(message.subarray(2));
+        return await held.closed;
+      } finally {
+        session.destroy();
+      }
+    };
+    // Both gRPC paths: the raw stream (application/grpc) and node's compatibility objects.
+    for (const contentType of ["application/grpc", "Application/GRPC"]) {
+      const connects = await late(theirs.port, contentType);
+      assert.equal(connects.trailers["grpc-status"], "0", "Connect still makes the call");
+      const mine = await late(ours.port, contentType);
+      assert.equal(mine.trailers["grpc-status"], "4", contentType);
+    }
   });
 
   it("an unknown method of a known service goes to the fallback (Connect protocol)", async () => {
