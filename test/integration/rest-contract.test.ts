@@ -204,7 +204,7 @@ describe("REST contract of /user/tokens", () => {
   });
 
   describe("GET /user/tokens (ListTokens, bearer token)", () => {
-    it("→ 200 {tokens: [{id, name, expiresAt}]}, ordered by name in UTF-8 bytes, session tokens left out", async () => {
+    it("→ 200 {tokens: [{id, name, expiresAt}]}, ordered by expiry, then name in UTF-8 bytes, session tokens left out", async () => {
       const user = await registeredUser();
       const session = await created(user);
       const zeta = await created(user, { name: "zeta", expiresIn: 3600 });
@@ -215,8 +215,8 @@ describe("REST contract of /user/tokens", () => {
       assert.match(res.headers.get("content-type") ?? "", /^application\/json(;|$)/);
       assert.deepEqual(parseJson(res.text), {
         tokens: [
-          { id: alpha.id, name: "Alpha", expiresAt: alpha.expiresAt },
           { id: zeta.id, name: "zeta", expiresAt: zeta.expiresAt },
+          { id: alpha.id, name: "Alpha", expiresAt: alpha.expiresAt },
           { id: emoji.id, name: "😀", expiresAt: emoji.expiresAt },
         ],
       });
