@@ -1,7 +1,7 @@
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisCall } from "../store/redis-call.js";
 import { createTokenStore } from "../store/token-store.js";
@@ -33,7 +33,9 @@ export interface ApiSettings {
 }
 
 export interface ApiImplementationOptions extends ApiSettings {
-  redis: RedisClient;
+  redis: RedisHolder;
+  /** Connections for writes that wait for replicas (redis-connections.ts). Default: `redis`. */
+  redisWaitLanes?: readonly RedisHolder[];
   /** Every Redis operation goes through it (metrics, traces). */
   call: RedisCall;
   metrics: ServiceMetrics;
@@ -54,6 +56,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   const durability = {
     ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
+    ...(opts.redisWaitLanes === undefined ? {} : { waitLanes: opts.redisWaitLanes }),
   };
   const tokenStore = createTokenStore({
     redis,

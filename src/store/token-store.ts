@@ -1,10 +1,11 @@
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import type { Result } from "ioredis";
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
 import type { ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
+import { scriptedClient } from "./scripted-client.js";
 import { StoreError } from "./store-error.js";
 import { decodeTokenRecord, encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "./token-record.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
@@ -114,7 +115,12 @@ export interface TokenStore {
 }
 
 export interface TokenStoreOptions {
-  redis: RedisClient;
+  redis: RedisHolder;
+  /**
+   * Connections for writes that wait for replicas, one write each at a time
+   * (durable-writer.ts). Default: `redis`.
+   */
+  waitLanes?: readonly RedisHolder[];
   /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
@@ -152,18 +158,18 @@ function refusal(status: Status, retryAfterMs: number): CallRefusal {
  * remembered messages and a rate bucket, all in the user's slot.
  */
 export function createTokenStore(opts: TokenStoreOptions): TokenStore {
-  const { redis } = opts;
+  const redis = scriptedClient(opts.redis, TOKEN_SCRIPTS);
   const redisCall = opts.call ?? createRedisCall();
   const maxActivePerUser = opts.maxActivePerUser ?? 1000;
   const maxActive = String(maxActivePerUser);
   const rateCapacity = String(opts.rateLimitPerMinute ?? 60);
   const ratePeriodMs = "60000";
   const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
-  for (const script of TOKEN_SCRIPTS) {
-    redis.defineCommand(script.command, { numberOfKeys: script.keys.length, lua: script.lua });
-  }
   const writer = createDurableWriter({
     redis,
+    ...(opts.waitLanes === undefined
+      ? {}
+      : { lanes: opts.waitLanes.map((lane) => scriptedClient(lane, TOKEN_SCRIPTS)) }),
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
@@ -191,7 +197,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   return {
     maxActivePerUser,
     publicKeys: (userId) =>
-      redisCall("keys.read", () => redis.smembers(redisKeysOf(userId).publicKeys)),
+      redisCall("keys.read", () => redis().smembers(redisKeysOf(userId).publicKeys)),
 
     async create(token) {
       const liveMember = liveMemberOf(token.tokenId);
@@ -205,31 +211,37 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         maxActive,
         tokenId: token.tokenId,
       });
+      const redisKeys = redisKeysOf(token.userId);
+      const rollbackArgs = ROLLBACK_CREATE.call(
+        {
+          token: redisKeys.token(token.tokenId),
+          names: redisKeys.names,
+          live: redisKeys.live,
+          replay: redisKeys.replay,
+          nameIds: redisKeys.nameIds,
+        },
+        {
+          name: token.name ?? "",
+          liveMember,
+          messageDigest: token.messageDigest,
+          tokenId: token.tokenId,
+        },
+      );
+      // Nobody receives the value of a token whose create was not confirmed or
+      // whose reply was lost: it is rolled back (on the same connection, so after
+      // the create should that still run), and a retry finds its name free.
       const { reply, confirmed } = await redisCall("token.create", () =>
         writer.write(
-          () => redis.perpsCreateToken(...args),
+          (client) => client.perpsCreateToken(...args),
           (pipeline) => pipeline.perpsCreateToken(...args),
+          {
+            needed: ([status]) => status === Status.DONE,
+            run: (client) => client.perpsRollbackCreate(...rollbackArgs),
+          },
         ),
       );
       const [status, retryAfterMs] = reply;
       if (status === Status.DONE && !confirmed) {
-        const redisKeys = redisKeysOf(token.userId);
-        // Best effort: if the rollback fails too, the unconfirmed token simply
-        // expires; nobody ever received its value.
-        await redis
-          .perpsRollbackCreate(
-            ...ROLLBACK_CREATE.call(
-              {
-                token: redisKeys.token(token.tokenId),
-                names: redisKeys.names,
-                live: redisKeys.live,
-                replay: redisKeys.replay,
-                nameIds: redisKeys.nameIds,
-              },
-              { name: token.name ?? "", liveMember, messageDigest: token.messageDigest },
-            ),
-          )
-          .catch(() => undefined);
         throw new StoreError("unconfirmed-write");
       }
       switch (status) {
@@ -258,7 +270,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       });
       const { reply, confirmed } = await redisCall("token.delete", () =>
         writer.write(
-          () => redis.perpsDeleteToken(...args),
+          (client) => client.perpsDeleteToken(...args),
           (pipeline) => pipeline.perpsDeleteToken(...args),
         ),
       );
@@ -279,7 +291,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     async listNamed(userId) {
       const redisKeys = redisKeysOf(userId);
       const flat = await redisCall("token.list", () =>
-        redis.perpsListNamedTokens(
+        redis().perpsListNamedTokens(
           ...LIST_NAMED_TOKENS.call({ names: redisKeys.names, nameIds: redisKeys.nameIds }, {}),
         ),
       );
@@ -302,7 +314,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       );
       const { reply, confirmed } = await redisCall("token.revoke-all", () =>
         writer.write(
-          () => redis.perpsRevokeUserTokens(...args),
+          (client) => client.perpsRevokeUserTokens(...args),
           (pipeline) => pipeline.perpsRevokeUserTokens(...args),
         ),
       );
@@ -316,7 +328,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       const key = redisKeysOf(userId).token(tokenId);
       // One GET on the user's primary (reads never go to a lagging replica,
       // which may still hold a deleted token).
-      const stored = await redisCall("token.lookup", () => redis.getBuffer(key));
+      const stored = await redisCall("token.lookup", () => redis().getBuffer(key));
       const record = stored === null ? undefined : decodeTokenRecord(stored);
       if (record === undefined) {
         return undefined;
@@ -326,7 +338,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       }
       // A record of layout 0 does not say when it expires: its key does.
       const reply = await redisCall("token.lookup", () =>
-        redis.perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
+        redis().perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
       );
       return reply === null
         ? undefined
