@@ -1,85 +1,11 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { describe, it } from "node:test";
-import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
-import { newUser, signedCreate, type TestUser } from "../support/signing.js";
-import { createOperatorGrpcClient } from "../support/test-operator.js";
+import { newUser } from "../support/signing.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
-import { startTestService, type TestService } from "../support/test-service.js";
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-interface Answer {
-  status: number;
-  ms: number;
-  token?: string;
-}
-
-async function create(service: TestService, user: TestUser, n: number): Promise<Answer> {
-  const started = performance.now();
-  const res = await fetch(`${service.publicUrl}/user/tokens`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(
-      await signedCreate(user, { timestamp: BigInt(Date.now() + n) }),
-      (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v),
-    ),
-  });
-  const body = (await res.json()) as { token?: string };
-  return {
-    status: res.status,
-    ms: performance.now() - started,
-    ...(body.token === undefined ? {} : { token: body.token }),
-  };
-}
-
-/** IntrospectToken over Connect: 200 with `active` for a live token, 503 while Redis is away. */
-async function check(service: TestService, token: string): Promise<Answer & { active: boolean }> {
-  const started = performance.now();
-  const res = await fetch(
-    `${service.internalUrl}/perps.token.v1.TokenIntrospectionService/IntrospectToken`,
-    {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ token }),
-    },
-  );
-  const body = (await res.json()) as { active?: boolean };
-  return { status: res.status, ms: performance.now() - started, active: body.active === true };
-}
-
-async function register(service: TestService, user: TestUser): Promise<void> {
-  const keys = createOperatorGrpcClient(UserKeyService, service.internalAddress);
-  try {
-    await keys.putUserKey({ userId: user.userId, publicKey: user.publicKey });
-  } finally {
-    keys.close();
-  }
-}
-
-/**
- * Calls `call` every 50 ms until it answers 200, for at most `limitMs`;
- * every answer meanwhile must be 503 and come within `answerMs`.
- * Resolves with the time from `since` to the first 200.
- */
-async function recovery(
-  since: number,
-  limitMs: number,
-  answerMs: number,
-  call: (n: number) => Promise<Answer>,
-): Promise<number> {
-  for (let n = 0; Date.now() - since < limitMs; n++) {
-    const answer = await call(n);
-    assert.ok(answer.ms < answerMs, `an answer took ${Math.round(answer.ms)} ms`);
-    if (answer.status === 200 || answer.status === 201) {
-      return Date.now() - since;
-    }
-    assert.equal(answer.status, 503);
-    await sleep(50);
-  }
-  return assert.fail(`no success within ${limitMs} ms`);
-}
+import { startTestService } from "../support/test-service.js";
+import { check, create, recovery, register } from "../support/timed-calls.js";
 
 describe("a Redis client that closed for good", () => {
   it("is replaced: calls succeed again within 3 s, readiness follows", async () => {
@@ -131,7 +57,7 @@ describe("Sentinel failovers in a row", () => {
       assert.equal(created.status, 201);
       const token = created.token ?? "";
       for (let round = 1; round <= 20; round++) {
-        const { killedAt } = await sentinel.failOver();
+        const { killedAt, rejoin } = await sentinel.failOver();
         const checkMs = await recovery(killedAt, FAILOVER_RECOVERY_MS, GAP_ANSWER_MS, () =>
           check(service, token),
         );
@@ -140,7 +66,9 @@ describe("Sentinel failovers in a row", () => {
           create(service, user, round * 1000 + n),
         );
         recoveries.push(Math.max(checkMs, createMs));
+        console.log(`failover ${round}: check after ${checkMs} ms, create after ${createMs} ms`);
         assert.equal((await fetch(`${service.publicUrl}/readyz`)).status, 200);
+        await rejoin();
       }
       recoveries.sort((a, b) => a - b);
       console.log(
