@@ -21,8 +21,14 @@ export interface DurableWriterOptions {
    * (unavailable) without having been sent. Default 1000 ms.
    */
   laneWaitMs?: number;
-  /** How long an undo is retried while Redis does not answer it. Default 1000 ms. */
+  /** How long an undo is retried while Redis does not answer it. Default 5000 ms. */
   undoBudgetMs?: number;
+  /**
+   * How long the write waits for its undo's answer before it settles; the
+   * undo is sent on the write's connection before that, so it runs after the
+   * write, and it goes on being retried within `undoBudgetMs`. Default 250 ms.
+   */
+  undoWaitMs?: number;
 }
 
 /** Undoes a write that must not stay: run when it was not confirmed, or its outcome is unknown. */
@@ -58,7 +64,8 @@ export function createDurableWriter(opts: DurableWriterOptions): DurableWriter {
   const required = opts.minReplicasAck ?? 0;
   const timeout = opts.waitTimeoutMs ?? 500;
   const laneWaitMs = opts.laneWaitMs ?? 1000;
-  const undoBudgetMs = opts.undoBudgetMs ?? 1000;
+  const undoBudgetMs = opts.undoBudgetMs ?? 5000;
+  const undoWaitMs = opts.undoWaitMs ?? 250;
   const lanes = opts.lanes !== undefined && opts.lanes.length > 0 ? opts.lanes : [opts.redis];
   const free = lanes.map((_, i) => i);
   const waiting: ((lane: number) => void)[] = [];
@@ -94,7 +101,7 @@ export function createDurableWriter(opts: DurableWriterOptions): DurableWriter {
   };
 
   /** Runs the undo until Redis answers it, within the budget; false if it never did. */
-  const undoOn = async (client: () => RedisClient, run: WriteUndo<unknown>["run"]) => {
+  const undoUntilAnswered = async (client: () => RedisClient, run: WriteUndo<unknown>["run"]) => {
     const deadline = performance.now() + undoBudgetMs;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -104,9 +111,21 @@ export function createDurableWriter(opts: DurableWriterOptions): DurableWriter {
         if (!replyLost(err) || performance.now() + 100 * attempt > deadline) {
           return false;
         }
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+        // Retries never keep a stopping process alive.
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt).unref());
       }
     }
+  };
+  /** Sends the undo (now, so it follows the write) and waits a little for its answer. */
+  const undoOn = async (client: () => RedisClient, run: WriteUndo<unknown>["run"]) => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      undoUntilAnswered(client, run),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, undoWaitMs);
+      }),
+    ]);
+    clearTimeout(timer);
   };
 
   /** Rethrows a write's failure, undoing it first when its reply was lost. */

@@ -154,13 +154,16 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
     },
     async list(userId) {
       const redisKeys = redisKeysOf(userId);
-      const flat = await call("key.list", () =>
-        redis().perpsListUserKeys(
-          ...LIST_USER_KEYS.call(
-            { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
-            {},
+      const flat = await call(
+        "key.list",
+        () =>
+          redis().perpsListUserKeys(
+            ...LIST_USER_KEYS.call(
+              { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
+              {},
+            ),
           ),
-        ),
+        "read",
       );
       const listed: RegisteredKey[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {

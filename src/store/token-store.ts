@@ -197,7 +197,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   return {
     maxActivePerUser,
     publicKeys: (userId) =>
-      redisCall("keys.read", () => redis().smembers(redisKeysOf(userId).publicKeys)),
+      redisCall("keys.read", () => redis().smembers(redisKeysOf(userId).publicKeys), "read"),
 
     async create(token) {
       const liveMember = liveMemberOf(token.tokenId);
@@ -290,10 +290,13 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
 
     async listNamed(userId) {
       const redisKeys = redisKeysOf(userId);
-      const flat = await redisCall("token.list", () =>
-        redis().perpsListNamedTokens(
-          ...LIST_NAMED_TOKENS.call({ names: redisKeys.names, nameIds: redisKeys.nameIds }, {}),
-        ),
+      const flat = await redisCall(
+        "token.list",
+        () =>
+          redis().perpsListNamedTokens(
+            ...LIST_NAMED_TOKENS.call({ names: redisKeys.names, nameIds: redisKeys.nameIds }, {}),
+          ),
+        "read",
       );
       const tokens: NamedTokenSummary[] = [];
       for (let i = 0; i + 2 < flat.length; i += 3) {
@@ -328,7 +331,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       const key = redisKeysOf(userId).token(tokenId);
       // One GET on the user's primary (reads never go to a lagging replica,
       // which may still hold a deleted token).
-      const stored = await redisCall("token.lookup", () => redis().getBuffer(key));
+      const stored = await redisCall("token.lookup", () => redis().getBuffer(key), "read");
       const record = stored === null ? undefined : decodeTokenRecord(stored);
       if (record === undefined) {
         return undefined;
@@ -337,8 +340,10 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         return { digest: record.digest, name: record.name, expiresAtMs: record.expiresAtMs };
       }
       // A record of layout 0 does not say when it expires: its key does.
-      const reply = await redisCall("token.lookup", () =>
-        redis().perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
+      const reply = await redisCall(
+        "token.lookup",
+        () => redis().perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
+        "read",
       );
       return reply === null
         ? undefined
