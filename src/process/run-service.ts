@@ -4,7 +4,7 @@ import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
 import { type Config, ConfigError } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
-import { type RedisClient, waitForRedisReady } from "../redis/redis-client.js";
+import type { RedisClient } from "../redis/redis-client.js";
 import { openRedisConnections } from "../redis/redis-connections.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
@@ -113,9 +113,11 @@ export async function runService(
     onRebuild: (rebuilds) =>
       logger.warn({ rebuilds }, "redis client closed for good; replaced by a new one"),
   });
-  await waitForRedisReady(redis.main.client, 5000).catch((err: unknown) =>
-    logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
-  );
+  await redis
+    .ready(5000)
+    .catch((err: unknown) =>
+      logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
+    );
   // The SDK and exporter are imported only when OTEL_* variables turn tracing on.
   const otlp = config.tracing === undefined ? undefined : await startOtlpTracing(config.tracing);
   const app = createApp({

@@ -1,4 +1,4 @@
-import { createRedisClient, type RedisClient } from "./redis-client.js";
+import { createRedisClient, type RedisClient, waitForRedisReady } from "./redis-client.js";
 import { createRebuildingRedisHolder, type RedisHolder } from "./redis-holder.js";
 import type { RedisTopology } from "./redis-topology.js";
 
@@ -28,6 +28,12 @@ export interface RedisConnections {
    * wait for no replica.
    */
   readonly waitLanes: readonly RedisHolder[];
+  /**
+   * Resolves once every client is ready, or rejects after `timeoutMs`. A
+   * Redis Cluster client holds a pipeline until it is ready, whatever the
+   * command timeout, so the lanes are waited for too.
+   */
+  ready(timeoutMs: number): Promise<void>;
   close(): void;
 }
 
@@ -50,6 +56,9 @@ export function openRedisConnections(opts: RedisConnectionsOptions): RedisConnec
   return {
     main,
     waitLanes: lanes,
+    async ready(timeoutMs) {
+      await Promise.all([main, ...lanes].map((h) => waitForRedisReady(h.client, timeoutMs)));
+    },
     close() {
       for (const holder of [main, ...lanes]) {
         holder.close();

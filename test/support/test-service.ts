@@ -2,7 +2,6 @@ import { Writable } from "node:stream";
 import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";
-import { waitForRedisReady } from "../../src/redis/redis-client.js";
 import { openRedisConnections, type RedisConnections } from "../../src/redis/redis-connections.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { createApp } from "../../src/server/app.js";
@@ -110,7 +109,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       }),
     onRebuild: (rebuilds) => logger.warn({ rebuilds }, "redis client replaced"),
   });
-  await waitForRedisReady(redis.main.client, 5000);
+  await redis.ready(5000);
   if (opts.console === true) {
     // The console is served from dist/console: never a build older than src/.
     buildIfStale();
