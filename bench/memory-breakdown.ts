@@ -188,7 +188,7 @@ async function runVariant(
     const users = newBenchUsers(200);
     await registerUsers(`http://127.0.0.1:${running.internalPort}`, users);
     const store = createTokenStore({
-      redis: redis.client,
+      redis: { client: redis.client },
       rateLimitPerMinute: 1_000_000,
       maxActivePerUser: 1_000_000,
     });

@@ -37,7 +37,7 @@ if (mode === "--introspect" || mode === "--forward-auth") {
   const users = newBenchUsers(1000);
   await registerUsers(`http://${internal}`, users);
   const store = createTokenStore({
-    redis: redis.client,
+    redis: { client: redis.client },
     rateLimitPerMinute: 1_000_000,
     maxActivePerUser: 1_000_000,
   });

@@ -40,7 +40,7 @@ export async function measureTokenMemory(
     }
     await pipeline.exec();
     const store = createTokenStore({
-      redis: redis.client,
+      redis: { client: redis.client },
       rateLimitPerMinute: 1_000_000,
       maxActivePerUser: 1_000_000,
     });

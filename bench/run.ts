@@ -87,7 +87,7 @@ async function main(): Promise<void> {
       await registerUsers(`http://127.0.0.1:${service.internalPort}`, users);
     }
     const store = createTokenStore({
-      redis: redis.client,
+      redis: { client: redis.client },
       rateLimitPerMinute: 1_000_000,
       maxActivePerUser: 1_000_000,
     });

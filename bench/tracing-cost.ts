@@ -42,7 +42,7 @@ type Path = "IntrospectToken (gRPC)" | "forward-auth";
 const redis = await startBenchRedis();
 const users = newBenchUsers(200);
 const store = createTokenStore({
-  redis: redis.client,
+  redis: { client: redis.client },
   rateLimitPerMinute: 1e6,
   maxActivePerUser: 1e6,
 });

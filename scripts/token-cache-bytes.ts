@@ -32,7 +32,11 @@ const dir = mkdtempSync(join(tmpdir(), "perps-cache-bytes-"));
 const port = await freePort();
 const server = await startRedisServerProcess({ dir, port, appendOnly: false });
 const redis = new Redis({ port, host: "127.0.0.1" });
-const cache = createTokenRecordCache({ redis, maxEntries: count, probeIntervalMs: 0 });
+const cache = createTokenRecordCache({
+  redis: { client: redis },
+  maxEntries: count,
+  probeIntervalMs: 0,
+});
 try {
   // Token keys as the service names them: a user each, a 16-character id, a 10-character name.
   const keys: string[] = [];

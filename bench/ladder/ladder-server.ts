@@ -114,7 +114,7 @@ const metrics = createServiceMetrics();
 const seriesOf = createRequestSeries(metrics);
 const logger = createLogger().child({}, { redact: [] });
 const store = createTokenStore({
-  redis,
+  redis: { client: redis },
   rateLimitPerMinute: 1_000_000,
   maxActivePerUser: 1_000_000,
   ...(on("metrics") ? { call: createRedisCall({ observe: observeRedis(metrics) }) } : {}),

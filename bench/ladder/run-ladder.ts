@@ -114,7 +114,7 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
         }),
       );
     }
-    const load = await loadOf(path, args, users, redis.client, servers, service);
+    const load = await loadOf(path, args, users, { client: redis.client }, servers, service);
     log(
       `ladder ${path}: ${steps.length} steps, c=${args.concurrency}, ${args.rounds} rounds of ${args.seconds} s`,
     );

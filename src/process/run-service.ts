@@ -4,7 +4,8 @@ import type { Config } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { redactedUrl } from "../log/redacted-url.js";
 import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
-import { createRedisClient, waitForRedisReady } from "../redis/redis-client.js";
+import type { RedisClient } from "../redis/redis-client.js";
+import { openRedisConnections } from "../redis/redis-connections.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
 import { startOtlpTracing } from "../tracing/otlp-tracing.js";
@@ -78,20 +79,33 @@ export async function runService(
       ? undefined
       : readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
   const consoleAssets = config.console ? readConsole() : undefined;
-  const redis = createRedisClient({ topology });
-  // Every Redis error event goes to the log (ioredis would print an unheard one
-  // to the console, outside the JSON log). A cluster reports its nodes' apart.
-  redis.on("error", (err: Error) => logger.warn({ err: err.message }, "redis connection error"));
-  redis.on("node error", (err: Error, node: string) =>
-    logger.warn({ err: err.message, node }, "redis node connection error"),
-  );
-  await waitForRedisReady(redis, 5000).catch((err: unknown) =>
-    logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
-  );
+  const redis = openRedisConnections({
+    topology,
+    minReplicasAck: config.redisMinReplicasAck,
+    waitTimeoutMs: config.redisWaitTimeoutMs,
+    // Every Redis error event goes to the log (ioredis would print an unheard one
+    // to the console, outside the JSON log). A cluster reports its nodes' apart.
+    onClient: (client: RedisClient) => {
+      client.on("error", (err: Error) =>
+        logger.warn({ err: err.message }, "redis connection error"),
+      );
+      client.on("node error", (err: Error, node: string) =>
+        logger.warn({ err: err.message, node }, "redis node connection error"),
+      );
+    },
+    onRebuild: (rebuilds) =>
+      logger.warn({ rebuilds }, "redis client closed for good; replaced by a new one"),
+  });
+  await redis
+    .ready(5000)
+    .catch((err: unknown) =>
+      logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
+    );
   // The SDK and exporter are imported only when OTEL_* variables turn tracing on.
   const otlp = config.tracing === undefined ? undefined : await startOtlpTracing(config.tracing);
   const app = createApp({
-    redis,
+    redis: redis.main,
+    redisWaitLanes: redis.waitLanes,
     logger,
     ...(otlp === undefined ? {} : { tracing: otlp.tracing }),
     ...(config.tracing === undefined
@@ -142,7 +156,7 @@ export async function runService(
       credentials?.close();
       services?.close();
       await app.stop();
-      redis.disconnect();
+      redis.close();
       await otlp?.shutdown();
     },
     reloadCredentials() {

@@ -30,6 +30,12 @@ export interface InvalidationPair {
   readonly up: boolean;
   /** Changes on every loss; a read vouched for in epoch E is good only while `up` and `epoch === E`. */
   readonly epoch: number;
+  /**
+   * Either connection ended for good (ioredis gives up on a connect the
+   * Sentinel failover detector closed): the pair never comes back up, and
+   * whoever owns it builds another.
+   */
+  readonly ended: boolean;
   /** GET on the tracking reader (so that Redis tracks the key for it). Only while `up`. */
   read(key: string): Promise<Buffer | null>;
   /** Closes both connections for good. */
@@ -65,6 +71,7 @@ export function createInvalidationPair(opts: InvalidationPairOptions): Invalidat
   let epoch = 0;
   let up = false;
   let closed = false;
+  let ended = false;
   let unansweredPings = 0;
 
   function lose(reason: PairLossReason): void {
@@ -113,6 +120,14 @@ export function createInvalidationPair(opts: InvalidationPairOptions): Invalidat
   }
   subscriber.on("close", onClose(reader));
   reader.on("close", onClose(subscriber));
+  const onEnd = () => {
+    if (!closed) {
+      ended = true;
+      lose("connection");
+    }
+  };
+  subscriber.on("end", onEnd);
+  reader.on("end", onEnd);
   subscriber.on("ready", () => void establish());
   reader.on("ready", () => void establish());
   // Errors are followed by "close"; without a listener they would be thrown.
@@ -154,6 +169,9 @@ export function createInvalidationPair(opts: InvalidationPairOptions): Invalidat
     },
     get epoch() {
       return epoch;
+    },
+    get ended() {
+      return ended;
     },
     read: (key) => reader.getBuffer(key),
     close() {

@@ -19,6 +19,8 @@ export interface InvalidationPairsEvents extends Omit<InvalidationPairEvents, "l
 export interface InvalidationPairs {
   /** The pair of the server holding `key`, whether up or not; undefined when none is known yet. */
   pairOf(key: string): InvalidationPair | undefined;
+  /** A pair, or the Cluster client they follow, ended for good: build new pairs. */
+  readonly ended: boolean;
   close(): void;
 }
 
@@ -44,7 +46,13 @@ export function createInvalidationPairs(opts: InvalidationPairsOptions): Invalid
   });
   if (!(redis instanceof Cluster)) {
     const pair = createInvalidationPair(pairOptions(redis));
-    return { pairOf: () => pair, close: () => pair.close() };
+    return {
+      pairOf: () => pair,
+      get ended() {
+        return pair.ended;
+      },
+      close: () => pair.close(),
+    };
   }
   const cluster = redis;
   const pairs = new Map<string, InvalidationPair>();
@@ -87,6 +95,17 @@ export function createInvalidationPairs(opts: InvalidationPairsOptions): Invalid
     pairOf(key) {
       const master = slotMasters[clusterSlotOf(key)];
       return master === undefined ? undefined : pairs.get(master);
+    },
+    get ended() {
+      if (cluster.status === "end") {
+        return true;
+      }
+      for (const pair of pairs.values()) {
+        if (pair.ended) {
+          return true;
+        }
+      }
+      return false;
     },
     close() {
       closed = true;

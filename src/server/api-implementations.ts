@@ -2,7 +2,7 @@ import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import { createTokenCacheMetrics } from "../metrics/token-cache-metrics.js";
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisCall } from "../store/redis-call.js";
 import { createTokenRecordCache } from "../store/token-record-cache.js";
@@ -45,7 +45,9 @@ export interface ApiSettings {
 }
 
 export interface ApiImplementationOptions extends ApiSettings {
-  redis: RedisClient;
+  redis: RedisHolder;
+  /** Connections for writes that wait for replicas (redis-connections.ts). Default: `redis`. */
+  redisWaitLanes?: readonly RedisHolder[];
   /** Every Redis operation goes through it (metrics, traces). */
   call: RedisCall;
   metrics: ServiceMetrics;
@@ -68,6 +70,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   const durability = {
     ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
     ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
+    ...(opts.redisWaitLanes === undefined ? {} : { waitLanes: opts.redisWaitLanes }),
   };
   const maxEntries = opts.tokenCacheMaxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES;
   const tokenCache =

@@ -16,7 +16,7 @@ import { configuredOpenApiDocument } from "../openapi/configured-document.js";
 import { loadLimitLocations } from "../openapi/limit-locations.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
 import { DEFAULT_SERVICE_LIMITS } from "../openapi/service-limits.js";
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 import { createRouteTable } from "../rest/route-table.js";
 import { createRedisCall } from "../store/redis-call.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
@@ -39,7 +39,10 @@ import { createReadinessProbe } from "./readiness.js";
 import { type ListenerName, restServedOn, servedService } from "./served-service.js";
 
 export interface AppOptions extends ApiSettings {
-  redis: RedisClient;
+  /** The Redis client, read per call (a closed one is replaced). */
+  redis: RedisHolder;
+  /** Connections for writes that wait for replicas (redis-connections.ts). Default: `redis`. */
+  redisWaitLanes?: readonly RedisHolder[];
   logger: Logger;
   /** Bind address of the public listener. */
   host: string;

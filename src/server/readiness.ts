@@ -1,7 +1,7 @@
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 
 export interface ReadinessOptions {
-  redis: RedisClient;
+  redis: RedisHolder;
   /** A PING not answered within this time counts as not ready. Default 500 ms. */
   timeoutMs?: number;
   /** Aborted when the service starts stopping: from then on not ready. Default: never. */
@@ -14,7 +14,8 @@ export type ReadinessProbe = () => Promise<boolean>;
 export function createReadinessProbe(opts: ReadinessOptions): ReadinessProbe {
   const timeoutMs = opts.timeoutMs ?? 500;
   return async () => {
-    if (opts.stopping?.aborted === true || opts.redis.status !== "ready") {
+    const redis = opts.redis.client;
+    if (opts.stopping?.aborted === true || redis.status !== "ready") {
       return false;
     }
     let timer: NodeJS.Timeout | undefined;
@@ -22,7 +23,7 @@ export function createReadinessProbe(opts: ReadinessOptions): ReadinessProbe {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
     try {
-      return await Promise.race([opts.redis.ping().then((r) => r === "PONG"), timeout]);
+      return await Promise.race([redis.ping().then((r) => r === "PONG"), timeout]);
     } catch {
       return false;
     } finally {

@@ -1,9 +1,10 @@
 import type { Result } from "ioredis";
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
 import { luaScript, type ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
+import { scriptedClient } from "./scripted-client.js";
 import { StoreError } from "./store-error.js";
 import type { TokenRecordCache } from "./token-record-cache.js";
 
@@ -82,7 +83,9 @@ export interface PublicKeyStore {
 }
 
 export interface PublicKeyStoreOptions {
-  redis: RedisClient;
+  redis: RedisHolder;
+  /** Connections for writes that wait for replicas (durable-writer.ts). Default: `redis`. */
+  waitLanes?: readonly RedisHolder[];
   /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
@@ -97,15 +100,15 @@ export interface PublicKeyStoreOptions {
 
 /** The public keys of users, one Redis set per user and the date each was added. */
 export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStore {
-  const { redis } = opts;
+  const redis = scriptedClient(opts.redis, PUBLIC_KEY_SCRIPTS);
   const call = opts.call ?? createRedisCall();
   const maxKeysPerUser = opts.maxKeysPerUser ?? 5;
   const max = String(maxKeysPerUser);
-  for (const script of PUBLIC_KEY_SCRIPTS) {
-    redis.defineCommand(script.command, { numberOfKeys: script.keys.length, lua: script.lua });
-  }
   const writer = createDurableWriter({
     redis,
+    ...(opts.waitLanes === undefined
+      ? {}
+      : { lanes: opts.waitLanes.map((lane) => scriptedClient(lane, PUBLIC_KEY_SCRIPTS)) }),
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
@@ -119,7 +122,7 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
       );
       const { reply, confirmed } = await call("key.put", () =>
         writer.write(
-          () => redis.perpsPutUserKey(...args),
+          (client) => client.perpsPutUserKey(...args),
           (pipeline) => pipeline.perpsPutUserKey(...args),
         ),
       );
@@ -143,7 +146,7 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
       try {
         const { reply, confirmed } = await call("key.delete", () =>
           writer.write(
-            () => redis.perpsDeleteUserKey(...args),
+            (client) => client.perpsDeleteUserKey(...args),
             (pipeline) => pipeline.perpsDeleteUserKey(...args),
           ),
         );
@@ -160,13 +163,16 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
     },
     async list(userId) {
       const redisKeys = redisKeysOf(userId);
-      const flat = await call("key.list", () =>
-        redis.perpsListUserKeys(
-          ...LIST_USER_KEYS.call(
-            { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
-            {},
+      const flat = await call(
+        "key.list",
+        () =>
+          redis().perpsListUserKeys(
+            ...LIST_USER_KEYS.call(
+              { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
+              {},
+            ),
           ),
-        ),
+        "read",
       );
       const listed: RegisteredKey[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {

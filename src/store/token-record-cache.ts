@@ -6,7 +6,7 @@ import {
   type InvalidationPairs,
   type InvalidationPairsEvents,
 } from "../redis/invalidation-pairs.js";
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 
 /** A token's record as the bearer check needs it (layout 1 records only: they carry their expiry). */
 export interface CachedTokenRecord {
@@ -52,7 +52,8 @@ export interface TokenRecordCache {
 }
 
 export interface TokenRecordCacheOptions {
-  redis: RedisClient;
+  /** The service's client, read anew when pairs are built: a client the holder replaced gets pairs of its own. */
+  redis: RedisHolder;
   /** Most records kept. */
   maxEntries: number;
   observer?: TokenRecordCacheObserver;
@@ -159,13 +160,35 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
     },
     lost: dropAll,
   };
-  const pairs =
+  const makePairs = (): InvalidationPairs =>
     opts.pairs?.(events) ??
     createInvalidationPairs({
-      redis: opts.redis,
+      redis: opts.redis.client,
       events,
       ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
     });
+  let pairsOf = opts.redis.client;
+  let pairs = makePairs();
+  let pairsBuilt = performance.now();
+  /**
+   * The pairs for a read (a miss): built anew, at most once a second, when
+   * the service's client was replaced or a pair ended for good, so that the
+   * cache does not stay bypassed after ioredis gave up a connection.
+   */
+  function currentPairs(): InvalidationPairs {
+    if (
+      opts.pairs === undefined &&
+      (pairs.ended || opts.redis.client !== pairsOf) &&
+      performance.now() - pairsBuilt >= 1000
+    ) {
+      pairs.close();
+      dropAll("connection");
+      pairsOf = opts.redis.client;
+      pairs = makePairs();
+      pairsBuilt = performance.now();
+    }
+    return pairs;
+  }
 
   const probeIntervalMs = opts.probeIntervalMs ?? 10_000;
   const probe =
@@ -179,7 +202,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
             // Tracked by the read, then changed by another connection.
             await pair.read(probeKey);
             probeSentAt = performance.now();
-            await opts.redis.set(probeKey, String(Date.now()), "PX", probeIntervalMs * 3);
+            await opts.redis.client.set(probeKey, String(Date.now()), "PX", probeIntervalMs * 3);
           } catch {
             probeSentAt = undefined;
           }
@@ -201,7 +224,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
     },
 
     async read(key, fallback) {
-      const pair = pairs.pairOf(key);
+      const pair = currentPairs().pairOf(key);
       if (pair?.up !== true) {
         return { value: await fallback(), keep: NOT_KEPT };
       }

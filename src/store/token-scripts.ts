@@ -65,11 +65,11 @@ export const DELETE_TOKEN = luaScript({
   constants: TokenScriptStatus,
 });
 
-/** Undoes a create that replicas did not confirm. */
+/** Undoes a create that replicas did not confirm, or whose reply was lost. */
 export const ROLLBACK_CREATE = luaScript({
   command: "perpsRollbackCreate",
   keys: ["token", "names", "live", "replay", "nameIds"],
-  args: ["name", "liveMember", "messageDigest"],
+  args: ["name", "liveMember", "messageDigest", "tokenId"],
   files: ["rollback-create.lua"],
 });
 

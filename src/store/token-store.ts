@@ -1,10 +1,11 @@
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import type { Result } from "ioredis";
-import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
 import type { ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
+import { scriptedClient } from "./scripted-client.js";
 import { StoreError } from "./store-error.js";
 import { decodeTokenRecord, encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "./token-record.js";
 import type { TokenRecordCache, TrackedRead } from "./token-record-cache.js";
@@ -143,7 +144,12 @@ export interface TokenStore {
 }
 
 export interface TokenStoreOptions {
-  redis: RedisClient;
+  redis: RedisHolder;
+  /**
+   * Connections for writes that wait for replicas, one write each at a time
+   * (durable-writer.ts). Default: `redis`.
+   */
+  waitLanes?: readonly RedisHolder[];
   /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
@@ -194,7 +200,8 @@ async function forgettingAfter<T>(forget: () => void, write: () => Promise<T>): 
  * remembered messages and a rate bucket, all in the user's slot.
  */
 export function createTokenStore(opts: TokenStoreOptions): TokenStore {
-  const { redis, cache } = opts;
+  const { cache } = opts;
+  const redis = scriptedClient(opts.redis, TOKEN_SCRIPTS);
   const redisCall = opts.call ?? createRedisCall();
   const maxActivePerUser = opts.maxActivePerUser ?? 1000;
   const maxActive = String(maxActivePerUser);
@@ -202,11 +209,11 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const ratePeriodMs = "60000";
   const listRateCapacity = String(opts.listRateLimitPerMinute ?? 120);
   const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
-  for (const script of TOKEN_SCRIPTS) {
-    redis.defineCommand(script.command, { numberOfKeys: script.keys.length, lua: script.lua });
-  }
   const writer = createDurableWriter({
     redis,
+    ...(opts.waitLanes === undefined
+      ? {}
+      : { lanes: opts.waitLanes.map((lane) => scriptedClient(lane, TOKEN_SCRIPTS)) }),
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
@@ -234,7 +241,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   return {
     maxActivePerUser,
     publicKeys: (userId) =>
-      redisCall("keys.read", () => redis.smembers(redisKeysOf(userId).publicKeys)),
+      redisCall("keys.read", () => redis().smembers(redisKeysOf(userId).publicKeys), "read"),
 
     async create(token) {
       const liveMember = liveMemberOf(token.tokenId);
@@ -248,31 +255,37 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         maxActive,
         tokenId: token.tokenId,
       });
+      const redisKeys = redisKeysOf(token.userId);
+      const rollbackArgs = ROLLBACK_CREATE.call(
+        {
+          token: redisKeys.token(token.tokenId),
+          names: redisKeys.names,
+          live: redisKeys.live,
+          replay: redisKeys.replay,
+          nameIds: redisKeys.nameIds,
+        },
+        {
+          name: token.name ?? "",
+          liveMember,
+          messageDigest: token.messageDigest,
+          tokenId: token.tokenId,
+        },
+      );
+      // Nobody receives the value of a token whose create was not confirmed or
+      // whose reply was lost: it is rolled back (on the same connection, so after
+      // the create should that still run), and a retry finds its name free.
       const { reply, confirmed } = await redisCall("token.create", () =>
         writer.write(
-          () => redis.perpsCreateToken(...args),
+          (client) => client.perpsCreateToken(...args),
           (pipeline) => pipeline.perpsCreateToken(...args),
+          {
+            needed: ([status]) => status === Status.DONE,
+            run: (client) => client.perpsRollbackCreate(...rollbackArgs),
+          },
         ),
       );
       const [status, retryAfterMs] = reply;
       if (status === Status.DONE && !confirmed) {
-        const redisKeys = redisKeysOf(token.userId);
-        // Best effort: if the rollback fails too, the unconfirmed token simply
-        // expires; nobody ever received its value.
-        await redis
-          .perpsRollbackCreate(
-            ...ROLLBACK_CREATE.call(
-              {
-                token: redisKeys.token(token.tokenId),
-                names: redisKeys.names,
-                live: redisKeys.live,
-                replay: redisKeys.replay,
-                nameIds: redisKeys.nameIds,
-              },
-              { name: token.name ?? "", liveMember, messageDigest: token.messageDigest },
-            ),
-          )
-          .catch(() => undefined);
         throw new StoreError("unconfirmed-write");
       }
       switch (status) {
@@ -304,7 +317,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         () =>
           redisCall("token.delete", () =>
             writer.write(
-              () => redis.perpsDeleteToken(...args),
+              (client) => client.perpsDeleteToken(...args),
               (pipeline) => pipeline.perpsDeleteToken(...args),
             ),
           ),
@@ -337,7 +350,8 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       );
       const [status, retryAfterMs, more, lastExpiresAtMs, lastName, ...flat] = await redisCall(
         "token.list",
-        () => redis.perpsListNamedTokens(...args),
+        () => redis().perpsListNamedTokens(...args),
+        "read",
       );
       if (status === Status.RATE_LIMITED) {
         return { kind: "rate-limited", retryAfterMs };
@@ -366,7 +380,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         () =>
           redisCall("token.revoke-all", () =>
             writer.write(
-              () => redis.perpsRevokeUserTokens(...args),
+              (client) => client.perpsRevokeUserTokens(...args),
               (pipeline) => pipeline.perpsRevokeUserTokens(...args),
             ),
           ),
@@ -390,8 +404,11 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         "token.lookup",
         (): Promise<{ value: Buffer | null; keep?: TrackedRead["keep"] }> =>
           cache === undefined
-            ? redis.getBuffer(key).then((value) => ({ value }))
-            : cache.read(key, () => redis.getBuffer(key)),
+            ? redis()
+                .getBuffer(key)
+                .then((value) => ({ value }))
+            : cache.read(key, () => redis().getBuffer(key)),
+        "read",
       );
       const record = read.value === null ? undefined : decodeTokenRecord(read.value);
       if (record === undefined) {
@@ -407,8 +424,10 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
         return found;
       }
       // A record of layout 0 does not say when it expires: its key does.
-      const reply = await redisCall("token.lookup", () =>
-        redis.perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
+      const reply = await redisCall(
+        "token.lookup",
+        () => redis().perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
+        "read",
       );
       return reply === null
         ? undefined

@@ -21,7 +21,7 @@ describe("bearer authenticator", () => {
     const messageDigest = randomBytes(32);
     const tokenId = tokenIdOf(messageDigest);
     const token = generateToken(userId, tokenId);
-    const store = createTokenStore({ redis });
+    const store = createTokenStore({ redis: { client: redis } });
     const outcome = await store.create({
       userId,
       signerPublicKey: SIGNER_PUBLIC_KEY,
@@ -72,7 +72,7 @@ describe("bearer authenticator", () => {
     const { token } = await stored(undefined, Date.now() + 60_000);
     const operations: string[] = [];
     const store = createTokenStore({
-      redis,
+      redis: { client: redis },
       call: createRedisCall({ observe: (operation) => operations.push(operation) }),
     });
     const bearer = createBearerAuthenticator({ store });

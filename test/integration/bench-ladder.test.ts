@@ -37,11 +37,11 @@ describe("bench ladder servers", () => {
   before(async () => {
     redis = await startTestRedisServer();
     client = new Redis(redis.url);
-    const keys = createPublicKeyStore({ redis: client });
+    const keys = createPublicKeyStore({ redis: { client } });
     for (const user of users) {
       await keys.put(user.userId, user.publicKeyHex);
     }
-    const store = createTokenStore({ redis: client });
+    const store = createTokenStore({ redis: { client } });
     tokens = (await seedTokens({ store, users, count: 6, named: false, lifetimeMs: 600_000 })).map(
       (t) => t.token,
     );

@@ -75,7 +75,7 @@ describe("token console", () => {
 
   it("is off when the app has no console (CONSOLE=off): GET / is the usual 404", async () => {
     const app = createApp({
-      redis: service.redis,
+      redis: service.redisConnections.main,
       logger: (await import("../../src/log/logger.js")).createLogger({ level: "silent" }),
       host: "127.0.0.1",
       publicPort: 0,

@@ -44,7 +44,7 @@ describe("token store pages", () => {
   }
 
   it("pages list every token live throughout exactly once, in order, whatever changes between pages", async () => {
-    const store = createTokenStore({ redis, rateLimitPerMinute: 1000 });
+    const store = createTokenStore({ redis: { client: redis }, rateLimitPerMinute: 1000 });
     const token = await newUser();
     const shared = Date.now() + 3_600_000;
     // Ties on expiry, ordered by name bytes: "z" < "ä" (0xC3) < "😀" (0xF0).
@@ -108,7 +108,7 @@ describe("token store pages", () => {
   });
 
   it("a page is no larger than asked, and the last page says so", async () => {
-    const store = createTokenStore({ redis });
+    const store = createTokenStore({ redis: { client: redis } });
     const token = await newUser();
     const base = Date.now() + 3_600_000;
     const made = ["c", "a", "b"].map((name, i) => token(name, base + i));
@@ -139,7 +139,7 @@ describe("token store pages", () => {
   });
 
   it("lists have a per-user rate of their own: over it, the wait; other users and creates unaffected", async () => {
-    const store = createTokenStore({ redis, listRateLimitPerMinute: 3 });
+    const store = createTokenStore({ redis: { client: redis }, listRateLimitPerMinute: 3 });
     const token = await newUser();
     const mine = token("mine", Date.now() + 3_600_000);
     await store.create(mine);

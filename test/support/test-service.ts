@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";
-import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
+import { openRedisConnections, type RedisConnections } from "../../src/redis/redis-connections.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { createApp } from "../../src/server/app.js";
 import { loadConsoleAssets } from "../../src/server/console-assets.js";
@@ -41,8 +41,10 @@ export interface TestService {
   readonly internalAddress: string;
   /** host:port of the public listener, for @grpc/grpc-js. */
   readonly publicAddress: string;
-  /** The service's own Redis client. */
+  /** The service's own Redis client (the one in use now: a closed one is replaced). */
   readonly redis: RedisClient;
+  /** All the service's Redis clients. */
+  readonly redisConnections: RedisConnections;
   /** Every log line the service wrote, as text. */
   readonly logs: string[];
   stop(): Promise<void>;
@@ -54,6 +56,8 @@ export interface TestServiceOptions {
   redis?: RedisTopology;
   /** Replicas that must confirm each write. Default 0. */
   redisMinReplicasAck?: number;
+  /** How long WAIT may take. Default 500 ms. */
+  redisWaitTimeoutMs?: number;
   /** Serve TLS with this PEM certificate and key. */
   tls?: { cert: string; key: string };
   /** With `tls`: the CA whose client certificates name operators (mutual TLS). */
@@ -99,17 +103,24 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
   if (topology === undefined) {
     throw new Error("startTestService needs redisUrl or redis");
   }
-  const redis = createRedisClient({ topology });
-  redis.on("error", () => {
-    // Outage tests stop Redis on purpose; the client reconnects by itself.
+  const redis = openRedisConnections({
+    topology,
+    minReplicasAck: opts.redisMinReplicasAck ?? 0,
+    waitTimeoutMs: opts.redisWaitTimeoutMs ?? 500,
+    onClient: (client) =>
+      client.on("error", () => {
+        // Outage tests stop Redis on purpose; the client reconnects by itself.
+      }),
+    onRebuild: (rebuilds) => logger.warn({ rebuilds }, "redis client replaced"),
   });
-  await waitForRedisReady(redis, 5000);
+  await redis.ready(5000);
   if (opts.console === true) {
     // The console is served from dist/console: never a build older than src/.
     buildIfStale();
   }
   const app = createApp({
-    redis,
+    redis: redis.main,
+    redisWaitLanes: redis.waitLanes,
     logger,
     ...(opts.console === true ? { console: loadConsoleAssets() } : {}),
     host: "127.0.0.1",
@@ -124,6 +135,9 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     ...(opts.redisMinReplicasAck === undefined
       ? {}
       : { redisMinReplicasAck: opts.redisMinReplicasAck }),
+    ...(opts.redisWaitTimeoutMs === undefined
+      ? {}
+      : { redisWaitTimeoutMs: opts.redisWaitTimeoutMs }),
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),
     ...(opts.adminClientCa === undefined ? {} : { adminClientCa: opts.adminClientCa }),
     ...(opts.tokenMaxActivePerUser === undefined
@@ -142,11 +156,14 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     internalUrl: `http://127.0.0.1:${internalPort}`,
     publicAddress: `127.0.0.1:${publicPort}`,
     internalAddress: `127.0.0.1:${internalPort}`,
-    redis,
+    get redis() {
+      return redis.main.client;
+    },
+    redisConnections: redis,
     logs,
     async stop() {
       await app.stop(1000);
-      redis.disconnect();
+      redis.close();
       assertNoSecretsInLogs(logs);
     },
   };

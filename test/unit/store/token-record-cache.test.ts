@@ -23,6 +23,7 @@ function scriptedPair() {
   const pair: { up: boolean; epoch: number } & InvalidationPair = {
     up: true,
     epoch: 1,
+    ended: false,
     read: (key: string) =>
       new Promise<Buffer | null>((resolve) => {
         replies.push({ key, resolve });
@@ -38,12 +39,12 @@ function setUp(maxEntries = 10) {
   const seen = { hits: 0, misses: 0, invalidated: 0, drops: [] as string[], entries: 0 };
   const cache = createTokenRecordCache({
     // Never used: reads go to the scripted pair, and there is no probe.
-    redis: new Redis({ lazyConnect: true }),
+    redis: { client: new Redis({ lazyConnect: true }) },
     maxEntries,
     probeIntervalMs: 0,
     pairs: (given) => {
       events = given;
-      return { pairOf: () => pair, close() {} };
+      return { pairOf: () => pair, ended: false, close() {} };
     },
     observer: {
       hit: () => seen.hits++,
