@@ -14,6 +14,7 @@ import { redisServerSuite } from "../support/redis-server-suite.js";
 import { selfSignedCert } from "../support/self-signed-cert.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
+import { type TextAnswer, textAnswer } from "../support/text-answer.js";
 import { tlsServiceSuite } from "../support/tls-service-suite.js";
 
 // A client that connects and resets (RST) the connection, at any point of a
@@ -397,19 +398,10 @@ describe("TLS HTTP/2 connections reset mid-call, against npm start's process (is
   }
 
   /** GET `path` over HTTPS/1.1 on a new connection. */
-  function httpsGet(
-    port: number,
-    ca: string,
-    path: string,
-  ): Promise<{ status: number; body: string }> {
+  function httpsGet(port: number, ca: string, path: string): Promise<TextAnswer> {
     return new Promise((resolve, reject) => {
       const req = httpsRequest({ hostname: "127.0.0.1", port, path, ca, agent: false }, (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        textAnswer(res).then(resolve, reject);
       });
       req.on("error", reject);
       req.end();

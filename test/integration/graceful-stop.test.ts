@@ -5,6 +5,7 @@ import * as grpc from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
+import { type TextAnswer, textAnswer } from "../support/text-answer.js";
 
 // A stop that tells the watchers: on SIGTERM the real process says
 // NOT_SERVING at once (/readyz, grpc.health.v1 Watch), ends the Watch
@@ -12,21 +13,11 @@ import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 
 const GRACE_MS = 10_000;
 
-interface Answer {
-  status: number;
-  body: string;
-}
-
 /** GET `path` on the agent's one keep-alive connection. */
-function get(agent: Agent, url: string): Promise<Answer> {
+function get(agent: Agent, url: string): Promise<TextAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      textAnswer(res).then(resolve, reject);
     });
     req.on("error", reject);
     req.end();

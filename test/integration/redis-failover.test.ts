@@ -1,22 +1,17 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { describe, it } from "node:test";
-import { newUser } from "../support/signing.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
 import { startTestService } from "../support/test-service.js";
-import { check, create, recovery, register } from "../support/timed-calls.js";
+import { check, create, liveToken, recovery } from "../support/timed-calls.js";
 
 describe("a Redis client that closed for good", () => {
   it("is replaced: calls succeed again within 3 s, readiness follows", async () => {
     const redis = await startTestRedisServer();
     const service = await startTestService({ redisUrl: redis.url });
     try {
-      const user = await newUser();
-      await register(service, user);
-      const created = await create(service, user, 0);
-      assert.equal(created.status, 201);
-      const token = created.token ?? "";
+      const { user, token } = await liveToken(service);
       // What ioredis does when it gives up (status "end"), e.g. when a Sentinel
       // failover detector disconnects it while it resolves the new primary.
       const closed = service.redis;
@@ -51,11 +46,7 @@ describe("Sentinel failovers in a row", () => {
     const service = await startTestService({ redis: sentinel.topology });
     const recoveries: number[] = [];
     try {
-      const user = await newUser();
-      await register(service, user);
-      const created = await create(service, user, 0);
-      assert.equal(created.status, 201);
-      const token = created.token ?? "";
+      const { user, token } = await liveToken(service);
       for (let round = 1; round <= 20; round++) {
         const { killedAt, rejoin } = await sentinel.failOver();
         const checkMs = await recovery(killedAt, FAILOVER_RECOVERY_MS, GAP_ANSWER_MS, () =>

@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
-import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
-import { redisKeysOf } from "../../src/store/keys.js";
 import {
   createTokenStore,
   type ListPosition,
@@ -10,11 +8,10 @@ import {
   type NewToken,
 } from "../../src/store/token-store.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
+import { storeUser } from "../support/stored-tokens.js";
 
 // ListTokens' pages in the store (issue 34): cut inside Redis, resumed after
 // the last (expiry, name) a page scanned, and a list rate of their own.
-
-const SIGNER_PUBLIC_KEY = "cd".repeat(32);
 
 /** (expiry, name in UTF-8 bytes): the listing's order. */
 function compare(a: NamedTokenSummary, b: NamedTokenSummary): number {
@@ -26,21 +23,8 @@ describe("token store pages", () => {
 
   /** A user whose signing key is registered, and a maker of its named tokens. */
   async function newUser() {
-    const userId = randomUUID();
-    await redis.sadd(redisKeysOf(userId).publicKeys, SIGNER_PUBLIC_KEY);
-    return (name: string, expiresAtMs: number): NewToken => {
-      const messageDigest = randomBytes(32);
-      const tokenId = tokenIdOf(messageDigest);
-      return {
-        userId,
-        signerPublicKey: SIGNER_PUBLIC_KEY,
-        messageDigest,
-        tokenId,
-        tokenDigest: tokenDigest(generateToken(userId, tokenId)),
-        name,
-        expiresAtMs,
-      };
-    };
+    const token = await storeUser(redis);
+    return (name: string, expiresAtMs: number): NewToken => token(name, expiresAtMs);
   }
 
   it("pages list every token live throughout exactly once, in order, whatever changes between pages", async () => {

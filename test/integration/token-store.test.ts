@@ -11,25 +11,12 @@ import { encodeTokenRecord } from "../../src/store/token-record.js";
 import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
 import { listAll } from "../support/list-all-named.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
+import { storeUser } from "../support/stored-tokens.js";
 import { startTestRedisServer } from "../support/test-redis.js";
-
-const SIGNER_PUBLIC_KEY = "ab".repeat(32);
 
 /** A new token of a new user whose signing key is registered. */
 async function newToken(redis: Redis, name: string | undefined): Promise<NewToken> {
-  const userId = randomUUID();
-  await redis.sadd(redisKeysOf(userId).publicKeys, SIGNER_PUBLIC_KEY);
-  const messageDigest = randomBytes(32);
-  const tokenId = tokenIdOf(messageDigest);
-  return {
-    userId,
-    signerPublicKey: SIGNER_PUBLIC_KEY,
-    messageDigest,
-    tokenId,
-    tokenDigest: tokenDigest(generateToken(userId, tokenId)),
-    name,
-    expiresAtMs: Date.now() + 60_000,
-  };
+  return (await storeUser(redis))(name, Date.now() + 60_000);
 }
 
 /** Asserts that none of these Redis keys exists. */

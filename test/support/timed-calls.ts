@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
-import { signedCreate, type TestUser } from "./signing.js";
+import { newUser, signedCreate, type TestUser } from "./signing.js";
 import { createOperatorGrpcClient } from "./test-operator.js";
 import type { TestService } from "./test-service.js";
 
@@ -66,6 +66,15 @@ export async function register(service: TestService, user: TestUser): Promise<vo
   } finally {
     keys.close();
   }
+}
+
+/** A new user registered on the service, and the live token of its first create. */
+export async function liveToken(service: TestService): Promise<{ user: TestUser; token: string }> {
+  const user = await newUser();
+  await register(service, user);
+  const created = await create(service, user, 0);
+  assert.equal(created.status, 201);
+  return { user, token: created.token ?? "" };
 }
 
 /**
