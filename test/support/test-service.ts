@@ -68,6 +68,8 @@ export interface TestServiceOptions {
   tokenRateLimitPerMinute?: number;
   /** ListTokens calls per user per minute. Default 100000 (high, as the create/delete rate). */
   tokenListRateLimitPerMinute?: number;
+  /** Most token records kept in memory; 0 turns the token cache off. Default the service's (on). */
+  tokenCacheMaxEntries?: number;
   /** Time a client has to take in an answer with bytes waiting. Default the service's. */
   answerTimeoutMs?: number;
   /** Time allowed to receive a whole request. Default 30000 ms. */
@@ -132,6 +134,9 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     tokenRateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
     tokenListRateLimitPerMinute: opts.tokenListRateLimitPerMinute ?? 100_000,
     ...(opts.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: opts.answerTimeoutMs }),
+    ...(opts.tokenCacheMaxEntries === undefined
+      ? {}
+      : { tokenCacheMaxEntries: opts.tokenCacheMaxEntries }),
     ...(opts.redisMinReplicasAck === undefined
       ? {}
       : { redisMinReplicasAck: opts.redisMinReplicasAck }),
