@@ -25,6 +25,10 @@ export interface AnswerDeadline {
 export function createAnswerDeadline(ms: number): AnswerDeadline {
   /** Open answers, and whether the last sweep saw bytes of each waiting. */
   const open = new Map<ServerHttp2Stream | ServerResponse, boolean>();
+  // One listener for every answer (the answer is `this`): no closure per stream.
+  function forget(this: ServerHttp2Stream | ServerResponse): void {
+    open.delete(this);
+  }
   const sweep = setInterval(() => {
     for (const [answer, waitedBefore] of open) {
       // Bytes written and not yet taken by the client's window: node's own
@@ -46,7 +50,7 @@ export function createAnswerDeadline(ms: number): AnswerDeadline {
   return {
     watch(answer) {
       open.set(answer, false);
-      answer.once("close", () => open.delete(answer));
+      answer.once("close", forget);
     },
     stop() {
       clearInterval(sweep);
