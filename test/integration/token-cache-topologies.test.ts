@@ -105,7 +105,12 @@ describe("the token cache in every topology", () => {
   it("Sentinel: a failover drops the cache (no answer from it in the gap), and the new primary is tracked", async () => {
     const sentinel = await startTestRedisSentinel();
     // The create is confirmed by the replica, so the token survives the failover.
-    const service = await startTestService({ redis: sentinel.topology, redisMinReplicasAck: 1 });
+    // WAIT gets room a loaded machine may need: this test is about the cache.
+    const service = await startTestService({
+      redis: sentinel.topology,
+      redisMinReplicasAck: 1,
+      redisWaitTimeoutMs: 2000,
+    });
     const other = new Redis({
       sentinels: sentinel.topology.sentinels,
       name: sentinel.topology.name,

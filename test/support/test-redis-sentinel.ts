@@ -27,13 +27,19 @@ export interface TestRedisSentinel {
 /**
  * Waits until the primary's writes are acknowledged by its replica: a replica
  * that has just synced answers its first GETACK only on its 1-second cron.
+ * Each round writes first, as WAIT with no write of the client's own counts
+ * any replica that ever acknowledged.
  */
 export async function waitForReplicaAcks(primaryPort: number): Promise<void> {
   const client = new Redis({ port: primaryPort, lazyConnect: true, maxRetriesPerRequest: 0 });
   try {
     await client.connect();
     const deadline = Date.now() + 10_000;
-    while ((await client.wait(1, 200)) < 1) {
+    const acked = async () => {
+      const replies = await client.pipeline().incr("test:replica-ack-probe").wait(1, 200).exec();
+      return Number(replies?.[1]?.[1]) >= 1;
+    };
+    while (!(await acked())) {
       if (Date.now() > deadline) {
         throw new Error("the replica did not acknowledge writes within 10 s");
       }
