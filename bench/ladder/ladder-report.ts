@@ -30,6 +30,8 @@ export interface LadderResult {
   path: LadderPath;
   date: string;
   node: string;
+  /** Where checks found a token's record after its first read (run-ladder's `--lookup`). */
+  lookup: "memory" | "redis";
   quick: boolean;
   concurrency: number;
   rounds: number;
@@ -86,7 +88,7 @@ export function ladderMarkdown(result: LadderResult): string {
   return [
     `## Ladder: ${result.path}`,
     "",
-    `${result.date}, node ${result.node}, ${result.quick ? "quick" : "full"}: concurrency ${result.concurrency}, ${result.rounds} rounds of ${result.seconds} s, steps alternating; medians of the rounds. Every step one process (the service at WORKERS=1).`,
+    `${result.date}, node ${result.node}, ${result.quick ? "quick" : "full"}, checks' records from ${result.lookup}: concurrency ${result.concurrency}, ${result.rounds} rounds of ${result.seconds} s, steps alternating; medians of the rounds. Every step one process (the service at WORKERS=1).`,
     "",
     "| Step | Layer | Adds | req/s | × floor | CPU µs / req | µs range | Δ µs | p99 ms | Errors |",
     "|---:|---|---|---:|---:|---:|---|---:|---:|---|",

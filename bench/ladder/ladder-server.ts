@@ -62,6 +62,7 @@ import { errorInterceptor } from "../../src/server/error-interceptor.js";
 import { requestIdInterceptor, settleRequestId } from "../../src/server/request-id.js";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisCall } from "../../src/store/redis-call.js";
+import { createTokenRecordCache } from "../../src/store/token-record-cache.js";
 import { createTokenStore } from "../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
 import { bearerTokenOf } from "../../src/token/bearer-header.js";
@@ -98,7 +99,12 @@ const on = (layer: LadderLayer): boolean => {
 if (on("service")) {
   throw new Error("the service step runs the service itself, not this server");
 }
-const { REDIS_URL, LADDER_KEYS_FILE } = process.env;
+const { REDIS_URL, LADDER_KEYS_FILE, LADDER_LOOKUP = "redis" } = process.env;
+if (LADDER_LOOKUP !== "redis" && LADDER_LOOKUP !== "memory") {
+  throw new Error(`LADDER_LOOKUP must be redis or memory, got "${LADDER_LOOKUP}"`);
+}
+/** Checks answered from memory once a token was read: the floor remembers, the store step caches. */
+const fromMemory = LADDER_LOOKUP === "memory";
 if (REDIS_URL === undefined) {
   throw new Error("REDIS_URL is required");
 }
@@ -115,6 +121,9 @@ const seriesOf = createRequestSeries(metrics);
 const logger = createLogger().child({}, { redact: [] });
 const store = createTokenStore({
   redis: { client: redis },
+  ...(fromMemory
+    ? { cache: createTokenRecordCache({ redis: { client: redis }, maxEntries: 100_000 }) }
+    : {}),
   rateLimitPerMinute: 1_000_000,
   maxActivePerUser: 1_000_000,
   ...(on("metrics") ? { call: createRedisCall({ observe: observeRedis(metrics) }) } : {}),
@@ -239,15 +248,27 @@ function introspect(body: Buffer): Promise<Uint8Array> {
   });
 }
 
-// Below the store step: `live` if the token's record is in Redis (one GET, no script), else `dead`.
+// What the floor learnt of each token key (LADDER_LOOKUP=memory): never forgotten, as no cache may.
+const remembered = new Map<string, boolean>();
+
+// Below the store step: `live` if the token's record is in Redis (one GET, no script), else `dead`;
+// from memory, one GET per token ever.
 function byTokenRecord<T>(token: string, live: T, dead: T): Promise<T> {
   const parsed = parseToken(token);
   if (parsed === undefined) {
     return Promise.resolve(dead);
   }
-  return redis
-    .getBuffer(redisKeysOf(parsed.userId).token(parsed.tokenId))
-    .then((r) => (r === null ? dead : live));
+  const key = redisKeysOf(parsed.userId).token(parsed.tokenId);
+  const known = fromMemory ? remembered.get(key) : undefined;
+  if (known !== undefined) {
+    return Promise.resolve(known ? live : dead);
+  }
+  return redis.getBuffer(key).then((r) => {
+    if (fromMemory) {
+      remembered.set(key, r !== null);
+    }
+    return r === null ? dead : live;
+  });
 }
 
 function problemsOrThrow(schema: DescMessage, message: Message): void {

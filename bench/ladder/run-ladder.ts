@@ -1,11 +1,14 @@
 // `npm run bench:ladder [-- --path=introspect,forward-auth,grpc-create,rest-create]
-// [-- --quick] [-- --concurrency=32] [-- --rounds=N] [-- --seconds=S] [-- --label=L]`: for
+// [-- --lookup=memory|redis] [-- --quick] [-- --concurrency=32] [-- --rounds=N] [-- --seconds=S] [-- --label=L]`: for
 // each path, every step of its ladder (bench/ladder/ladder-steps.ts) as a
 // running server, the service (WORKERS=1) as the last step, all under the
 // same load, steps alternating in rounds (A B C … A B C …); per step the
 // median of the rounds: req/s, µs of the server's CPU per answered request,
 // and the delta to the step below. Every step is one process, the service
-// too (WORKERS=1), so ratios compare like with like.
+// too (WORKERS=1), so ratios compare like with like. `--lookup=memory` (the
+// default) prices the checks' cached path: the floor remembers each token's
+// record after one read, the store step and the service keep the token cache;
+// `--lookup=redis` reads Redis on every check, the service with TOKEN_CACHE=off.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +42,8 @@ interface LadderArgs {
   paths: LadderPath[];
   /** Appended to the results' names (`ladder-<path>-<label>`), so that a second run keeps the first. */
   label: string | undefined;
+  /** Where checks find a token's record after its first read. */
+  lookup: "memory" | "redis";
   quick: boolean;
   concurrency: number;
   rounds: number;
@@ -55,13 +60,18 @@ function parseLadderArgs(argv: readonly string[]): LadderArgs {
     throw new Error(`--path takes ${LADDER_PATHS.join(", ")}; got ${unknown.join(", ")}`);
   }
   for (const arg of argv) {
-    if (arg !== "--quick" && !/^--(path|concurrency|rounds|seconds|label)=/.test(arg)) {
+    if (arg !== "--quick" && !/^--(path|concurrency|rounds|seconds|label|lookup)=/.test(arg)) {
       throw new Error(`unknown argument ${arg}`);
     }
+  }
+  const lookup = value("lookup") ?? "memory";
+  if (lookup !== "memory" && lookup !== "redis") {
+    throw new Error(`--lookup takes memory or redis; got ${lookup}`);
   }
   return {
     paths: names.filter(isLadderPath),
     label: value("label"),
+    lookup,
     quick,
     concurrency: Number(value("concurrency") ?? 32),
     rounds: Number(value("rounds") ?? (quick ? 3 : 5)),
@@ -88,7 +98,10 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
   };
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   try {
-    const service = await startServiceProcess({ redisUrl: redis.url, env: { WORKERS: "1" } });
+    const service = await startServiceProcess({
+      redisUrl: redis.url,
+      env: { WORKERS: "1", TOKEN_CACHE: args.lookup === "memory" ? "on" : "off" },
+    });
     // Stopped in `finally` from here on, even if a later one fails to start.
     servers.push(service);
     const users = newBenchUsers(path === "introspect" || path === "forward-auth" ? 1_000 : 200);
@@ -110,13 +123,13 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
           redisUrl: redis.url,
           main: "bench/ladder/ladder-server.ts",
           args: [`--path=${path}`, `--step=${i}`],
-          env: { LADDER_KEYS_FILE: keysFile },
+          env: { LADDER_KEYS_FILE: keysFile, LADDER_LOOKUP: args.lookup },
         }),
       );
     }
     const load = await loadOf(path, args, users, { client: redis.client }, servers, service);
     log(
-      `ladder ${path}: ${steps.length} steps, c=${args.concurrency}, ${args.rounds} rounds of ${args.seconds} s`,
+      `ladder ${path}: ${steps.length} steps, lookup from ${args.lookup}, c=${args.concurrency}, ${args.rounds} rounds of ${args.seconds} s`,
     );
     for (let i = 0; i < servers.length; i++) {
       await load(i, 1)();
@@ -145,6 +158,7 @@ async function climb(path: LadderPath, args: LadderArgs): Promise<LadderResult> 
       path,
       date: new Date().toISOString(),
       node: process.version,
+      lookup: args.lookup,
       quick: args.quick,
       concurrency: args.concurrency,
       rounds: args.rounds,

@@ -95,22 +95,33 @@ describe("bench ladder servers", () => {
     }
   }
 
-  for (const path of Object.keys(LADDER_STEPS) as LadderPath[]) {
+  const climbs: { path: LadderPath; lookup: "redis" | "memory" }[] = [
+    ...(Object.keys(LADDER_STEPS) as LadderPath[]).map((path) => ({
+      path,
+      lookup: "redis" as const,
+    })),
+    { path: "introspect", lookup: "memory" },
+    { path: "forward-auth", lookup: "memory" },
+  ];
+  for (const { path, lookup } of climbs) {
     // The floor, and the highest rung built here (the last one is the service itself).
     const rungs = [0, LADDER_STEPS[path].length - 2];
     for (const step of rungs) {
-      it(`${path}, step ${step} (${LADDER_STEPS[path][step]?.layer}): every answer a success`, async () => {
+      it(`${path}, step ${step} (${LADDER_STEPS[path][step]?.layer}), records from ${lookup}: every answer a success`, async () => {
         let server: ServiceProcess | undefined;
         try {
           server = await startServiceProcess({
             redisUrl: redis.url,
             main: "bench/ladder/ladder-server.ts",
             args: [`--path=${path}`, `--step=${step}`],
-            env: { LADDER_KEYS_FILE: keysFile },
+            env: { LADDER_KEYS_FILE: keysFile, LADDER_LOOKUP: lookup },
           });
-          const result = await load(path, server.publicPort);
-          assert.equal(result.errors, 0, JSON.stringify(result.failures));
-          assert.ok(result.ok >= 6, `${result.ok} successes`);
+          // Twice: from memory, the second load is answered without Redis.
+          for (let i = 0; i < (lookup === "memory" ? 2 : 1); i++) {
+            const result = await load(path, server.publicPort);
+            assert.equal(result.errors, 0, JSON.stringify(result.failures));
+            assert.ok(result.ok >= 6, `${result.ok} successes`);
+          }
         } finally {
           await server?.stop();
         }

@@ -21,6 +21,7 @@ describe("summarizeLadder", () => {
     path: "forward-auth",
     date: "2026-11-26T00:00:00.000Z",
     node: "v24",
+    lookup: "memory",
     quick: true,
     concurrency: 32,
     rounds: 3,
@@ -58,6 +59,10 @@ describe("summarizeLadder", () => {
   it("keeps a step's errors and shows its throughput as no peak", () => {
     assert.equal(result.steps[2]?.errors, 2);
     assert.match(ladderMarkdown(result), /\| 2 \| routing \| .* \| \(7,500, errors\) \|/);
+  });
+
+  it("says where the checks' records came from", () => {
+    assert.match(ladderMarkdown(result), /checks' records from memory/);
   });
 });
 
