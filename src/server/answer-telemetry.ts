@@ -4,6 +4,7 @@ import { Code, type ContextValues, createContextValues } from "@connectrpc/conne
 import { connectCodeName, restCodeFromHttpStatus } from "@perps/token-client/protocol";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
+import { createRequestLineWriter } from "../log/request-line.js";
 import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
@@ -82,6 +83,7 @@ function protocolOf(exchange: Exchange, contentType: string | undefined): string
 export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelemetry {
   // The fields of these lines cannot hold a secret (see the call telemetry interceptor).
   const logger = opts.logger.child({}, { redact: [] });
+  const requestLine = createRequestLineWriter(logger);
   const seriesOf = createRequestSeries(opts.metrics);
   const { tracing } = opts;
   const trustedListeners = opts.traceTrustedListeners ?? [];
@@ -108,6 +110,17 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     const metricCode = code === undefined ? "ok" : connectCodeName(code);
     series.duration.observe(seconds);
     series.calls(metricCode).inc();
+    if (code === undefined && !exchange.probe && exchange.trace === undefined) {
+      // Nearly every line: written without building a log object.
+      requestLine({
+        method: exchange.method,
+        protocol,
+        requestId: exchange.requestId,
+        code: "ok",
+        ms: Math.round(seconds * 1000),
+      });
+      return;
+    }
     const line = {
       method: exchange.method,
       protocol,
