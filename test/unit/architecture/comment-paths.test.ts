@@ -122,7 +122,7 @@ describe("the files source comments name", () => {
       "src/server/app.ts",
       [
         "// Served as src/here.ts says (docs/guide.md); its list is in app-services.ts.",
-        'const url = "http://example.test/src/not-a-comment.ts";',
+        'const url = "http://example.test/ // src/in-a-string.ts";',
         "/**",
         " * Tested by test/unit/never-written.test.ts and gone.test.ts, built from here.ts",
         " * and test/support/*-suite.ts.",
