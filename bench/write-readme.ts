@@ -64,7 +64,7 @@ export function readmeMarkdown(r: BenchReport, source = "results/latest.json"): 
     "npm run bench:tracing            # what tracing costs per call, off and 100 % sampled: bench/results/tracing-cost.md",
     "```",
     "",
-    `Phases, in run order: ${PHASE_NAMES.map((p) => `\`${p}\``).join(", ")} (one file each in \`bench/phases/\`). The targets are one table, \`bench/targets.ts\`: each goal is written once there, and both the check and the rows below come from it. \`bench/results/\` keeps the latest run of each kind and the runs \`docs/performance-analysis.md\` cites; older runs are in git history (\`git log -- bench/results\`).`,
+    `Phases, in run order: ${PHASE_NAMES.map((p) => `\`${p}\``).join(", ")} (one file each in \`bench/phases/\`). The targets are one table, \`bench/targets.ts\`: each goal is written once there, and both the check and the rows below come from it. \`bench/results/\` keeps the latest full run (\`latest.{json,md,svg}\`) and the Markdown reports \`docs/performance-analysis.md\` cites; the raw \`.json\` of ladder and memory runs is not committed (\`.gitignore\`). Older runs, and the raw \`.json\` of the cited ones, are in git history (\`git log -- bench/results\`; commit 9af9f19 is the last to hold them all).`,
     "",
     "The peer phase needs the Go peer built: it runs `$PEER_BIN`, else `../shared/peers/go-gateway/bin/peer` next to the repository (`../shared/peers/go-gateway/build.sh` builds it). Without it the phase prints one line and the run goes on.",
     "",

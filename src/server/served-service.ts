@@ -12,8 +12,8 @@ export type ListenerName = "public" | "internal";
 /**
  * One RPC service as the app serves it: the one declaration from which the
  * listeners' routes, the REST mapping, the operator check, grpc.health.v1 and
- * reflection are derived (app-services.ts lists them). Adding a service is one
- * more entry there.
+ * reflection are derived (src/server/api-services.ts lists them). Adding a
+ * service is one more entry there.
  */
 export interface ServedService {
   readonly service: DescService;

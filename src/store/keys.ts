@@ -34,10 +34,10 @@ export interface UserRedisKeys {
   /** `{tag}t`: what every token key of the user starts with, for scripts that find tokens by id. */
   readonly tokenPrefix: string;
   /**
-   * `{tag}t<tokenId>`: STRING of one **t**oken, 41 bytes with a 16-character
-   * id (`tokenIdOf()` the create's message digest, so a replay of that create
-   * finds it). The value is the token's digest (`tokenDigest()`, 28 raw
-   * bytes), followed directly by the UTF-8 name for a named token. Expires
+   * `{tag}t<tokenId>`: STRING of one **t**oken, a 41-byte key with a
+   * 16-character id (`tokenIdOf()` the create's message digest, so a replay
+   * of that create finds it). The value is the token's record, declared in
+   * src/store/token-record.ts: its digest, its expiry and its name. Expires
    * with the token.
    */
   token(tokenId: string): string;

@@ -16,11 +16,9 @@ import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
-// The official OTLP definitions, as an npm package ships them (never hand-copied).
-const PROTOS = join(
-  import.meta.dirname,
-  "../../node_modules/@opentelemetry/otlp-grpc-exporter-base/build/protos",
-);
+// The official OTLP definitions, copied unedited from opentelemetry-proto v1.9.0
+// (test/data/README.md): no installed package ships them as .proto files.
+const PROTOS = join(import.meta.dirname, "../data/otlp-proto");
 
 interface KeyValue {
   key: string;

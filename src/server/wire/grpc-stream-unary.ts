@@ -46,7 +46,7 @@ interface StreamAnswer {
  * a readable `grpc-timeout` if any. The call runs through the same
  * interceptors and implementation as every other path, and is answered as
  * Connect's gRPC handler answers (headers, one envelope, trailers; the same
- * compression of large answers): test/unit/server/wire/grpc-stream-parity.test.ts.
+ * compression of large answers): test/unit/server/wire/wire-parity.test.ts.
  * Returns undefined, having read nothing, for any other request: node's
  * compatibility layer then makes a request of it for the other paths.
  */
