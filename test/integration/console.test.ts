@@ -14,9 +14,11 @@ import {
   execFileAsync,
   keyFiles,
   listWith,
+  noSideScroll,
   openPage,
   opensslKey,
   ROOT,
+  renderedLines,
   requests,
   SIZE_BUDGET_BYTES,
   sessionTokens,
@@ -301,6 +303,53 @@ describe("token console", () => {
     }
   });
 
+  it("shows a User ID placeholder that cannot pass for a user id", async () => {
+    const { context, page } = await openPage(browser, service);
+    try {
+      const field = page.getByRole("textbox", { name: "User ID" });
+      const placeholder = (await field.getAttribute("placeholder")) ?? "";
+      assert.match(placeholder, /user id/i, "it says what goes there");
+      // No digits, nothing UUID-shaped: grey text that reads as a filled-in value misleads.
+      assert.doesNotMatch(placeholder, /\d|[0-9a-f]{4,}-/i);
+      assert.equal(await field.inputValue(), "");
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("lays the registration command out with no lone backslash on a line, at any width", async () => {
+    const { context, page } = await openPage(browser, service, { width: 320 });
+    try {
+      await page.getByText("No key yet?").click();
+      await page.getByRole("textbox", { name: "User ID" }).fill(randomUUID());
+      await page.getByRole("button", { name: "Generate key" }).click();
+      await page.getByRole("textbox", { name: "Public key" }).waitFor();
+      const command = (await page.locator("#register-command").textContent()) ?? "";
+      assert.match(command, / \\\n/, "a command with line continuations");
+      for (let width = 320; width <= 1280; width += 8) {
+        await page.setViewportSize({ width, height: 760 });
+        const lines = await renderedLines(page, "#register-command");
+        assert.equal(
+          lines.join("").replace(/\s/g, ""),
+          command.replace(/\s/g, ""),
+          `${width}px: every character is drawn`,
+        );
+        for (const line of lines) {
+          assert.notEqual(
+            line.trim(),
+            "\\",
+            `${width}px: a lone backslash in ${JSON.stringify(lines)}`,
+          );
+        }
+        assert.ok(await noSideScroll(page), `${width}px: the page does not scroll sideways`);
+      }
+      await page.setViewportSize({ width: 375, height: 760 });
+      await shot(page, "19-phone-command");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("generates a key in the browser whose registration command works as shown", async () => {
     const newUserId = randomUUID();
     const { context, page } = await openPage(browser, service);
@@ -351,19 +400,17 @@ describe("token console", () => {
   it("is readable at phone width: no horizontal scroll", async () => {
     const { context, page } = await openPage(browser, service, { width: 375 });
     try {
-      const noSideScroll = async () =>
-        page.evaluate("document.documentElement.scrollWidth <= window.innerWidth");
-      assert.ok(await noSideScroll(), "sign-in form");
+      assert.ok(await noSideScroll(page), "sign-in form");
       await shot(page, "12-phone-sign-in");
       await signIn(page, userId, key.path);
       await signedIn(page);
       await createToken(page, "a-rather-long-token-name-for-the-nightly-reconciliation-job", 90);
       await page.getByRole("row", { name: /nightly/ }).waitFor();
-      assert.ok(await noSideScroll(), "list and new token");
+      assert.ok(await noSideScroll(page), "list and new token");
       await shot(page, "13-phone-list");
       await page.getByRole("button", { name: /^Revoke a-rather/ }).click();
       await page.getByRole("dialog").waitFor();
-      assert.ok(await noSideScroll(), "dialog");
+      assert.ok(await noSideScroll(page), "dialog");
       await shot(page, "14-phone-dialog");
     } finally {
       await context.close();

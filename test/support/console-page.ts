@@ -94,6 +94,41 @@ export async function activeId(page: Page): Promise<unknown> {
   return page.evaluate("document.activeElement?.id");
 }
 
+/**
+ * The text of `selector`'s element as the screen shows it: one string per
+ * rendered line (characters grouped by where they are drawn), in order.
+ * Evaluated in the page, where the layout is.
+ */
+export async function renderedLines(page: Page, selector: string): Promise<string[]> {
+  const lines = await page.evaluate(`(() => {
+    const element = document.querySelector(${JSON.stringify(selector)});
+    const byTop = new Map();
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      for (let i = 0; i < node.data.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const box = [...range.getClientRects()].find((rect) => rect.width > 0);
+        if (box !== undefined) {
+          const top = Math.round(box.top);
+          byTop.set(top, (byTop.get(top) ?? "") + node.data[i]);
+        }
+      }
+    }
+    return [...byTop].sort((a, b) => a[0] - b[0]).map((entry) => entry[1]);
+  })()`);
+  assert.ok(Array.isArray(lines) && lines.every((line) => typeof line === "string"));
+  return lines;
+}
+
+/** Whether the page is no wider than the window (no sideways scroll). */
+export async function noSideScroll(page: Page): Promise<boolean> {
+  return (
+    (await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")) === true
+  );
+}
+
 export async function signIn(page: Page, userId: string, keyPath: string): Promise<void> {
   await page.getByRole("textbox", { name: "User ID" }).fill(userId);
   await page.getByLabel("Private key").setInputFiles(keyPath);
