@@ -4,6 +4,7 @@ import type { TokenSummary } from "@perps/token-client";
 import { byId } from "./dom.js";
 import { errorText } from "./error-text.js";
 import { generateKey, registrationCommand } from "./new-key.js";
+import { clearNewTokens, showNewToken } from "./new-tokens.js";
 import { confirmRevoke } from "./revoke-dialog.js";
 import { type Session, signIn } from "./session.js";
 import { renderTokens } from "./token-table.js";
@@ -19,8 +20,6 @@ const userIdInput = byId("user-id", HTMLInputElement);
 const keyFileInput = byId("key-file", HTMLInputElement);
 const nameInput = byId("name", HTMLInputElement);
 const lifetimeInput = byId("lifetime", HTMLInputElement);
-const created = byId("created", HTMLDivElement);
-const newToken = byId("new-token", HTMLInputElement);
 
 let session: Session | undefined;
 
@@ -66,9 +65,8 @@ function showSignedIn(userId: string | undefined): void {
   who.hidden = userId === undefined;
   byId("who-user", HTMLElement).textContent = userId ?? "";
   if (userId === undefined) {
-    // Nothing of the signed-in page stays behind, above all the token shown once.
-    newToken.value = "";
-    created.hidden = true;
+    // Nothing of the signed-in page stays behind, above all the tokens shown once.
+    clearNewTokens();
     renderTokens([], () => {});
   }
 }
@@ -129,9 +127,6 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
     return;
   }
   void busy(byId("create-button", HTMLButtonElement), "Create failed", async () => {
-    // "New token" shows this attempt's token or nothing: never an older one beside a failure.
-    newToken.value = "";
-    created.hidden = true;
     const name = nameInput.value;
     const days = Number(lifetimeInput.value);
     if (name === "") {
@@ -143,13 +138,12 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
       throw new Error("Lifetime: a whole number of days, 1 or more");
     }
     const token = await current.create(name, days);
-    newToken.value = token.token;
-    created.hidden = false;
     nameInput.value = "";
     say(`Created ${name}, expiring on ${token.expiresAt} (UTC).`);
-    newToken.focus();
-    // Selected from the end backwards, so the field shows the token's start.
-    newToken.setSelectionRange(0, newToken.value.length, "backward");
+    showNewToken(name, token, {
+      copy: (text, field) => void copy(text, field, "Token"),
+      dismissed: () => nameInput.focus(),
+    });
     await refresh(current);
   });
 });
@@ -159,7 +153,7 @@ async function copy(text: string, field: HTMLElement | undefined, what: string):
     await navigator.clipboard.writeText(text);
     say(`${what} copied.`);
   } catch {
-    if (field instanceof HTMLInputElement) {
+    if (field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement) {
       field.select();
     }
     say(
@@ -167,10 +161,6 @@ async function copy(text: string, field: HTMLElement | undefined, what: string):
     );
   }
 }
-
-byId("copy-token", HTMLButtonElement).addEventListener("click", () => {
-  void copy(newToken.value, newToken, "Token");
-});
 
 byId("sign-out", HTMLButtonElement).addEventListener("click", () => {
   const current = session;

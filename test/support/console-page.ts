@@ -70,11 +70,13 @@ export async function shot(page: Page, name: string): Promise<void> {
 export async function openPage(
   browser: Browser,
   service: TestService,
-  opts: { width?: number; clockSkewMs?: number } = {},
+  opts: { width?: number; clockSkewMs?: number; clipboard?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
     viewport: { width: opts.width ?? 1000, height: 760 },
     acceptDownloads: true,
+    // The page's Copy buttons write to it, and the test reads back what they wrote.
+    permissions: opts.clipboard === true ? ["clipboard-read", "clipboard-write"] : [],
   });
   if (opts.clockSkewMs !== undefined) {
     // This page's clock only: what a computer whose time is off signs with.
