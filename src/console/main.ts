@@ -20,6 +20,7 @@ const userIdInput = byId("user-id", HTMLInputElement);
 const keyFileInput = byId("key-file", HTMLInputElement);
 const nameInput = byId("name", HTMLInputElement);
 const lifetimeInput = byId("lifetime", HTMLInputElement);
+const keyFilePointer = byId("key-file-pointer", HTMLParagraphElement);
 
 let session: Session | undefined;
 
@@ -114,6 +115,7 @@ byId("sign-in", HTMLFormElement).addEventListener("submit", (event) => {
     session = current;
     // The file is read: the input lets go of it.
     keyFileInput.value = "";
+    pointToKeyFile(undefined);
     showSignedIn(userId);
     await refresh(current);
     nameInput.focus();
@@ -161,6 +163,23 @@ async function copy(text: string, field: HTMLElement | undefined, what: string):
     );
   }
 }
+
+/**
+ * Highlights Private key with a line naming `fileName`, the key file just
+ * downloaded, until a file is chosen there; undefined takes both away.
+ */
+function pointToKeyFile(fileName: string | undefined): void {
+  keyFilePointer.textContent =
+    fileName === undefined ? "" : `Choose ${fileName} here: the private key you downloaded.`;
+  keyFilePointer.hidden = fileName === undefined;
+  keyFileInput.classList.toggle("next-step", fileName !== undefined);
+}
+
+keyFileInput.addEventListener("change", () => {
+  if ((keyFileInput.files?.length ?? 0) > 0) {
+    pointToKeyFile(undefined);
+  }
+});
 
 byId("sign-out", HTMLButtonElement).addEventListener("click", () => {
   const current = session;
@@ -220,6 +239,20 @@ byId("download", HTMLButtonElement).addEventListener("click", () => {
   link.href = downloadUrl;
   link.download = downloadName;
   link.click();
+  pointToKeyFile(downloadName);
+  say(
+    `Downloaded ${downloadName}: once the public key is registered, choose that file under Private key and sign in.`,
+  );
+});
+
+byId("choose-key", HTMLButtonElement).addEventListener("click", () => {
+  keyFileInput.scrollIntoView({ block: "center" });
+  keyFileInput.focus();
+  try {
+    keyFileInput.showPicker();
+  } catch {
+    // A browser that will not open it from here: the input has the focus, one key press away.
+  }
 });
 
 byId("copy-command", HTMLButtonElement).addEventListener("click", () => {

@@ -417,7 +417,18 @@ describe("token console", () => {
       const pemPath = join(dir, "downloaded.pem");
       await download.saveAs(pemPath);
       keyFiles.push(pemPath);
-      assert.match(download.suggestedFilename(), /^perps-key-[0-9a-f]{8}\.pem$/);
+      const downloaded = download.suggestedFilename();
+      assert.match(downloaded, /^perps-key-[0-9a-f]{8}\.pem$/);
+      // Then the page points to where that file goes: Private key, highlighted and saying so.
+      assert.match(
+        (await page.getByRole("status").textContent()) ?? "",
+        new RegExp(`${downloaded}.*Private key`),
+      );
+      const pointer = page.getByText(`Choose ${downloaded} here`);
+      assert.ok(await pointer.isVisible());
+      const keyFileRing = "getComputedStyle(document.getElementById('key-file')).boxShadow";
+      assert.notEqual(await activeId(page), "key-file");
+      assert.notEqual(await page.evaluate(keyFileRing), "none", "Private key is highlighted");
       // The file is what openssl writes, and its public key is the one shown.
       const jwk = createPublicKey(readFileSync(pemPath, "utf8")).export({ format: "jwk" });
       assert.equal(Buffer.from(jwk.x ?? "", "base64url").toString("hex"), hex);
@@ -433,7 +444,15 @@ describe("token console", () => {
           PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`,
         },
       });
-      await signIn(page, newUserId, pemPath);
+      // A button takes the user there, and opens the file dialog of Private key.
+      const choosing = page.waitForEvent("filechooser");
+      await page.getByRole("button", { name: "Choose the downloaded file" }).click();
+      await (await choosing).setFiles(pemPath);
+      assert.equal(await activeId(page), "key-file");
+      await pointer.waitFor({ state: "hidden" });
+      assert.equal(await page.evaluate(keyFileRing), "none", "chosen, no longer highlighted");
+      // The User ID is still the one the key was made for.
+      await page.getByRole("button", { name: "Sign in" }).click();
       await signedIn(page);
       await page.getByText("No tokens yet").waitFor();
     } finally {
