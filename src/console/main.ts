@@ -4,6 +4,7 @@ import type { TokenSummary } from "@perps/token-client";
 import { byId } from "./dom.js";
 import { errorText } from "./error-text.js";
 import { generateKey, registrationCommand } from "./new-key.js";
+import { clearNewTokens, showNewToken } from "./new-tokens.js";
 import { confirmRevoke } from "./revoke-dialog.js";
 import { type Session, signIn } from "./session.js";
 import { renderTokens } from "./token-table.js";
@@ -19,8 +20,7 @@ const userIdInput = byId("user-id", HTMLInputElement);
 const keyFileInput = byId("key-file", HTMLInputElement);
 const nameInput = byId("name", HTMLInputElement);
 const lifetimeInput = byId("lifetime", HTMLInputElement);
-const created = byId("created", HTMLDivElement);
-const newToken = byId("new-token", HTMLInputElement);
+const keyFilePointer = byId("key-file-pointer", HTMLParagraphElement);
 
 let session: Session | undefined;
 
@@ -66,9 +66,8 @@ function showSignedIn(userId: string | undefined): void {
   who.hidden = userId === undefined;
   byId("who-user", HTMLElement).textContent = userId ?? "";
   if (userId === undefined) {
-    // Nothing of the signed-in page stays behind, above all the token shown once.
-    newToken.value = "";
-    created.hidden = true;
+    // Nothing of the signed-in page stays behind, above all the tokens shown once.
+    clearNewTokens();
     renderTokens([], () => {});
   }
 }
@@ -116,6 +115,7 @@ byId("sign-in", HTMLFormElement).addEventListener("submit", (event) => {
     session = current;
     // The file is read: the input lets go of it.
     keyFileInput.value = "";
+    pointToKeyFile(undefined);
     showSignedIn(userId);
     await refresh(current);
     nameInput.focus();
@@ -129,9 +129,6 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
     return;
   }
   void busy(byId("create-button", HTMLButtonElement), "Create failed", async () => {
-    // "New token" shows this attempt's token or nothing: never an older one beside a failure.
-    newToken.value = "";
-    created.hidden = true;
     const name = nameInput.value;
     const days = Number(lifetimeInput.value);
     if (name === "") {
@@ -143,13 +140,12 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
       throw new Error("Lifetime: a whole number of days, 1 or more");
     }
     const token = await current.create(name, days);
-    newToken.value = token.token;
-    created.hidden = false;
     nameInput.value = "";
     say(`Created ${name}, expiring on ${token.expiresAt} (UTC).`);
-    newToken.focus();
-    // Selected from the end backwards, so the field shows the token's start.
-    newToken.setSelectionRange(0, newToken.value.length, "backward");
+    showNewToken(name, token, {
+      copy: (text, field) => void copy(text, field, "Token"),
+      dismissed: () => nameInput.focus(),
+    });
     await refresh(current);
   });
 });
@@ -159,7 +155,7 @@ async function copy(text: string, field: HTMLElement | undefined, what: string):
     await navigator.clipboard.writeText(text);
     say(`${what} copied.`);
   } catch {
-    if (field instanceof HTMLInputElement) {
+    if (field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement) {
       field.select();
     }
     say(
@@ -168,8 +164,21 @@ async function copy(text: string, field: HTMLElement | undefined, what: string):
   }
 }
 
-byId("copy-token", HTMLButtonElement).addEventListener("click", () => {
-  void copy(newToken.value, newToken, "Token");
+/**
+ * Highlights Private key with a line naming `fileName`, the key file just
+ * downloaded, until a file is chosen there; undefined takes both away.
+ */
+function pointToKeyFile(fileName: string | undefined): void {
+  keyFilePointer.textContent =
+    fileName === undefined ? "" : `Choose ${fileName} here: the private key you downloaded.`;
+  keyFilePointer.hidden = fileName === undefined;
+  keyFileInput.classList.toggle("next-step", fileName !== undefined);
+}
+
+keyFileInput.addEventListener("change", () => {
+  if ((keyFileInput.files?.length ?? 0) > 0) {
+    pointToKeyFile(undefined);
+  }
 });
 
 byId("sign-out", HTMLButtonElement).addEventListener("click", () => {
@@ -230,6 +239,20 @@ byId("download", HTMLButtonElement).addEventListener("click", () => {
   link.href = downloadUrl;
   link.download = downloadName;
   link.click();
+  pointToKeyFile(downloadName);
+  say(
+    `Downloaded ${downloadName}: once the public key is registered, choose that file under Private key and sign in.`,
+  );
+});
+
+byId("choose-key", HTMLButtonElement).addEventListener("click", () => {
+  keyFileInput.scrollIntoView({ block: "center" });
+  keyFileInput.focus();
+  try {
+    keyFileInput.showPicker();
+  } catch {
+    // A browser that will not open it from here: the input has the focus, one key press away.
+  }
 });
 
 byId("copy-command", HTMLButtonElement).addEventListener("click", () => {

@@ -14,9 +14,11 @@ import {
   execFileAsync,
   keyFiles,
   listWith,
+  noSideScroll,
   openPage,
   opensslKey,
   ROOT,
+  renderedLines,
   requests,
   SIZE_BUDGET_BYTES,
   sessionTokens,
@@ -107,13 +109,13 @@ describe("token console", () => {
       await shot(page, "02-empty");
 
       await createToken(page, "ci-bot", 30);
-      const field = page.getByRole("textbox", { name: "New token" });
+      const field = page.getByRole("textbox", { name: "New token: ci-bot" });
       await page.getByRole("row", { name: /ci-bot/ }).waitFor();
       const token = await field.inputValue();
       assert.match(token, /^pt_[A-Za-z0-9_-]{86}$/);
       assert.equal(await field.getAttribute("readonly"), "");
       await page.getByText("it will not be shown again").waitFor();
-      await page.getByRole("button", { name: "Copy", exact: true }).waitFor();
+      await page.getByRole("button", { name: "Copy ci-bot" }).waitFor();
       // The token shown works: it lists, and /auth lets it through as this user.
       const listed = await listWith(service, token);
       assert.equal(listed.status, 200);
@@ -199,7 +201,11 @@ describe("token console", () => {
       await page.keyboard.press("Enter");
       await page.getByRole("row", { name: /kb-bot/ }).waitFor();
       // The new token has the focus, ready to copy.
-      await page.locator("#new-token:focus").waitFor();
+      await page.locator("textarea:focus").waitFor();
+      assert.match(
+        String(await page.evaluate("document.activeElement?.labels?.[0]?.textContent")),
+        /^New token: kb-bot$/,
+      );
       let reached = false;
       for (let i = 0; i < 20 && !reached; i++) {
         await page.keyboard.press("Tab");
@@ -264,16 +270,17 @@ describe("token console", () => {
       assert.equal(await page.getByRole("alert").textContent(), "", "a success clears the alert");
       await createToken(page, "twice");
       await page.getByRole("row", { name: /twice/ }).waitFor();
-      const first = page.getByRole("textbox", { name: "New token" });
-      assert.match(await first.inputValue(), /^pt_/);
+      const first = page.getByRole("textbox", { name: "New token: twice" });
+      const token = await first.inputValue();
+      assert.match(token, /^pt_/);
       await createToken(page, "twice");
       assert.match(
         await alertText(page, /already has this name/),
         /^Create failed: Name: one of your live tokens already has this name$/,
       );
-      // The failed create does not leave the earlier token in "New token".
-      assert.equal(await page.locator("#new-token").inputValue(), "");
-      assert.equal(await page.locator("#created").isHidden(), true);
+      // The failed create leaves the earlier token on show: it may not be copied yet.
+      assert.equal(await first.inputValue(), token);
+      assert.ok(await first.isVisible());
       await shot(page, "09-error-name-taken");
       await page.getByRole("textbox", { name: "Name" }).fill("");
       await page.getByRole("button", { name: "Create token" }).click();
@@ -301,6 +308,92 @@ describe("token console", () => {
     }
   });
 
+  it("keeps each new token on show until it is dismissed, whatever create comes after", async () => {
+    const { context, page } = await openPage(browser, service);
+    try {
+      await signIn(page, userId, key.path);
+      await signedIn(page);
+      await createToken(page, "kept");
+      await page.getByRole("row", { name: /kept/ }).waitFor();
+      const kept = page.getByRole("textbox", { name: "New token: kept" });
+      const keptToken = await kept.inputValue();
+      assert.match(keptToken, /^pt_/);
+      // A create that fails (the name is taken) hides nothing.
+      await createToken(page, "kept");
+      await alertText(page, /already has this name/);
+      assert.ok(await kept.isVisible());
+      assert.equal(await kept.inputValue(), keptToken);
+      // One that works shows its token first, above the one not dismissed yet.
+      await createToken(page, "later");
+      await page.getByRole("row", { name: /later/ }).waitFor();
+      const later = page.getByRole("textbox", { name: "New token: later" });
+      assert.match(await later.inputValue(), /^pt_/);
+      assert.notEqual(await later.inputValue(), keptToken);
+      assert.ok(await kept.isVisible());
+      assert.equal(await kept.inputValue(), keptToken);
+      const [laterBox, keptBox] = await Promise.all([later.boundingBox(), kept.boundingBox()]);
+      assert.ok(laterBox !== null && keptBox !== null && laterBox.y < keptBox.y, "newest first");
+      await shot(page, "18-two-new-tokens");
+
+      // Dismiss takes away that token only, and the focus goes back to Name.
+      await page.getByRole("button", { name: "Dismiss kept" }).click();
+      await kept.waitFor({ state: "detached" });
+      assert.ok(await later.isVisible());
+      assert.equal(await activeId(page), "name");
+      await page.getByRole("button", { name: "Dismiss later" }).click();
+      assert.equal(await page.getByRole("textbox", { name: /^New token/ }).count(), 0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows a User ID placeholder that cannot pass for a user id", async () => {
+    const { context, page } = await openPage(browser, service);
+    try {
+      const field = page.getByRole("textbox", { name: "User ID" });
+      const placeholder = (await field.getAttribute("placeholder")) ?? "";
+      assert.match(placeholder, /user id/i, "it says what goes there");
+      // No digits, nothing UUID-shaped: grey text that reads as a filled-in value misleads.
+      assert.doesNotMatch(placeholder, /\d|[0-9a-f]{4,}-/i);
+      assert.equal(await field.inputValue(), "");
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("lays the registration command out with no lone backslash on a line, at any width", async () => {
+    const { context, page } = await openPage(browser, service, { width: 320 });
+    try {
+      await page.getByText("No key yet?").click();
+      await page.getByRole("textbox", { name: "User ID" }).fill(randomUUID());
+      await page.getByRole("button", { name: "Generate key" }).click();
+      await page.getByRole("textbox", { name: "Public key" }).waitFor();
+      const command = (await page.locator("#register-command").textContent()) ?? "";
+      assert.match(command, / \\\n/, "a command with line continuations");
+      for (let width = 320; width <= 1280; width += 8) {
+        await page.setViewportSize({ width, height: 760 });
+        const lines = await renderedLines(page, "#register-command");
+        assert.equal(
+          lines.join("").replace(/\s/g, ""),
+          command.replace(/\s/g, ""),
+          `${width}px: every character is drawn`,
+        );
+        for (const line of lines) {
+          assert.notEqual(
+            line.trim(),
+            "\\",
+            `${width}px: a lone backslash in ${JSON.stringify(lines)}`,
+          );
+        }
+        assert.ok(await noSideScroll(page), `${width}px: the page does not scroll sideways`);
+      }
+      await page.setViewportSize({ width: 375, height: 760 });
+      await shot(page, "19-phone-command");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("generates a key in the browser whose registration command works as shown", async () => {
     const newUserId = randomUUID();
     const { context, page } = await openPage(browser, service);
@@ -324,7 +417,18 @@ describe("token console", () => {
       const pemPath = join(dir, "downloaded.pem");
       await download.saveAs(pemPath);
       keyFiles.push(pemPath);
-      assert.match(download.suggestedFilename(), /^perps-key-[0-9a-f]{8}\.pem$/);
+      const downloaded = download.suggestedFilename();
+      assert.match(downloaded, /^perps-key-[0-9a-f]{8}\.pem$/);
+      // Then the page points to where that file goes: Private key, highlighted and saying so.
+      assert.match(
+        (await page.getByRole("status").textContent()) ?? "",
+        new RegExp(`${downloaded}.*Private key`),
+      );
+      const pointer = page.getByText(`Choose ${downloaded} here`);
+      assert.ok(await pointer.isVisible());
+      const keyFileRing = "getComputedStyle(document.getElementById('key-file')).boxShadow";
+      assert.notEqual(await activeId(page), "key-file");
+      assert.notEqual(await page.evaluate(keyFileRing), "none", "Private key is highlighted");
       // The file is what openssl writes, and its public key is the one shown.
       const jwk = createPublicKey(readFileSync(pemPath, "utf8")).export({ format: "jwk" });
       assert.equal(Buffer.from(jwk.x ?? "", "base64url").toString("hex"), hex);
@@ -340,7 +444,15 @@ describe("token console", () => {
           PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`,
         },
       });
-      await signIn(page, newUserId, pemPath);
+      // A button takes the user there, and opens the file dialog of Private key.
+      const choosing = page.waitForEvent("filechooser");
+      await page.getByRole("button", { name: "Choose the downloaded file" }).click();
+      await (await choosing).setFiles(pemPath);
+      assert.equal(await activeId(page), "key-file");
+      await pointer.waitFor({ state: "hidden" });
+      assert.equal(await page.evaluate(keyFileRing), "none", "chosen, no longer highlighted");
+      // The User ID is still the one the key was made for.
+      await page.getByRole("button", { name: "Sign in" }).click();
       await signedIn(page);
       await page.getByText("No tokens yet").waitFor();
     } finally {
@@ -348,22 +460,39 @@ describe("token console", () => {
     }
   });
 
-  it("is readable at phone width: no horizontal scroll", async () => {
-    const { context, page } = await openPage(browser, service, { width: 375 });
+  it("is readable at phone width: no horizontal scroll, the new token whole", async () => {
+    const { context, page } = await openPage(browser, service, { width: 375, clipboard: true });
     try {
-      const noSideScroll = async () =>
-        page.evaluate("document.documentElement.scrollWidth <= window.innerWidth");
-      assert.ok(await noSideScroll(), "sign-in form");
+      assert.ok(await noSideScroll(page), "sign-in form");
       await shot(page, "12-phone-sign-in");
       await signIn(page, userId, key.path);
       await signedIn(page);
       await createToken(page, "a-rather-long-token-name-for-the-nightly-reconciliation-job", 90);
       await page.getByRole("row", { name: /nightly/ }).waitFor();
-      assert.ok(await noSideScroll(), "list and new token");
+      assert.ok(await noSideScroll(page), "list and new token");
+      // All of the token is in sight: its field scrolls neither sideways nor down, and fits the screen.
+      const token = await page.getByRole("textbox", { name: /^New token/ }).inputValue();
+      assert.match(token, /^pt_[A-Za-z0-9_-]{86}$/);
+      const shown = await page.evaluate(`(() => {
+        const field = document.querySelector('[id^="new-token"]');
+        const box = field.getBoundingClientRect();
+        return {
+          scrolledOut: field.scrollWidth > field.clientWidth || field.scrollHeight > field.clientHeight,
+          onScreen: box.left >= 0 && box.right <= window.innerWidth,
+        };
+      })()`);
+      assert.deepEqual(shown, { scrolledOut: false, onScreen: true });
+      // Copy puts it on the clipboard, whole.
+      const copy = page.getByRole("button", { name: /^Copy/ });
+      const copyBox = await copy.boundingBox();
+      assert.ok(copyBox !== null && copyBox.x + copyBox.width <= 375, "Copy is on screen");
+      await copy.click();
+      await page.getByText("Token copied").waitFor();
+      assert.equal(await page.evaluate("navigator.clipboard.readText()"), token);
       await shot(page, "13-phone-list");
       await page.getByRole("button", { name: /^Revoke a-rather/ }).click();
       await page.getByRole("dialog").waitFor();
-      assert.ok(await noSideScroll(), "dialog");
+      assert.ok(await noSideScroll(page), "dialog");
       await shot(page, "14-phone-dialog");
     } finally {
       await context.close();

@@ -70,11 +70,13 @@ export async function shot(page: Page, name: string): Promise<void> {
 export async function openPage(
   browser: Browser,
   service: TestService,
-  opts: { width?: number; clockSkewMs?: number } = {},
+  opts: { width?: number; clockSkewMs?: number; clipboard?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
     viewport: { width: opts.width ?? 1000, height: 760 },
     acceptDownloads: true,
+    // The page's Copy buttons write to it, and the test reads back what they wrote.
+    permissions: opts.clipboard === true ? ["clipboard-read", "clipboard-write"] : [],
   });
   if (opts.clockSkewMs !== undefined) {
     // This page's clock only: what a computer whose time is off signs with.
@@ -92,6 +94,41 @@ export async function openPage(
 /** The id of the focused element (evaluated in the page: this file has no DOM types). */
 export async function activeId(page: Page): Promise<unknown> {
   return page.evaluate("document.activeElement?.id");
+}
+
+/**
+ * The text of `selector`'s element as the screen shows it: one string per
+ * rendered line (characters grouped by where they are drawn), in order.
+ * Evaluated in the page, where the layout is.
+ */
+export async function renderedLines(page: Page, selector: string): Promise<string[]> {
+  const lines = await page.evaluate(`(() => {
+    const element = document.querySelector(${JSON.stringify(selector)});
+    const byTop = new Map();
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      for (let i = 0; i < node.data.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const box = [...range.getClientRects()].find((rect) => rect.width > 0);
+        if (box !== undefined) {
+          const top = Math.round(box.top);
+          byTop.set(top, (byTop.get(top) ?? "") + node.data[i]);
+        }
+      }
+    }
+    return [...byTop].sort((a, b) => a[0] - b[0]).map((entry) => entry[1]);
+  })()`);
+  assert.ok(Array.isArray(lines) && lines.every((line) => typeof line === "string"));
+  return lines;
+}
+
+/** Whether the page is no wider than the window (no sideways scroll). */
+export async function noSideScroll(page: Page): Promise<boolean> {
+  return (
+    (await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")) === true
+  );
 }
 
 export async function signIn(page: Page, userId: string, keyPath: string): Promise<void> {
