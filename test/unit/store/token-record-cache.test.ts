@@ -91,6 +91,17 @@ async function readAnswered(
 }
 
 describe("createTokenRecordCache", () => {
+  it("keeps a copy of the digest that shares no memory with node's Buffer pool", async () => {
+    const { cache, replies } = setUp();
+    const digest = Buffer.from(Buffer.alloc(28, 9)); // From the pool, as a Redis reply's slice may be.
+    (await readAnswered(cache, replies, "k1")).keep({ ...record("a"), digest });
+    digest.fill(0);
+    const kept = cache.get("k1")?.digest;
+    assert.deepEqual(kept, Buffer.alloc(28, 9));
+    // Its memory is a slab of digests, not the 8 KiB pool shared with every small Buffer.
+    assert.notEqual(kept?.buffer.byteLength, Buffer.poolSize);
+  });
+
   it("keeps a record read while the pair is up, and answers it from memory", async () => {
     const { cache, replies, seen } = setUp();
     const read = await readAnswered(cache, replies, "k1");
