@@ -24,7 +24,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createTokenStore } from "../src/store/token-store.js";
 import { budget } from "./bench-context.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
-import { bearerHttpLoad, introspectFrames, introspectLoad } from "./check-loads.js";
+import {
+  bearerHttpLoad,
+  INTROSPECT_PATH,
+  introspectFrames,
+  introspectLoad,
+} from "./check-loads.js";
 import { restCreated } from "./create-answers.js";
 import { type HeapSnapshotSummary, summarizeHeapSnapshot } from "./heap-snapshot-summary.js";
 import type { LoadResult } from "./load-result.js";
@@ -34,6 +39,7 @@ import {
   type ProcessMemory,
   processMemory,
 } from "./process-memory.js";
+import { runRawGrpcLoad } from "./raw-grpc-load.js";
 import { runRawHttpLoad } from "./raw-http-load.js";
 import { startBenchRedis } from "./redis-server.js";
 import { runMain } from "./run-main.js";
@@ -45,10 +51,13 @@ const log = (text: string) => process.stdout.write(`${text}\n`);
 const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 const LOAD_SECONDS = 5;
 const CONCURRENCY = 64;
+/** Issue 35: a worker's memory with this many token records in its cache. */
+const CACHED_TOKENS = 100_000;
+const CACHED_WHEN = `${CACHED_TOKENS.toLocaleString("en-US")} tokens cached`;
 
 interface Sample {
   process: string;
-  when: "idle" | "loaded" | "after load";
+  when: "idle" | "loaded" | "after load" | typeof CACHED_WHEN;
   proc: ProcessMemory;
   node: NodeMemory | undefined;
 }
@@ -235,6 +244,22 @@ async function runVariant(
       ),
     );
     samples.push(...(await loaded), ...(await sample(running, "after load", probeDir)));
+    // Every one of them checked once over one connection: one worker sees them all and keeps each.
+    const many = (
+      await seedTokens({ store, users, count: CACHED_TOKENS, named: false, lifetimeMs: 3_600_000 })
+    ).map((t) => t.token);
+    const checked = await runRawGrpcLoad({
+      address: internal,
+      path: INTROSPECT_PATH,
+      frames: introspectFrames(many),
+      once: true,
+      concurrency: 32,
+      connections: 1,
+      seconds: 0,
+      accept: (length) => length > 0,
+    });
+    log(`  ${CACHED_WHEN}: ${checked.ok} checks answered, errors ${checked.errors}`);
+    samples.push(...(await sample(running, CACHED_WHEN, probeDir)));
     if (snapshots) {
       const after = await snapshotOf(worker, snapshotDir);
       if (after !== undefined) {
@@ -253,11 +278,29 @@ async function runVariant(
 const space = (s: Sample, name: string) =>
   s.node?.heapSpaces.find((h) => h.space_name === name)?.space_size ?? 0;
 
+/** What the token cache costs: the worker whose heap grew most from "after load" to the cached sample. */
+function cacheLine(samples: readonly Sample[]): string {
+  const heapUsed = (s: Sample | undefined) => s?.node?.memoryUsage.heapUsed ?? 0;
+  const grown = samples
+    .filter((s) => s.when === CACHED_WHEN)
+    .map((s) => ({
+      cached: s,
+      growth:
+        heapUsed(s) -
+        heapUsed(samples.find((a) => a.when === "after load" && a.process === s.process)),
+    }))
+    .sort((a, b) => b.growth - a.growth)[0];
+  if (grown === undefined) {
+    return "No sample with the tokens cached.";
+  }
+  return `With ${CACHED_WHEN}: ${grown.cached.process}'s V8 heap used grew by ${mb(grown.growth)} MB since "after load", ${Math.round(grown.growth / CACHED_TOKENS)} bytes per token; its RSS ${mb(grown.cached.proc.rss)} MB, PSS ${mb(grown.cached.proc.pss)} MB.`;
+}
+
 function markdown(results: readonly VariantResult[]): string {
   const lines = [
     "## Memory of the service's processes",
     "",
-    `${new Date().toISOString()}, node ${process.version}, the service at its defaults (primary + one worker per core); loads of ${LOAD_SECONDS} s each at concurrency ${CONCURRENCY}: forward-auth, IntrospectToken, REST create (sampled half-way). MB; RSS = own (anonymous) + shared files; PSS divides shared pages among the processes sharing them.`,
+    `${new Date().toISOString()}, node ${process.version}, the service at its defaults (primary + one worker per core); loads of ${LOAD_SECONDS} s each at concurrency ${CONCURRENCY}: forward-auth, IntrospectToken, REST create (sampled half-way); then ${CACHED_TOKENS.toLocaleString("en-US")} more tokens, each checked once over one connection, so that one worker caches them all ("${CACHED_WHEN}"). MB; RSS = own (anonymous) + shared files; PSS divides shared pages among the processes sharing them.`,
     "",
   ];
   for (const r of results) {
@@ -270,6 +313,8 @@ function markdown(results: readonly VariantResult[]): string {
         (s) =>
           `| ${s.process} | ${s.when} | ${mb(s.proc.rss)} | ${mb(s.proc.anon)} | ${mb(s.proc.file)} | ${mb(s.proc.pss)} | ${mb(s.node?.memoryUsage.heapTotal ?? 0)} | ${mb(s.node?.memoryUsage.heapUsed ?? 0)} | ${mb(space(s, "new_space"))} | ${mb(space(s, "old_space"))} | ${mb(space(s, "code_space"))} | ${mb(s.node?.memoryUsage.external ?? 0)} | ${mb(s.node?.memoryUsage.arrayBuffers ?? 0)} |`,
       ),
+      "",
+      cacheLine(r.samples),
       "",
       "| Load | req/s | service CPU µs / req | errors |",
       "|---|---:|---:|---:|",
