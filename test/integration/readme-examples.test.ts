@@ -22,7 +22,7 @@ import { startTestService, type TestService } from "../support/test-service.js";
 // run in order in one bash, so variables and the working directory carry over.
 // A ```text block right after a ```sh or ```ts block is what that block
 // prints, compared by shape (tokens, ids, dates and keys vary from run to
-// run). The ```nginx block (README.md) and the ```caddyfile block (docs/api.md)
+// run). The ```nginx and ```caddyfile blocks (docs/api.md)
 // are run in a real nginx and caddy by forward-auth-proxies.test.ts.
 // Any other block fails here until it is marked ```text or taught to this test.
 
@@ -71,7 +71,7 @@ type Step =
 const RUNNABLE = new Set(["sh", "ts"]);
 
 /** The one file that may hold a proxy recipe of each kind: forward-auth-proxies.test.ts runs it from there. */
-const PROXY_RECIPES: Record<string, string> = { nginx: "README.md", caddyfile: "docs/api.md" };
+const PROXY_RECIPES: Record<string, string> = { nginx: "docs/api.md", caddyfile: "docs/api.md" };
 
 function stepsOf(file: string): Step[] {
   const blocks = markdownBlocks(file);
