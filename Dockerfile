@@ -4,7 +4,7 @@
 # unprivileged user `node`. No container engine runs where this is developed:
 # test/integration/container-recipe.test.ts replays this file's COPY and RUN
 # lines in temp folders, starts the result and creates a token through it
-# (docs/operations.md, "Containers").
+# (docs/running.md, "Containers").
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app

@@ -4,7 +4,7 @@
 // is unset (a fresh data folder each run). The goal is under 2 s after the
 // build, for `npm start` and for the `node dist/main.js` it execs, with
 // WORKERS=1 on an idle machine (more workers than idle cores take longer:
-// docs/operations.md says how long); the TypeScript-at-start command of
+// docs/running.md says how long); the TypeScript-at-start command of
 // before is measured for comparison.
 //
 //   npx tsx bench/start-time.ts [--runs N] [--workers N] [--json]

@@ -18,7 +18,7 @@ import { createUserKeyService } from "../user-key/user-key-service.js";
 import type { ApiImplementations } from "./api-services.js";
 import { createAuditLog } from "./audit-line.js";
 
-/** Token records a process keeps in memory by default: about 30 MB (docs/operations.md). */
+/** Token records a process keeps in memory by default: about 30 MB (docs/operating-at-scale.md). */
 export const DEFAULT_TOKEN_CACHE_MAX_ENTRIES = 100_000;
 
 /** The token rules and write durability the services keep (part of the app's options). */

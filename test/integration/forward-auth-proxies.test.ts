@@ -24,7 +24,7 @@ import { startTestNginx } from "../support/test-nginx.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
-// Forward-auth behind the edge proxies the README documents (nginx, Caddy).
+// Forward-auth behind the edge proxies docs/api.md documents (nginx, Caddy).
 
 /** The docs' one block of `lang` in `file` (readme-examples.test.ts checks there is one). */
 function documentedBlock(file: string, lang: string): string {
@@ -50,18 +50,18 @@ function withAddresses(recipe: string, addresses: { auth: string; api: string })
 }
 
 const PROXIES: Record<string, EdgeProxy> = {
-  "the README's nginx auth_request snippet, in a real nginx": {
+  "docs/api.md's nginx auth_request snippet, in a real nginx": {
     unavailableStatus: 500,
     start: (addresses) =>
-      startTestNginx(withAddresses(documentedBlock("README.md", "nginx"), addresses)),
+      startTestNginx(withAddresses(documentedBlock("docs/api.md", "nginx"), addresses)),
   },
   // Where an operator passes underscores on (nginx drops those names by default), the
   // snippet's own clearing is what keeps X_User_Id out.
-  "the README's nginx snippet with underscores_in_headers on": {
+  "docs/api.md's nginx snippet with underscores_in_headers on": {
     unavailableStatus: 500,
     start: (addresses) =>
       startTestNginx(
-        `underscores_in_headers on;\n${withAddresses(documentedBlock("README.md", "nginx"), addresses)}`,
+        `underscores_in_headers on;\n${withAddresses(documentedBlock("docs/api.md", "nginx"), addresses)}`,
       ),
   },
   "docs/api.md's Caddyfile (forward_auth), in a real caddy": {

@@ -16,7 +16,7 @@ import { runNpm } from "../support/packed-package.js";
 import { copyInto, distFolders, REPO_ROOT, repositoryFiles } from "../support/repository-copy.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
-// docs/operations.md, "A production install": a checkout whose dist/ a build
+// docs/running.md, "A production install": a checkout whose dist/ a build
 // stage made, `npm ci --omit=dev --ignore-scripts`, then `npm start`. Here
 // the checkout is a temp copy of the repository's files and built dist/
 // folders, and npm installs from this machine's cache (`--offline`: the

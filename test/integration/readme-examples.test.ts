@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -22,7 +30,7 @@ import { startTestService, type TestService } from "../support/test-service.js";
 // run in order in one bash, so variables and the working directory carry over.
 // A ```text block right after a ```sh or ```ts block is what that block
 // prints, compared by shape (tokens, ids, dates and keys vary from run to
-// run). The ```nginx block (README.md) and the ```caddyfile block (docs/api.md)
+// run). The ```nginx and ```caddyfile blocks (docs/api.md)
 // are run in a real nginx and caddy by forward-auth-proxies.test.ts.
 // Any other block fails here until it is marked ```text or taught to this test.
 
@@ -35,25 +43,26 @@ const SCRIPT_TIMEOUT_MS = 60_000;
 const NEVER_RUN = /\bnpm\s+(ci|install|i|start|test|run)\b|\bnpx\s+--yes\b/;
 
 /**
- * A folder holding `python3`: the first interpreter that has the modules the
- * Python example needs (Debian's python3-cryptography and python3-grpcio go to
- * /usr/bin/python3, which a pyenv or venv earlier on PATH would hide), so the
- * example runs as printed, with `python3`.
+ * The repository's folder as a reader has it after `npm start`: every entry
+ * of this checkout (linked, so the build and node_modules are this one's),
+ * and the `.data/redis/operator-secret` the service's first start writes,
+ * holding the test operator's secret. The examples read it as printed, so a
+ * block that needs the secret and does not read it fails here as in a fresh
+ * shell.
  */
-function pythonWithModules(dir: string): string {
-  const bin = join(dir, "python-bin");
-  mkdirSync(bin, { recursive: true });
-  for (const candidate of ["python3", "/usr/bin/python3"]) {
-    const probe = spawnSync(candidate, ["-c", "import cryptography, grpc"], { stdio: "ignore" });
-    if (probe.status === 0) {
-      const found = spawnSync(candidate, ["-c", "import sys; print(sys.executable)"], {
-        encoding: "utf8",
-      });
-      symlinkSync(found.stdout.trim(), join(bin, "python3"));
-      break;
+function readerCheckout(dir: string): string {
+  const checkout = join(dir, "checkout");
+  mkdirSync(checkout);
+  for (const entry of readdirSync(REPO_ROOT)) {
+    if (entry !== ".data") {
+      symlinkSync(join(REPO_ROOT, entry), join(checkout, entry));
     }
   }
-  return bin;
+  mkdirSync(join(checkout, ".data", "redis"), { recursive: true, mode: 0o700 });
+  writeFileSync(join(checkout, ".data", "redis", "operator-secret"), `${TEST_OPERATOR.secret}\n`, {
+    mode: 0o600,
+  });
+  return checkout;
 }
 
 /** A block to run, with the output the documentation shows for it. */
@@ -71,7 +80,7 @@ type Step =
 const RUNNABLE = new Set(["sh", "ts"]);
 
 /** The one file that may hold a proxy recipe of each kind: forward-auth-proxies.test.ts runs it from there. */
-const PROXY_RECIPES: Record<string, string> = { nginx: "README.md", caddyfile: "docs/api.md" };
+const PROXY_RECIPES: Record<string, string> = { nginx: "docs/api.md", caddyfile: "docs/api.md" };
 
 function stepsOf(file: string): Step[] {
   const blocks = markdownBlocks(file);
@@ -170,6 +179,7 @@ describe("the documentation's examples, run as printed", () => {
   let redis: TestRedis;
   let service: TestService;
   let root: string;
+  let checkout: string;
   let env: Record<string, string>;
   const sessions: ShellSession[] = [];
 
@@ -178,8 +188,10 @@ describe("the documentation's examples, run as printed", () => {
     service = await startTestService({ redis: redis.topology });
     root = mkdtempSync(join(tmpdir(), "perps-doc-examples-"));
     mkdirSync(join(root, "tmp"));
+    checkout = readerCheckout(root);
     env = {
-      PATH: `${pythonWithModules(root)}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+      // The reader's PATH, whatever python3 comes first on it (the Python example names its interpreter).
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: process.env.HOME ?? root,
       LANG: "C.UTF-8",
       // `mktemp -d` in the examples lands here, and goes with the test.
@@ -187,8 +199,7 @@ describe("the documentation's examples, run as printed", () => {
       // The examples' defaults are 8080 and 9090; this test's service is on free ports.
       API: service.publicUrl,
       INTERNAL: service.internalUrl,
-      // What the walkthrough reads from .data/redis/operator-secret after `npm start`.
-      OPERATOR_SECRET: TEST_OPERATOR.secret,
+      // No OPERATOR_SECRET: a reader's fresh shell has none; the examples read the checkout's file.
     };
   });
   after(async () => {
@@ -205,13 +216,13 @@ describe("the documentation's examples, run as printed", () => {
   for (const file of documentedFiles()) {
     describe(file, () => {
       let session: ShellSession | undefined;
-      let cwd = REPO_ROOT;
+      let cwd = "";
 
       const shell = (): ShellSession => {
         if (session === undefined) {
           const scriptDir = mkdtempSync(join(root, "scripts-"));
-          // A reader starts in the repository's folder, after `npm ci`.
-          session = new ShellSession({ cwd: REPO_ROOT, env, scriptDir });
+          // A reader starts in the repository's folder, after `npm ci` and `npm start`.
+          session = new ShellSession({ cwd: checkout, env, scriptDir });
           sessions.push(session);
         }
         return session;
@@ -253,7 +264,10 @@ describe("the documentation's examples, run as printed", () => {
               `${where(block)}: name the file: \`\`\`ts name.ts`,
             );
             // The reader's project is the session's temp folder, never this repository.
-            assert.notEqual(cwd, REPO_ROOT, `${where(block)}: no \`cd "$(mktemp -d)"\` before it`);
+            assert.ok(
+              cwd !== "" && cwd !== checkout,
+              `${where(block)}: no \`cd "$(mktemp -d)"\` before it`,
+            );
             readerProject(cwd);
             writeFileSync(join(cwd, block.meta), block.text);
             // `npx tsx <file>`: the tsx of the reader's project (node_modules/.bin).

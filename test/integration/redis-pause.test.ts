@@ -13,7 +13,7 @@ import { type Answer, check, create, register } from "../support/timed-calls.js"
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-// The bounds docs/operations.md states: a check is one read, given up after
+// The bounds docs/operating-at-scale.md states: a check is one read, given up after
 // 1 s; a write already sent waits for the connection's earlier batch (up to
 // its 1 s command timeout), then its own, then up to 250 ms for its rollback.
 // Margin for a loaded two-core host (timers and the HTTP round trip run

@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import type { Server } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
@@ -10,37 +8,18 @@ import {
   IntrospectTokenRequestSchema,
   TokenIntrospectionService,
 } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
-import protobuf from "protobufjs";
+import {
+  attributeValue,
+  type ExportRequest,
+  hexId,
+  type OtlpSpan,
+  spansOf,
+  startOtlpTraceReceiver,
+} from "../../scripts/otlp-trace-receiver.js";
 import { createFirstToken } from "../support/first-token.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
-
-// The official OTLP definitions, copied unedited from opentelemetry-proto v1.9.0
-// (test/data/README.md): no installed package ships them as .proto files.
-const PROTOS = join(import.meta.dirname, "../data/otlp-proto");
-
-interface KeyValue {
-  key: string;
-  value: { stringValue?: string; intValue?: string | number; boolValue?: boolean };
-}
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  traceState?: string;
-  links?: { traceId: string; spanId: string; traceState?: string }[];
-  /** Absent on a root span. */
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: KeyValue[];
-}
-interface ExportRequest {
-  resourceSpans: {
-    resource: { attributes: KeyValue[] };
-    scopeSpans: { spans: OtlpSpan[] }[];
-  }[];
-}
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -53,41 +32,24 @@ async function startReceiver(): Promise<{
   /** The Authorization header of each export request. */
   authorizations: (string | undefined)[];
 }> {
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => join(PROTOS, target);
-  await root.load("opentelemetry/proto/collector/trace/v1/trace_service.proto");
-  const type = root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest");
   const requests: ExportRequest[] = [];
   const authorizations: (string | undefined)[] = [];
-  const server = createServer((req: IncomingMessage, res) => {
-    authorizations.push(req.headers.authorization);
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      assert.equal(req.url, "/v1/traces");
-      assert.equal(req.headers["content-type"], "application/x-protobuf");
-      const message = type.decode(Buffer.concat(chunks));
-      requests.push(
-        type.toObject(message, { bytes: String, longs: String, enums: Number }) as ExportRequest,
-      );
-      res.writeHead(200, { "content-type": "application/x-protobuf" });
-      res.end();
-    });
+  const { server, url } = await startOtlpTraceReceiver({
+    onExport: ({ path, headers, request }) => {
+      authorizations.push(headers.authorization);
+      assert.equal(path, "/v1/traces");
+      assert.equal(headers["content-type"], "application/x-protobuf");
+      requests.push(request);
+    },
   });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, requests, authorizations };
+  return { server, url, requests, authorizations };
 }
 
 /** protobufjs' `bytes: String` is base64: the span ids as W3C writes them, in hex. */
-const hex = (base64: string | undefined) => Buffer.from(base64 ?? "", "base64").toString("hex");
+const hex = hexId;
 
 function attribute(span: OtlpSpan, key: string): string | number | boolean | undefined {
-  const value = span.attributes.find((a) => a.key === key)?.value;
-  return (
-    value?.stringValue ??
-    (value?.intValue === undefined ? value?.boolValue : Number(value.intValue))
-  );
+  return attributeValue(span.attributes.find((a) => a.key === key)?.value);
 }
 
 describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
@@ -130,9 +92,7 @@ describe("OpenTelemetry traces (OTLP/HTTP protobuf to a real receiver)", () => {
   async function spansWhen(ready: (spans: OtlpSpan[]) => boolean): Promise<OtlpSpan[]> {
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const spans = receiver.requests.flatMap((r) =>
-        r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)),
-      );
+      const spans = receiver.requests.flatMap(spansOf);
       if (ready(spans)) {
         return spans;
       }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { documentedFiles } from "../../support/markdown-blocks.js";
 
 const ROOT = join(import.meta.dirname, "..", "..", "..");
 const page = readFileSync(join(ROOT, "CONTRIBUTING.md"), "utf8");
@@ -40,6 +41,31 @@ describe("CONTRIBUTING.md's lists", () => {
     assert.ok(named.length >= 5);
     assert.deepEqual(
       named.filter((name) => !scripts.includes(name)),
+      [],
+    );
+  });
+});
+
+// The other documents name files in prose too ("`test/integration/second-start.test.ts` runs …"):
+// a file named in a code span under one of the repository's folders, with a file extension or a
+// trailing slash, exists (text in code blocks is an example's, not a claim about the tree).
+const FOLDERS = /^(?:src|test|client|docs|deploy|bench|scripts|proto)\/[\w./-]*(?:\.\w+|\/)$/;
+
+describe("the documents' file names", () => {
+  it("name files and folders that exist", () => {
+    const named = documentedFiles().flatMap((file) => {
+      const text = readFileSync(join(ROOT, file), "utf8").replace(
+        /^```[^\n]*\n[\s\S]*?^```$/gm,
+        "",
+      );
+      return [...text.matchAll(/`([^`\n]+)`/g)]
+        .map((m) => m[1] ?? "")
+        .filter((span) => FOLDERS.test(span))
+        .map((span) => ({ file, span }));
+    });
+    assert.ok(named.length > 50, `too few paths read: ${named.length}`);
+    assert.deepEqual(
+      named.filter(({ span }) => !existsSync(join(ROOT, span))).map((n) => `${n.file}: ${n.span}`),
       [],
     );
   });
