@@ -2,7 +2,7 @@ import cluster from "node:cluster";
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { ensureGeneratedOperator } from "./admin-auth/generated-operator.js";
-import { readCredentialsFile } from "./admin-auth/operator-credentials.js";
+import { readCredentialsFile } from "./admin-auth/watched-credentials-file.js";
 import { type Config, ConfigError, deprecationNotice, parseConfig } from "./config/config.js";
 import { untrustedReason } from "./config/trusted-path.js";
 import { createLogger, type Logger } from "./log/logger.js";
@@ -15,7 +15,7 @@ import { acquireInstanceLock } from "./process/instance-lock.js";
 import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
 import { readyLine } from "./process/ready-line.js";
 import type { RunningService } from "./process/run-service.js";
-import { readConsole, readPem, readTls } from "./process/start-files.js";
+import { readStartFiles, type StartFiles } from "./process/start-files.js";
 import { type ListeningPorts, startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
@@ -27,23 +27,12 @@ import type { RedisTopology } from "./redis/redis-topology.js";
  */
 async function runService(
   config: Config,
+  files: StartFiles,
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
   const { runService: run } = await import("./process/run-service.js");
-  return run(config, topology, logger);
-}
-
-function readConfig(): Config {
-  try {
-    return parseConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
-      process.exit(2);
-    }
-    throw err;
-  }
+  return run(config, files, topology, logger);
 }
 
 /**
@@ -159,7 +148,7 @@ function operatorsOf(config: Config): string | undefined {
   }
   const generated = ensureGeneratedOperator(config.embeddedRedisDir);
   exitOnConfigError(() => {
-    readCredentialsFile(generated.credentialsFile);
+    readCredentialsFile(generated.credentialsFile, "ADMIN_CREDENTIALS_FILE");
     const secret = existsSync(generated.secretFile)
       ? untrustedReason(generated.secretFile, "file")
       : undefined;
@@ -205,20 +194,16 @@ function generatesOperator(config: Config): boolean {
   return config.adminCredentialsFile === undefined && config.adminClientCaFile === undefined;
 }
 
-/** Runs `check`; a ConfigError it throws ends the start: one line a problem, exit code 2. */
-function exitOnConfigError(check: () => void): void {
+/**
+ * Runs `check` and returns what it returns; a ConfigError it throws ends the
+ * start: one line a problem, exit code 2. The one place a start prints one.
+ */
+function exitOnConfigError<T>(check: () => T): T {
   try {
-    check();
+    return check();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(
-        err.problems
-          .map(
-            (p) => `Configuration error: ${p}
-`,
-          )
-          .join(""),
-      );
+      process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
       process.exit(2);
     }
     throw err;
@@ -247,41 +232,21 @@ function trustDataFolder(config: Config): void {
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  const config = exitOnConfigError(() => parseConfig(process.env));
   if (cluster.isPrimary) {
     trustDataFolder(config);
   }
-  if (
-    config.tls !== undefined ||
-    config.console ||
-    (cluster.isPrimary &&
-      (config.adminCredentialsFile !== undefined || config.serviceCredentialsFile !== undefined))
-  ) {
-    // Fail at once, naming the variable, rather than in each worker.
-    try {
-      if (cluster.isPrimary && config.adminCredentialsFile !== undefined) {
-        readCredentialsFile(config.adminCredentialsFile);
-      }
-      if (cluster.isPrimary && config.serviceCredentialsFile !== undefined) {
-        readCredentialsFile(config.serviceCredentialsFile, "SERVICE_CREDENTIALS_FILE");
-      }
-      if (config.tls !== undefined) {
-        readTls(config.tls);
-      }
-      if (config.adminClientCaFile !== undefined) {
-        readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
-      }
-      if (config.console) {
-        readConsole();
-      }
-    } catch (err) {
-      if (err instanceof ConfigError) {
-        process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
-        process.exit(2);
-      }
-      throw err;
+  // Fail at once, naming the variable, rather than in each worker. The files
+  // are read here once and handed to the service this process runs.
+  const files = exitOnConfigError(() => {
+    if (cluster.isPrimary && config.adminCredentialsFile !== undefined) {
+      readCredentialsFile(config.adminCredentialsFile, "ADMIN_CREDENTIALS_FILE");
     }
-  }
+    if (cluster.isPrimary && config.serviceCredentialsFile !== undefined) {
+      readCredentialsFile(config.serviceCredentialsFile, "SERVICE_CREDENTIALS_FILE");
+    }
+    return readStartFiles(config);
+  });
   const logger = createLogger({ level: config.logLevel });
   // Once per start: workers read the same environment.
   if (cluster.isPrimary && config.oldNames.length > 0) {
@@ -296,23 +261,25 @@ async function main(): Promise<void> {
     if (config.redis === undefined) {
       throw new Error("a worker needs a configured Redis");
     }
-    const service = await runService(config, config.redis, logger).catch(async (err: unknown) => {
-      const listener = listenerInUse(err, listenersOf(config));
-      if (listener === undefined) {
-        throw err;
-      }
-      // The primary prints it once, whichever workers lost the race.
-      const line = inUseLine({ ports: [listener] });
-      await new Promise((sent) => {
-        if (process.send === undefined) {
-          process.stderr.write(`${line}\n`);
-          sent(undefined);
-        } else {
-          process.send({ giveUp: line }, sent);
+    const service = await runService(config, files, config.redis, logger).catch(
+      async (err: unknown) => {
+        const listener = listenerInUse(err, listenersOf(config));
+        if (listener === undefined) {
+          throw err;
         }
-      });
-      process.exit(IN_USE_EXIT_CODE);
-    });
+        // The primary prints it once, whichever workers lost the race.
+        const line = inUseLine({ ports: [listener] });
+        await new Promise((sent) => {
+          if (process.send === undefined) {
+            process.stderr.write(`${line}\n`);
+            sent(undefined);
+          } else {
+            process.send({ giveUp: line }, sent);
+          }
+        });
+        process.exit(IN_USE_EXIT_CODE);
+      },
+    );
     // Ctrl-C sends SIGINT to the whole group: the primary stops the workers
     // (SIGTERM), so that none exits before the primary knows it is stopping
     // (it would start another).
@@ -335,15 +302,17 @@ async function main(): Promise<void> {
   }
 
   if (config.workers === 1) {
-    const service = await runService(settled, topology, logger).catch(async (err: unknown) => {
-      // A port taken since claimOrExit looked.
-      const listener = listenerInUse(err, listenersOf(config));
-      if (listener === undefined) {
-        throw err;
-      }
-      await embedded?.stop();
-      return exitInUse(inUseLine({ ports: [listener] }));
-    });
+    const service = await runService(settled, files, topology, logger).catch(
+      async (err: unknown) => {
+        // A port taken since claimOrExit looked.
+        const listener = listenerInUse(err, listenersOf(config));
+        if (listener === undefined) {
+          throw err;
+        }
+        await embedded?.stop();
+        return exitInUse(inUseLine({ ports: [listener] }));
+      },
+    );
     process.on("SIGHUP", () => service.reloadCredentials());
     onSignals(logger, async () => {
       await service.stop();

@@ -1,5 +1,7 @@
 import cluster from "node:cluster";
 import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
+import { loadServiceCredentials } from "../admin-auth/service-credentials.js";
+import type { CredentialsFileTrouble } from "../admin-auth/watched-credentials-file.js";
 import type { Config } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { redactedUrl } from "../log/redacted-url.js";
@@ -9,7 +11,7 @@ import { openRedisConnections } from "../redis/redis-connections.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
 import { startOtlpTracing } from "../tracing/otlp-tracing.js";
-import { readConsole, readPem, readTls } from "./start-files.js";
+import type { StartFiles } from "./start-files.js";
 
 export interface RunningService {
   ports: { publicPort: number; internalPort: number };
@@ -25,60 +27,46 @@ export interface RunningService {
 /**
  * One service process: its Redis client and both listeners. The primary has
  * settled ADMIN_CREDENTIALS_FILE (the generated operator's, when none was
- * configured) before it runs.
+ * configured) before it runs; `files` are those `config` names, read once
+ * (start-files.ts).
  */
 export async function runService(
   config: Config,
+  files: StartFiles,
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
-  /** A credentials file, read again when it changes; each reading logged. */
-  const credentialsFile = (
-    path: string | undefined,
-    holders: "operators" | "services",
-    variable: string,
-    readLine: string,
-  ) =>
-    path === undefined
+  /** What a credentials file's re-reads tell, logged (never the secrets). */
+  const logReload =
+    (holders: "operators" | "services", readLine: string) =>
+    (outcome: CredentialsFileTrouble | { operators: number } | { services: number }) => {
+      if ("error" in outcome) {
+        logger.error({ err: outcome.error.message }, `credentials file refused; ${holders} kept`);
+      } else if ("missing" in outcome) {
+        logger.error(
+          { file: outcome.missing },
+          `credentials file deleted; no ${holders} until it is back`,
+        );
+      } else {
+        logger.info(outcome, readLine);
+      }
+    };
+  // No file only with mutual TLS: then certificates alone name operators.
+  const credentials =
+    config.adminCredentialsFile === undefined
       ? undefined
       : loadOperatorCredentials({
-          path,
-          variable,
-          onReload: (outcome) => {
-            if ("error" in outcome) {
-              logger.error(
-                { err: outcome.error.message },
-                `credentials file refused; ${holders} kept`,
-              );
-            } else if ("missing" in outcome) {
-              logger.error(
-                { file: outcome.missing },
-                `credentials file deleted; no ${holders} until it is back`,
-              );
-            } else {
-              logger.info(outcome, readLine);
-            }
-          },
+          path: config.adminCredentialsFile,
+          onReload: logReload("operators", "credentials file read"),
         });
-  // No file only with mutual TLS: then certificates alone name operators.
-  const credentials = credentialsFile(
-    config.adminCredentialsFile,
-    "operators",
-    "ADMIN_CREDENTIALS_FILE",
-    "credentials file read",
-  );
-  const services = credentialsFile(
-    config.serviceCredentialsFile,
-    "services",
-    "SERVICE_CREDENTIALS_FILE",
-    "service credentials file read",
-  );
-  const tls = config.tls === undefined ? undefined : readTls(config.tls);
-  const adminClientCa =
-    config.adminClientCaFile === undefined
+  const services =
+    config.serviceCredentialsFile === undefined
       ? undefined
-      : readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
-  const consoleAssets = config.console ? readConsole() : undefined;
+      : loadServiceCredentials({
+          path: config.serviceCredentialsFile,
+          onReload: logReload("services", "service credentials file read"),
+        });
+  const { tls, adminClientCa, console: consoleAssets } = files;
   const redis = openRedisConnections({
     topology,
     minReplicasAck: config.redisMinReplicasAck,
@@ -133,7 +121,7 @@ export async function runService(
       : {}),
     corsOrigins: config.corsOrigins,
     operatorOf: credentials?.operatorOf ?? (() => undefined),
-    ...(services === undefined ? {} : { serviceOf: services.operatorOf }),
+    ...(services === undefined ? {} : { serviceOf: services.serviceOf }),
     ...(adminClientCa === undefined ? {} : { adminClientCa }),
     ...(tls === undefined ? {} : { tls }),
     ...(consoleAssets === undefined ? {} : { console: consoleAssets }),

@@ -33,3 +33,25 @@ export function readConsole(): ConsoleAssets {
     );
   }
 }
+
+/** The files a configuration names, read once at start and handed to the service. */
+export interface StartFiles {
+  /** TLS_CERT_FILE and TLS_KEY_FILE's PEM. Undefined: cleartext. */
+  tls: { cert: string; key: string } | undefined;
+  /** ADMIN_CLIENT_CA_FILE's PEM. Undefined: no client certificates asked. */
+  adminClientCa: string | undefined;
+  /** The console's built files when CONSOLE is on. */
+  console: ConsoleAssets | undefined;
+}
+
+/** Reads every file `config` names (credentials files apart: they are watched); the first failure throws its ConfigError. */
+export function readStartFiles(config: Config): StartFiles {
+  return {
+    tls: config.tls === undefined ? undefined : readTls(config.tls),
+    adminClientCa:
+      config.adminClientCaFile === undefined
+        ? undefined
+        : readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile),
+    console: config.console ? readConsole() : undefined,
+  };
+}

@@ -1,6 +1,6 @@
 import type { OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { createCallGate } from "../admin-auth/call-gate.js";
-import { serviceCredentialCheck } from "../admin-auth/service-credential.js";
+import { type ServiceLookup, serviceCredentialCheck } from "../admin-auth/service-credential.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
@@ -36,7 +36,12 @@ import { createListenerHandler } from "./listener-handler.js";
 import { listenerTransport } from "./listener-transport.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
-import { type ListenerName, restServedOn, servedService } from "./served-service.js";
+import {
+  credentialedServices,
+  type ListenerName,
+  restServedOn,
+  servedService,
+} from "./served-service.js";
 
 export interface AppOptions extends ApiSettings {
   /** The Redis client, read per call (a closed one is replaced). */
@@ -75,7 +80,7 @@ export interface AppOptions extends ApiSettings {
   /** Which operator presents a secret: admin calls (UserKeyService, TokenAdminService) need one. */
   operatorOf: OperatorLookup;
   /** Which service presents a secret in X-Service-Credential: IntrospectToken and `/auth` then need one. Default: off. */
-  serviceOf?: OperatorLookup;
+  serviceOf?: ServiceLookup;
   /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
   console?: ConsoleAssets;
   /** OpenTelemetry spans of every exchange and Redis operation. Default: none (tracing off). */
@@ -160,7 +165,7 @@ export function createApp(opts: AppOptions): App {
   const serviceCheck = serviceCredentialCheck(opts.serviceOf);
   const callers = {
     operatorOf: opts.operatorOf,
-    adminServices: api.filter((s) => s.operatorOnly).map((s) => s.service),
+    ...credentialedServices(api),
     ...(opts.serviceOf === undefined ? {} : { serviceCheck }),
   };
   const interceptors = createInterceptorChain({

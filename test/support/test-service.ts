@@ -1,5 +1,6 @@
 import { Writable } from "node:stream";
 import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
+import type { ServiceLookup } from "../../src/admin-auth/service-credential.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";
 import { openRedisConnections, type RedisConnections } from "../../src/redis/redis-connections.js";
@@ -85,7 +86,7 @@ export interface TestServiceOptions {
   /** Who may call the admin RPCs. Default: the test operator (test-operator.ts). */
   operatorOf?: OperatorLookup;
   /** The services that may call IntrospectToken and /auth (SERVICE_CREDENTIALS_FILE). Default: off. */
-  serviceOf?: OperatorLookup;
+  serviceOf?: ServiceLookup;
   /** Host names the internal listener answers to besides loopback (INTERNAL_HOSTNAMES). */
   internalHostnames?: readonly string[];
 }
