@@ -67,10 +67,13 @@ export async function runService(
           onReload: logReload("services", "service credentials file read"),
         });
   const { tls, adminClientCa, console: consoleAssets } = files;
-  const redis = openRedisConnections({
-    topology,
+  const durability = {
     minReplicasAck: config.redisMinReplicasAck,
     waitTimeoutMs: config.redisWaitTimeoutMs,
+  };
+  const redis = openRedisConnections({
+    topology,
+    ...durability,
     // Every Redis error event goes to the log (ioredis would print an unheard one
     // to the console, outside the JSON log). A cluster reports its nodes' apart.
     onClient: (client: RedisClient) => {
@@ -105,17 +108,20 @@ export async function runService(
     publicPort: config.publicPort,
     internalPort: config.internalPort,
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
-    tokenMaxActivePerUser: config.tokenMaxActivePerUser,
-    tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
-    tokenListRateLimitPerMinute: config.tokenListRateLimitPerMinute,
+    tokenLimits: {
+      maxActivePerUser: config.tokenMaxActivePerUser,
+      rateLimitPerMinute: config.tokenRateLimitPerMinute,
+      listRateLimitPerMinute: config.tokenListRateLimitPerMinute,
+    },
     tokenCacheMaxEntries: config.tokenCacheMaxEntries,
-    redisMinReplicasAck: config.redisMinReplicasAck,
-    redisWaitTimeoutMs: config.redisWaitTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-    answerTimeoutMs: config.answerTimeoutMs,
-    maxConnectionsPerListener: config.maxConnectionsPerListener,
-    // Only among workers: a single process has nobody to share the port with.
-    reusePort: config.reusePort && config.workers > 1,
+    durability,
+    listenerLimits: {
+      requestTimeoutMs: config.requestTimeoutMs,
+      answerTimeoutMs: config.answerTimeoutMs,
+      maxConnections: config.maxConnectionsPerListener,
+      // Only among workers: a single process has nobody to share the port with.
+      reusePort: config.reusePort && config.workers > 1,
+    },
     ...(cluster.isWorker
       ? { metricsText: (metrics) => clusterMetricsSource(metrics.registry) }
       : {}),
