@@ -2,7 +2,10 @@ import cluster from "node:cluster";
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { ensureGeneratedOperator } from "./admin-auth/generated-operator.js";
-import { readCredentialsFile } from "./admin-auth/watched-credentials-file.js";
+import {
+  type CredentialsFileRead,
+  readCredentialsFile,
+} from "./admin-auth/watched-credentials-file.js";
 import { type Config, ConfigError, deprecationNotice, parseConfig } from "./config/config.js";
 import { untrustedReason } from "./config/trusted-path.js";
 import { createLogger, type Logger } from "./log/logger.js";
@@ -137,18 +140,22 @@ async function claimOrExit(config: Config): Promise<() => boolean> {
 }
 
 /**
- * The operators' credentials file: ADMIN_CREDENTIALS_FILE; none with only
- * ADMIN_CLIENT_CA_FILE (certificates name the operators); else the
- * generated operator's in the data folder, written by the first start (here,
- * in the primary, before any worker), which says where in one line.
+ * The operators' credentials file as read: ADMIN_CREDENTIALS_FILE's
+ * (`configured`); none with only ADMIN_CLIENT_CA_FILE (certificates name the
+ * operators); else the generated operator's in the data folder, written by
+ * the first start (here, in the primary, before any worker), which says where
+ * in one line.
  */
-function operatorsOf(config: Config): string | undefined {
+function operatorsOf(
+  config: Config,
+  configured: CredentialsFileRead | undefined,
+): CredentialsFileRead | undefined {
   if (!generatesOperator(config)) {
-    return config.adminCredentialsFile;
+    return configured;
   }
   const generated = ensureGeneratedOperator(config.embeddedRedisDir);
-  exitOnConfigError(() => {
-    readCredentialsFile(generated.credentialsFile, "ADMIN_CREDENTIALS_FILE");
+  const read = exitOnConfigError(() => {
+    const file = readCredentialsFile(generated.credentialsFile, "ADMIN_CREDENTIALS_FILE");
     const secret = existsSync(generated.secretFile)
       ? untrustedReason(generated.secretFile, "file")
       : undefined;
@@ -157,13 +164,14 @@ function operatorsOf(config: Config): string | undefined {
         `${generated.secretFile} ${secret}; only this service's user may own it`,
       );
     }
+    return file;
   });
   if (generated.created) {
     process.stderr.write(
       `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens reads ./.data/redis/operator-secret by default, else --operator-secret-file), its hash in ${generated.credentialsFile}\n`,
     );
   }
-  return generated.credentialsFile;
+  return read;
 }
 
 function topologyOf(server: RedisServerProcess): RedisTopology {
@@ -238,15 +246,7 @@ async function main(): Promise<void> {
   }
   // Fail at once, naming the variable, rather than in each worker. The files
   // are read here once and handed to the service this process runs.
-  const files = exitOnConfigError(() => {
-    if (cluster.isPrimary && config.adminCredentialsFile !== undefined) {
-      readCredentialsFile(config.adminCredentialsFile, "ADMIN_CREDENTIALS_FILE");
-    }
-    if (cluster.isPrimary && config.serviceCredentialsFile !== undefined) {
-      readCredentialsFile(config.serviceCredentialsFile, "SERVICE_CREDENTIALS_FILE");
-    }
-    return readStartFiles(config);
-  });
+  const files = exitOnConfigError(() => readStartFiles(config));
   const logger = createLogger({ level: config.logLevel });
   // Once per start: workers read the same environment.
   if (cluster.isPrimary && config.oldNames.length > 0) {
@@ -291,7 +291,7 @@ async function main(): Promise<void> {
   }
 
   const lockHeld = await claimOrExit(config);
-  const settled = { ...config, adminCredentialsFile: operatorsOf(config) };
+  const settled = { ...files, adminCredentials: operatorsOf(config, files.adminCredentials) };
   const embedded =
     config.redis === undefined
       ? await embeddedRedis(config.embeddedRedisDir, logger, lockHeld)
@@ -302,7 +302,7 @@ async function main(): Promise<void> {
   }
 
   if (config.workers === 1) {
-    const service = await runService(settled, files, topology, logger).catch(
+    const service = await runService(config, settled, topology, logger).catch(
       async (err: unknown) => {
         // A port taken since claimOrExit looked.
         const listener = listenerInUse(err, listenersOf(config));
@@ -323,9 +323,9 @@ async function main(): Promise<void> {
   }
 
   const env: Record<string, string> = {
-    ...(settled.adminCredentialsFile === undefined
+    ...(settled.adminCredentials === undefined
       ? {}
-      : { ADMIN_CREDENTIALS_FILE: settled.adminCredentialsFile }),
+      : { ADMIN_CREDENTIALS_FILE: settled.adminCredentials.path }),
     ...(embedded === undefined
       ? {}
       : {

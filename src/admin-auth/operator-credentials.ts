@@ -6,7 +6,7 @@ import {
 } from "./watched-credentials-file.js";
 
 export interface OperatorCredentialsOptions
-  extends Omit<WatchedCredentialsFileOptions, "variable" | "onReload"> {
+  extends Omit<WatchedCredentialsFileOptions, "onReload"> {
   /**
    * Told after each re-read: the number of operators, why the file was
    * refused (the old set stays), or that it is gone (no operator any more).
@@ -28,15 +28,14 @@ export interface OperatorCredentials {
 }
 
 /**
- * Loads ADMIN_CREDENTIALS_FILE and keeps it current (watched-credentials-file.ts:
- * a bad file at start throws, one broken later keeps the operators, one
+ * ADMIN_CREDENTIALS_FILE's operators from its reading at start, kept current
+ * (watched-credentials-file.ts: a file broken later keeps the operators, one
  * deleted leaves none).
  */
 export function loadOperatorCredentials(opts: OperatorCredentialsOptions): OperatorCredentials {
   const { onReload, ...watched } = opts;
   const file = watchCredentialsFile({
     ...watched,
-    variable: "ADMIN_CREDENTIALS_FILE",
     ...(onReload === undefined
       ? {}
       : {

@@ -5,8 +5,7 @@ import {
   watchCredentialsFile,
 } from "./watched-credentials-file.js";
 
-export interface ServiceCredentialsOptions
-  extends Omit<WatchedCredentialsFileOptions, "variable" | "onReload"> {
+export interface ServiceCredentialsOptions extends Omit<WatchedCredentialsFileOptions, "onReload"> {
   /**
    * Told after each re-read: the number of services, why the file was
    * refused (the old set stays), or that it is gone (no service any more).
@@ -28,15 +27,14 @@ export interface ServiceCredentials {
 }
 
 /**
- * Loads SERVICE_CREDENTIALS_FILE (the format of ADMIN_CREDENTIALS_FILE) and
- * keeps it current (watched-credentials-file.ts: a bad file at start throws,
- * one broken later keeps the services, one deleted leaves none).
+ * SERVICE_CREDENTIALS_FILE's services (the format of ADMIN_CREDENTIALS_FILE)
+ * from its reading at start, kept current (watched-credentials-file.ts: a
+ * file broken later keeps the services, one deleted leaves none).
  */
 export function loadServiceCredentials(opts: ServiceCredentialsOptions): ServiceCredentials {
   const { onReload, ...watched } = opts;
   const file = watchCredentialsFile({
     ...watched,
-    variable: "SERVICE_CREDENTIALS_FILE",
     ...(onReload === undefined
       ? {}
       : {

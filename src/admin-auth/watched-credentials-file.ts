@@ -10,10 +10,19 @@ import {
 /** A re-read that left no new entries: the file refused (the old entries stay) or gone (none left). */
 export type CredentialsFileTrouble = { error: ConfigError } | { missing: string };
 
-export interface WatchedCredentialsFileOptions {
+/** A credentials file as one reading found it. */
+export interface CredentialsFileRead {
   path: string;
   /** The variable naming the file (ADMIN_CREDENTIALS_FILE, SERVICE_CREDENTIALS_FILE), for messages. */
   variable: string;
+  entries: CredentialEntry[];
+  /** The file's version (versionOf) taken just before the reading. */
+  version: string;
+}
+
+export interface WatchedCredentialsFileOptions {
+  /** The file's first reading (readCredentialsFile, at start): watched from there. */
+  file: CredentialsFileRead;
   /** How often the file is looked at for a change. Default 1000 ms. */
   watchIntervalMs?: number;
   /**
@@ -42,7 +51,9 @@ export interface WatchedCredentialsFile {
  * could have written is refused (untrustedReason): its lines would choose who
  * is let in.
  */
-export function readCredentialsFile(path: string, variable: string): CredentialEntry[] {
+export function readCredentialsFile(path: string, variable: string): CredentialsFileRead {
+  // Taken first: a change made during the reading is then seen by the next poll.
+  const version = versionOf(path);
   let text: string;
   try {
     const untrusted = untrustedReason(path, "file");
@@ -59,13 +70,13 @@ export function readCredentialsFile(path: string, variable: string): CredentialE
     const code = (err as { code?: string }).code ?? String(err);
     throw new ConfigError(`${variable}: cannot read ${path} (${code})`);
   }
-  return parseCredentialsFile(text, path, variable);
+  return { path, variable, entries: parseCredentialsFile(text, path, variable), version };
 }
 
 /**
- * Loads a credentials file (a bad one throws its ConfigError: the start
- * stops) and re-reads it when it changes, so that an entry is added or
- * removed without a restart. A file broken (or made writable by others)
+ * Keeps a credentials file's entries current from its first reading: it is
+ * re-read when it changes, so that an entry is added or removed without a
+ * restart. A file broken (or made writable by others)
  * while the service runs is refused and the entries in use stay, told
  * through `onReload`: an edit half done must not lock everyone out. A file
  * deleted leaves no entry until it is back: deleting it is the plainest way
@@ -73,20 +84,21 @@ export function readCredentialsFile(path: string, variable: string): CredentialE
  * would be trusting a file that is not there.
  */
 export function watchCredentialsFile(opts: WatchedCredentialsFileOptions): WatchedCredentialsFile {
+  const { path, variable } = opts.file;
   // The file as it was read: a poll compares with it, not with its own first
   // look, which could come after a change made right after the start.
-  let seen = versionOf(opts.path);
-  let lookup = credentialLookup(readCredentialsFile(opts.path, opts.variable));
+  let seen = opts.file.version;
+  let lookup = credentialLookup(opts.file.entries);
   const reload = () => {
-    seen = versionOf(opts.path);
+    seen = versionOf(path);
     if (seen === "") {
       lookup = () => undefined;
-      opts.onReload?.({ missing: opts.path });
+      opts.onReload?.({ missing: path });
       return;
     }
     let entries: CredentialEntry[];
     try {
-      entries = readCredentialsFile(opts.path, opts.variable);
+      ({ entries } = readCredentialsFile(path, variable));
     } catch (err) {
       if (err instanceof ConfigError) {
         opts.onReload?.({ error: err });
@@ -97,7 +109,7 @@ export function watchCredentialsFile(opts: WatchedCredentialsFileOptions): Watch
     opts.onReload?.({ entries: entries.length });
   };
   const poll = setInterval(() => {
-    if (versionOf(opts.path) === seen) {
+    if (versionOf(path) === seen) {
       return;
     }
     try {

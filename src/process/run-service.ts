@@ -25,10 +25,11 @@ export interface RunningService {
 }
 
 /**
- * One service process: its Redis client and both listeners. The primary has
- * settled ADMIN_CREDENTIALS_FILE (the generated operator's, when none was
- * configured) before it runs; `files` are those `config` names, read once
- * (start-files.ts).
+ * One service process: its Redis client and both listeners. `files` are
+ * those `config` names, read once at start (start-files.ts); the primary has
+ * settled the operators' file among them (the generated operator's, when
+ * ADMIN_CREDENTIALS_FILE is unset), and the credentials files are watched
+ * from that reading.
  */
 export async function runService(
   config: Config,
@@ -53,17 +54,17 @@ export async function runService(
     };
   // No file only with mutual TLS: then certificates alone name operators.
   const credentials =
-    config.adminCredentialsFile === undefined
+    files.adminCredentials === undefined
       ? undefined
       : loadOperatorCredentials({
-          path: config.adminCredentialsFile,
+          file: files.adminCredentials,
           onReload: logReload("operators", "credentials file read"),
         });
   const services =
-    config.serviceCredentialsFile === undefined
+    files.serviceCredentials === undefined
       ? undefined
       : loadServiceCredentials({
-          path: config.serviceCredentialsFile,
+          file: files.serviceCredentials,
           onReload: logReload("services", "service credentials file read"),
         });
   const { tls, adminClientCa, console: consoleAssets } = files;

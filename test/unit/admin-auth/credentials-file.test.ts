@@ -10,6 +10,7 @@ import {
 } from "../../../src/admin-auth/credentials-file.js";
 import { ensureGeneratedOperator } from "../../../src/admin-auth/generated-operator.js";
 import { loadOperatorCredentials } from "../../../src/admin-auth/operator-credentials.js";
+import { readCredentialsFile } from "../../../src/admin-auth/watched-credentials-file.js";
 import { ConfigError } from "../../../src/config/config.js";
 
 const sha = (secret: string) => createHash("sha256").update(secret, "utf8").digest("hex");
@@ -64,7 +65,7 @@ describe("ADMIN_CREDENTIALS_FILE", () => {
     writeFileSync(path, `alice sha256:${sha("s1")}\n`, { mode: 0o600 });
     const told: string[] = [];
     const credentials = loadOperatorCredentials({
-      path,
+      file: readCredentialsFile(path, "ADMIN_CREDENTIALS_FILE"),
       watchIntervalMs: 20,
       onReload: (outcome) =>
         told.push(
