@@ -2,7 +2,10 @@ import cluster from "node:cluster";
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { ensureGeneratedOperator } from "./admin-auth/generated-operator.js";
-import { readCredentialsFile } from "./admin-auth/operator-credentials.js";
+import {
+  type CredentialsFileRead,
+  readCredentialsFile,
+} from "./admin-auth/watched-credentials-file.js";
 import { type Config, ConfigError, deprecationNotice, parseConfig } from "./config/config.js";
 import { untrustedReason } from "./config/trusted-path.js";
 import { createLogger, type Logger } from "./log/logger.js";
@@ -15,7 +18,7 @@ import { acquireInstanceLock } from "./process/instance-lock.js";
 import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
 import { readyLine } from "./process/ready-line.js";
 import type { RunningService } from "./process/run-service.js";
-import { readConsole, readPem, readTls } from "./process/start-files.js";
+import { readStartFiles, type StartFiles } from "./process/start-files.js";
 import { type ListeningPorts, startWorkers } from "./process/workers.js";
 import type { RedisServerProcess } from "./redis/redis-server-process.js";
 import type { RedisTopology } from "./redis/redis-topology.js";
@@ -27,23 +30,12 @@ import type { RedisTopology } from "./redis/redis-topology.js";
  */
 async function runService(
   config: Config,
+  files: StartFiles,
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
   const { runService: run } = await import("./process/run-service.js");
-  return run(config, topology, logger);
-}
-
-function readConfig(): Config {
-  try {
-    return parseConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
-      process.exit(2);
-    }
-    throw err;
-  }
+  return run(config, files, topology, logger);
 }
 
 /**
@@ -148,18 +140,22 @@ async function claimOrExit(config: Config): Promise<() => boolean> {
 }
 
 /**
- * The operators' credentials file: ADMIN_CREDENTIALS_FILE; none with only
- * ADMIN_CLIENT_CA_FILE (certificates name the operators); else the
- * generated operator's in the data folder, written by the first start (here,
- * in the primary, before any worker), which says where in one line.
+ * The operators' credentials file as read: ADMIN_CREDENTIALS_FILE's
+ * (`configured`); none with only ADMIN_CLIENT_CA_FILE (certificates name the
+ * operators); else the generated operator's in the data folder, written by
+ * the first start (here, in the primary, before any worker), which says where
+ * in one line.
  */
-function operatorsOf(config: Config): string | undefined {
+function operatorsOf(
+  config: Config,
+  configured: CredentialsFileRead | undefined,
+): CredentialsFileRead | undefined {
   if (!generatesOperator(config)) {
-    return config.adminCredentialsFile;
+    return configured;
   }
   const generated = ensureGeneratedOperator(config.embeddedRedisDir);
-  exitOnConfigError(() => {
-    readCredentialsFile(generated.credentialsFile);
+  const read = exitOnConfigError(() => {
+    const file = readCredentialsFile(generated.credentialsFile, "ADMIN_CREDENTIALS_FILE");
     const secret = existsSync(generated.secretFile)
       ? untrustedReason(generated.secretFile, "file")
       : undefined;
@@ -168,13 +164,14 @@ function operatorsOf(config: Config): string | undefined {
         `${generated.secretFile} ${secret}; only this service's user may own it`,
       );
     }
+    return file;
   });
   if (generated.created) {
     process.stderr.write(
       `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens reads ./.data/redis/operator-secret by default, else --operator-secret-file), its hash in ${generated.credentialsFile}\n`,
     );
   }
-  return generated.credentialsFile;
+  return read;
 }
 
 function topologyOf(server: RedisServerProcess): RedisTopology {
@@ -205,20 +202,16 @@ function generatesOperator(config: Config): boolean {
   return config.adminCredentialsFile === undefined && config.adminClientCaFile === undefined;
 }
 
-/** Runs `check`; a ConfigError it throws ends the start: one line a problem, exit code 2. */
-function exitOnConfigError(check: () => void): void {
+/**
+ * Runs `check` and returns what it returns; a ConfigError it throws ends the
+ * start: one line a problem, exit code 2. The one place a start prints one.
+ */
+function exitOnConfigError<T>(check: () => T): T {
   try {
-    check();
+    return check();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(
-        err.problems
-          .map(
-            (p) => `Configuration error: ${p}
-`,
-          )
-          .join(""),
-      );
+      process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
       process.exit(2);
     }
     throw err;
@@ -247,41 +240,13 @@ function trustDataFolder(config: Config): void {
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  const config = exitOnConfigError(() => parseConfig(process.env));
   if (cluster.isPrimary) {
     trustDataFolder(config);
   }
-  if (
-    config.tls !== undefined ||
-    config.console ||
-    (cluster.isPrimary &&
-      (config.adminCredentialsFile !== undefined || config.serviceCredentialsFile !== undefined))
-  ) {
-    // Fail at once, naming the variable, rather than in each worker.
-    try {
-      if (cluster.isPrimary && config.adminCredentialsFile !== undefined) {
-        readCredentialsFile(config.adminCredentialsFile);
-      }
-      if (cluster.isPrimary && config.serviceCredentialsFile !== undefined) {
-        readCredentialsFile(config.serviceCredentialsFile, "SERVICE_CREDENTIALS_FILE");
-      }
-      if (config.tls !== undefined) {
-        readTls(config.tls);
-      }
-      if (config.adminClientCaFile !== undefined) {
-        readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
-      }
-      if (config.console) {
-        readConsole();
-      }
-    } catch (err) {
-      if (err instanceof ConfigError) {
-        process.stderr.write(err.problems.map((p) => `Configuration error: ${p}\n`).join(""));
-        process.exit(2);
-      }
-      throw err;
-    }
-  }
+  // Fail at once, naming the variable, rather than in each worker. The files
+  // are read here once and handed to the service this process runs.
+  const files = exitOnConfigError(() => readStartFiles(config));
   const logger = createLogger({ level: config.logLevel });
   // Once per start: workers read the same environment.
   if (cluster.isPrimary && config.oldNames.length > 0) {
@@ -296,23 +261,25 @@ async function main(): Promise<void> {
     if (config.redis === undefined) {
       throw new Error("a worker needs a configured Redis");
     }
-    const service = await runService(config, config.redis, logger).catch(async (err: unknown) => {
-      const listener = listenerInUse(err, listenersOf(config));
-      if (listener === undefined) {
-        throw err;
-      }
-      // The primary prints it once, whichever workers lost the race.
-      const line = inUseLine({ ports: [listener] });
-      await new Promise((sent) => {
-        if (process.send === undefined) {
-          process.stderr.write(`${line}\n`);
-          sent(undefined);
-        } else {
-          process.send({ giveUp: line }, sent);
+    const service = await runService(config, files, config.redis, logger).catch(
+      async (err: unknown) => {
+        const listener = listenerInUse(err, listenersOf(config));
+        if (listener === undefined) {
+          throw err;
         }
-      });
-      process.exit(IN_USE_EXIT_CODE);
-    });
+        // The primary prints it once, whichever workers lost the race.
+        const line = inUseLine({ ports: [listener] });
+        await new Promise((sent) => {
+          if (process.send === undefined) {
+            process.stderr.write(`${line}\n`);
+            sent(undefined);
+          } else {
+            process.send({ giveUp: line }, sent);
+          }
+        });
+        process.exit(IN_USE_EXIT_CODE);
+      },
+    );
     // Ctrl-C sends SIGINT to the whole group: the primary stops the workers
     // (SIGTERM), so that none exits before the primary knows it is stopping
     // (it would start another).
@@ -324,7 +291,7 @@ async function main(): Promise<void> {
   }
 
   const lockHeld = await claimOrExit(config);
-  const settled = { ...config, adminCredentialsFile: operatorsOf(config) };
+  const settled = { ...files, adminCredentials: operatorsOf(config, files.adminCredentials) };
   const embedded =
     config.redis === undefined
       ? await embeddedRedis(config.embeddedRedisDir, logger, lockHeld)
@@ -335,15 +302,17 @@ async function main(): Promise<void> {
   }
 
   if (config.workers === 1) {
-    const service = await runService(settled, topology, logger).catch(async (err: unknown) => {
-      // A port taken since claimOrExit looked.
-      const listener = listenerInUse(err, listenersOf(config));
-      if (listener === undefined) {
-        throw err;
-      }
-      await embedded?.stop();
-      return exitInUse(inUseLine({ ports: [listener] }));
-    });
+    const service = await runService(config, settled, topology, logger).catch(
+      async (err: unknown) => {
+        // A port taken since claimOrExit looked.
+        const listener = listenerInUse(err, listenersOf(config));
+        if (listener === undefined) {
+          throw err;
+        }
+        await embedded?.stop();
+        return exitInUse(inUseLine({ ports: [listener] }));
+      },
+    );
     process.on("SIGHUP", () => service.reloadCredentials());
     onSignals(logger, async () => {
       await service.stop();
@@ -354,9 +323,9 @@ async function main(): Promise<void> {
   }
 
   const env: Record<string, string> = {
-    ...(settled.adminCredentialsFile === undefined
+    ...(settled.adminCredentials === undefined
       ? {}
-      : { ADMIN_CREDENTIALS_FILE: settled.adminCredentialsFile }),
+      : { ADMIN_CREDENTIALS_FILE: settled.adminCredentials.path }),
     ...(embedded === undefined
       ? {}
       : {

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { type OperatorLookup, operatorOfCall } from "./admin-auth-interceptor.js";
 import { callerOf } from "./caller-context.js";
 import { SERVICE_CREDENTIAL_HEADER, type ServiceCredentialCheck } from "./service-credential.js";
@@ -28,6 +27,8 @@ export interface CallGateOptions {
   adminServices: readonly DescService[];
   /** The service credential check, when SERVICE_CREDENTIALS_FILE is set. */
   serviceCheck?: ServiceCredentialCheck;
+  /** The services whose calls need it (the `serviceCredential` entries of src/server/api-services.ts). */
+  serviceCredentialServices: readonly DescService[];
 }
 
 /** A header's value as WHATWG `Headers.get` gives it to the interceptors (repeats joined). */
@@ -41,6 +42,7 @@ function headerOf(headers: IncomingHttpHeaders, name: string): string | null {
 
 export function createCallGate(opts: CallGateOptions): CallGate {
   const adminServices = new Set(opts.adminServices);
+  const serviceCredentialServices = new Set(opts.serviceCredentialServices);
   const { serviceCheck } = opts;
   return (service, headers, socket) => {
     if (adminServices.has(service)) {
@@ -53,11 +55,11 @@ export function createCallGate(opts: CallGateOptions): CallGate {
       } catch (err) {
         return ConnectError.from(err);
       }
-      return undefined;
     }
+    // Both checks, in the interceptors' order: a service may need both credentials.
     if (
       serviceCheck !== undefined &&
-      service.typeName === TokenIntrospectionService.typeName &&
+      serviceCredentialServices.has(service) &&
       serviceCheck(headers[SERVICE_CREDENTIAL_HEADER]) === false
     ) {
       return serviceCredentialRefusal();

@@ -1,7 +1,11 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { ConfigError } from "../config/config.js";
 
-/** One operator of ADMIN_CREDENTIALS_FILE: the name and the SHA-256 of the secret. */
-export interface OperatorEntry {
+/**
+ * One line of a credentials file: an operator of ADMIN_CREDENTIALS_FILE or a
+ * service of SERVICE_CREDENTIALS_FILE, its name and the SHA-256 of its secret.
+ */
+export interface CredentialEntry {
   name: string;
   sha256: Buffer;
 }
@@ -22,8 +26,8 @@ export function parseCredentialsFile(
   text: string,
   path: string,
   variable = "ADMIN_CREDENTIALS_FILE",
-): OperatorEntry[] {
-  const entries: OperatorEntry[] = [];
+): CredentialEntry[] {
+  const entries: CredentialEntry[] = [];
   const names = new Set<string>();
   text.split(/\r?\n/).forEach((raw, index) => {
     const line = raw.trim();
@@ -49,4 +53,24 @@ export function parseCredentialsFile(
 /** A credentials file's line for an operator whose secret has this SHA-256 (hex). */
 export function credentialsLine(name: string, sha256Hex: string): string {
   return `${name} sha256:${sha256Hex}`;
+}
+
+/**
+ * Whose secret this is among `entries` (its name), or undefined: its SHA-256
+ * is compared with every entry's, each in constant time and none skipped, so
+ * the time taken does not tell which one (or none) matched.
+ */
+export function credentialLookup(
+  entries: readonly CredentialEntry[],
+): (secret: string) => string | undefined {
+  return (secret) => {
+    const presented = createHash("sha256").update(secret, "utf8").digest();
+    let found: string | undefined;
+    for (const entry of entries) {
+      if (timingSafeEqual(presented, entry.sha256) && found === undefined) {
+        found = entry.name;
+      }
+    }
+    return found;
+  };
 }

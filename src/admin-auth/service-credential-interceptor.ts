@@ -1,23 +1,26 @@
+import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { SERVICE_CREDENTIAL_HEADER, type ServiceCredentialCheck } from "./service-credential.js";
 
 export interface ServiceCredentialInterceptorOptions {
   check: ServiceCredentialCheck;
+  /** The services whose calls need it (the `serviceCredential` entries of src/server/api-services.ts). */
+  services: readonly DescService[];
 }
 
 /**
- * IntrospectToken's optional service credential (service-credential.ts), on
- * every protocol: with SERVICE_CREDENTIALS_FILE set, a call without a known
- * service's `X-Service-Credential` is UNAUTHENTICATED. Off, it changes
- * nothing.
+ * The optional service credential (service-credential.ts) of the services
+ * declared to need it (IntrospectToken's), on every protocol: with
+ * SERVICE_CREDENTIALS_FILE set, a call without a known service's
+ * `X-Service-Credential` is UNAUTHENTICATED. Off, it changes nothing.
  */
 export function serviceCredentialInterceptor(
   opts: ServiceCredentialInterceptorOptions,
 ): Interceptor {
+  const services = new Set(opts.services);
   return (next) => async (req) => {
     if (
-      req.service.typeName === TokenIntrospectionService.typeName &&
+      services.has(req.service) &&
       opts.check(req.header.get(SERVICE_CREDENTIAL_HEADER)) === false
     ) {
       throw serviceCredentialRefusal();

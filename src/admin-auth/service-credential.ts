@@ -1,7 +1,11 @@
-import type { OperatorLookup } from "./admin-auth-interceptor.js";
-
 /** The header a calling service presents its credential in (IntrospectToken, `/auth`). */
 export const SERVICE_CREDENTIAL_HEADER = "x-service-credential";
+
+/**
+ * Says which calling service presents this secret, or undefined
+ * (SERVICE_CREDENTIALS_FILE, loaded by service-credentials.ts).
+ */
+export type ServiceLookup = (secret: string) => string | undefined;
 
 /**
  * Who a calling service is, by its `X-Service-Credential` header value(s):
@@ -20,7 +24,7 @@ export type ServiceCredentialCheck = (
  * any path serving these calls asks the same question.
  */
 export function serviceCredentialCheck(
-  services: OperatorLookup | undefined,
+  services: ServiceLookup | undefined,
 ): ServiceCredentialCheck {
   if (services === undefined) {
     return () => "";

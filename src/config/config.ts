@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import type { HostPort, RedisTopology } from "../redis/redis-topology.js";
 import { ConfigError } from "./config-error.js";
+import { SETTING_DEFAULTS } from "./setting-defaults.js";
 import { type TracingConfig, tracingConfig } from "./tracing-config.js";
 
 /** The service's settings, parsed once from the environment at start-up. */
@@ -383,7 +384,10 @@ export function parseConfig(
     oldNames: [PUBLIC_PORT, INTERNAL_PORT].filter((v) => set(env, v.old) !== undefined),
     redis: checked(() => redisTopology(env), undefined),
     redisMinReplicasAck: checked(() => integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16), 0),
-    redisWaitTimeoutMs: checked(() => integer(env, "REDIS_WAIT_TIMEOUT_MS", 500, 1, 60_000), 0),
+    redisWaitTimeoutMs: checked(
+      () => integer(env, "REDIS_WAIT_TIMEOUT_MS", SETTING_DEFAULTS.redisWaitTimeoutMs, 1, 60_000),
+      0,
+    ),
     embeddedRedisDir: set(env, "EMBEDDED_REDIS_DIR") ?? ".data/redis",
     workers: checked(
       () => integer(env, "WORKERS", Math.min(Math.max(host.cores, 1), 256), 1, 256),
@@ -398,31 +402,65 @@ export function parseConfig(
       1,
     ),
     tokenMaxActivePerUser: checked(
-      () => integer(env, "TOKEN_MAX_ACTIVE_PER_USER", 1000, 1, 1_000_000),
+      () =>
+        integer(
+          env,
+          "TOKEN_MAX_ACTIVE_PER_USER",
+          SETTING_DEFAULTS.tokenMaxActivePerUser,
+          1,
+          1_000_000,
+        ),
       1,
     ),
     tokenRateLimitPerMinute: checked(
-      () => integer(env, "TOKEN_RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
+      () =>
+        integer(
+          env,
+          "TOKEN_RATE_LIMIT_PER_MINUTE",
+          SETTING_DEFAULTS.tokenRateLimitPerMinute,
+          1,
+          1_000_000,
+        ),
       1,
     ),
     tokenListRateLimitPerMinute: checked(
-      () => integer(env, "TOKEN_LIST_RATE_LIMIT_PER_MINUTE", 120, 1, 1_000_000),
+      () =>
+        integer(
+          env,
+          "TOKEN_LIST_RATE_LIMIT_PER_MINUTE",
+          SETTING_DEFAULTS.tokenListRateLimitPerMinute,
+          1,
+          1_000_000,
+        ),
       1,
     ),
     tokenCacheMaxEntries: checked(
       () =>
         onOff(env, "TOKEN_CACHE", true)
-          ? integer(env, "TOKEN_CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000)
+          ? integer(
+              env,
+              "TOKEN_CACHE_MAX_ENTRIES",
+              SETTING_DEFAULTS.tokenCacheMaxEntries,
+              1,
+              10_000_000,
+            )
           : 0,
       0,
     ),
     requestTimeoutMs: checked(
-      () => integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
+      () => integer(env, "REQUEST_TIMEOUT_MS", SETTING_DEFAULTS.requestTimeoutMs, 100, 3_600_000),
       100,
     ),
     answerTimeoutMs: checked(() => integer(env, "ANSWER_TIMEOUT_MS", 10_000, 100, 3_600_000), 100),
     maxConnectionsPerListener: checked(
-      () => integer(env, "MAX_CONNECTIONS_PER_LISTENER", 4096, 1, 1_000_000),
+      () =>
+        integer(
+          env,
+          "MAX_CONNECTIONS_PER_LISTENER",
+          SETTING_DEFAULTS.maxConnectionsPerListener,
+          1,
+          1_000_000,
+        ),
       1,
     ),
     corsOrigins: checked(() => corsOrigins(env), []),

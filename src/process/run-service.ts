@@ -1,5 +1,7 @@
 import cluster from "node:cluster";
 import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
+import { loadServiceCredentials } from "../admin-auth/service-credentials.js";
+import type { CredentialsFileTrouble } from "../admin-auth/watched-credentials-file.js";
 import type { Config } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { redactedUrl } from "../log/redacted-url.js";
@@ -9,7 +11,7 @@ import { openRedisConnections } from "../redis/redis-connections.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
 import { startOtlpTracing } from "../tracing/otlp-tracing.js";
-import { readConsole, readPem, readTls } from "./start-files.js";
+import type { StartFiles } from "./start-files.js";
 
 export interface RunningService {
   ports: { publicPort: number; internalPort: number };
@@ -23,66 +25,56 @@ export interface RunningService {
 }
 
 /**
- * One service process: its Redis client and both listeners. The primary has
- * settled ADMIN_CREDENTIALS_FILE (the generated operator's, when none was
- * configured) before it runs.
+ * One service process: its Redis client and both listeners. `files` are
+ * those `config` names, read once at start (start-files.ts); the primary has
+ * settled the operators' file among them (the generated operator's, when
+ * ADMIN_CREDENTIALS_FILE is unset), and the credentials files are watched
+ * from that reading.
  */
 export async function runService(
   config: Config,
+  files: StartFiles,
   topology: RedisTopology,
   logger: Logger,
 ): Promise<RunningService> {
-  /** A credentials file, read again when it changes; each reading logged. */
-  const credentialsFile = (
-    path: string | undefined,
-    holders: "operators" | "services",
-    variable: string,
-    readLine: string,
-  ) =>
-    path === undefined
+  /** What a credentials file's re-reads tell, logged (never the secrets). */
+  const logReload =
+    (holders: "operators" | "services", readLine: string) =>
+    (outcome: CredentialsFileTrouble | { operators: number } | { services: number }) => {
+      if ("error" in outcome) {
+        logger.error({ err: outcome.error.message }, `credentials file refused; ${holders} kept`);
+      } else if ("missing" in outcome) {
+        logger.error(
+          { file: outcome.missing },
+          `credentials file deleted; no ${holders} until it is back`,
+        );
+      } else {
+        logger.info(outcome, readLine);
+      }
+    };
+  // No file only with mutual TLS: then certificates alone name operators.
+  const credentials =
+    files.adminCredentials === undefined
       ? undefined
       : loadOperatorCredentials({
-          path,
-          variable,
-          onReload: (outcome) => {
-            if ("error" in outcome) {
-              logger.error(
-                { err: outcome.error.message },
-                `credentials file refused; ${holders} kept`,
-              );
-            } else if ("missing" in outcome) {
-              logger.error(
-                { file: outcome.missing },
-                `credentials file deleted; no ${holders} until it is back`,
-              );
-            } else {
-              logger.info(outcome, readLine);
-            }
-          },
+          file: files.adminCredentials,
+          onReload: logReload("operators", "credentials file read"),
         });
-  // No file only with mutual TLS: then certificates alone name operators.
-  const credentials = credentialsFile(
-    config.adminCredentialsFile,
-    "operators",
-    "ADMIN_CREDENTIALS_FILE",
-    "credentials file read",
-  );
-  const services = credentialsFile(
-    config.serviceCredentialsFile,
-    "services",
-    "SERVICE_CREDENTIALS_FILE",
-    "service credentials file read",
-  );
-  const tls = config.tls === undefined ? undefined : readTls(config.tls);
-  const adminClientCa =
-    config.adminClientCaFile === undefined
+  const services =
+    files.serviceCredentials === undefined
       ? undefined
-      : readPem("ADMIN_CLIENT_CA_FILE", config.adminClientCaFile);
-  const consoleAssets = config.console ? readConsole() : undefined;
-  const redis = openRedisConnections({
-    topology,
+      : loadServiceCredentials({
+          file: files.serviceCredentials,
+          onReload: logReload("services", "service credentials file read"),
+        });
+  const { tls, adminClientCa, console: consoleAssets } = files;
+  const durability = {
     minReplicasAck: config.redisMinReplicasAck,
     waitTimeoutMs: config.redisWaitTimeoutMs,
+  };
+  const redis = openRedisConnections({
+    topology,
+    ...durability,
     // Every Redis error event goes to the log (ioredis would print an unheard one
     // to the console, outside the JSON log). A cluster reports its nodes' apart.
     onClient: (client: RedisClient) => {
@@ -117,23 +109,26 @@ export async function runService(
     publicPort: config.publicPort,
     internalPort: config.internalPort,
     tokenMaxLifetimeSeconds: config.tokenMaxLifetimeSeconds,
-    tokenMaxActivePerUser: config.tokenMaxActivePerUser,
-    tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
-    tokenListRateLimitPerMinute: config.tokenListRateLimitPerMinute,
+    tokenLimits: {
+      maxActivePerUser: config.tokenMaxActivePerUser,
+      rateLimitPerMinute: config.tokenRateLimitPerMinute,
+      listRateLimitPerMinute: config.tokenListRateLimitPerMinute,
+    },
     tokenCacheMaxEntries: config.tokenCacheMaxEntries,
-    redisMinReplicasAck: config.redisMinReplicasAck,
-    redisWaitTimeoutMs: config.redisWaitTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-    answerTimeoutMs: config.answerTimeoutMs,
-    maxConnectionsPerListener: config.maxConnectionsPerListener,
-    // Only among workers: a single process has nobody to share the port with.
-    reusePort: config.reusePort && config.workers > 1,
+    durability,
+    listenerLimits: {
+      requestTimeoutMs: config.requestTimeoutMs,
+      answerTimeoutMs: config.answerTimeoutMs,
+      maxConnections: config.maxConnectionsPerListener,
+      // Only among workers: a single process has nobody to share the port with.
+      reusePort: config.reusePort && config.workers > 1,
+    },
     ...(cluster.isWorker
       ? { metricsText: (metrics) => clusterMetricsSource(metrics.registry) }
       : {}),
     corsOrigins: config.corsOrigins,
     operatorOf: credentials?.operatorOf ?? (() => undefined),
-    ...(services === undefined ? {} : { serviceOf: services.operatorOf }),
+    ...(services === undefined ? {} : { serviceOf: services.serviceOf }),
     ...(adminClientCa === undefined ? {} : { adminClientCa }),
     ...(tls === undefined ? {} : { tls }),
     ...(consoleAssets === undefined ? {} : { console: consoleAssets }),

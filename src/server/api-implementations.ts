@@ -1,12 +1,14 @@
+import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import { createTokenCacheMetrics } from "../metrics/token-cache-metrics.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
+import type { DurableWriterOptions } from "../store/durable-writer.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisCall } from "../store/redis-call.js";
 import { createTokenRecordCache } from "../store/token-record-cache.js";
-import { createTokenStore } from "../store/token-store.js";
+import { createTokenStore, type TokenStoreOptions } from "../store/token-store.js";
 import {
   type BearerAuthenticator,
   createBearerAuthenticator,
@@ -18,26 +20,26 @@ import { createUserKeyService } from "../user-key/user-key-service.js";
 import type { ApiImplementations } from "./api-services.js";
 import { createAuditLog } from "./audit-line.js";
 
-/** Token records a process keeps in memory by default: about 30 MB (docs/operating-at-scale.md). */
-export const DEFAULT_TOKEN_CACHE_MAX_ENTRIES = 100_000;
+/** The token store's per-user limits, as it declares them. */
+export type TokenLimits = Pick<
+  TokenStoreOptions,
+  "maxActivePerUser" | "rateLimitPerMinute" | "listRateLimitPerMinute"
+>;
+
+/** How each write waits for replicas (Redis WAIT), as the durable writer declares it. */
+export type WriteDurability = Pick<DurableWriterOptions, "minReplicasAck" | "waitTimeoutMs">;
 
 /** The token rules and write durability the services keep (part of the app's options). */
 export interface ApiSettings {
   /** Longest token lifetime in seconds. */
   tokenMaxLifetimeSeconds: number;
-  /** Most live tokens per user. Default 1000. */
-  tokenMaxActivePerUser?: number;
-  /** Signed create/delete calls per user per minute. Default 60. */
-  tokenRateLimitPerMinute?: number;
-  /** ListTokens calls per user per minute. Default 120. */
-  tokenListRateLimitPerMinute?: number;
-  /** Replicas that must confirm each write (Redis WAIT). Default 0. */
-  redisMinReplicasAck?: number;
-  /** How long to wait for those confirmations. Default 500 ms. */
-  redisWaitTimeoutMs?: number;
+  /** Default: the token store's. */
+  tokenLimits?: TokenLimits;
+  /** Default: the durable writer's (no replica waited for). */
+  durability?: WriteDurability;
   /**
    * Most token records kept in memory for bearer checks (kept exact by
-   * Redis' invalidations); 0 turns the cache off. Default 100000.
+   * Redis' invalidations); 0 turns the cache off. Default: the config's.
    */
   tokenCacheMaxEntries?: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
@@ -68,11 +70,10 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   const { redis, call, metrics } = opts;
   const now = opts.now === undefined ? {} : { now: opts.now };
   const durability = {
-    ...(opts.redisMinReplicasAck === undefined ? {} : { minReplicasAck: opts.redisMinReplicasAck }),
-    ...(opts.redisWaitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.redisWaitTimeoutMs }),
+    ...opts.durability,
     ...(opts.redisWaitLanes === undefined ? {} : { waitLanes: opts.redisWaitLanes }),
   };
-  const maxEntries = opts.tokenCacheMaxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES;
+  const maxEntries = opts.tokenCacheMaxEntries ?? SETTING_DEFAULTS.tokenCacheMaxEntries;
   const tokenCache =
     maxEntries > 0
       ? createTokenRecordCache({
@@ -87,15 +88,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
     call,
     ...cache,
     ...durability,
-    ...(opts.tokenMaxActivePerUser === undefined
-      ? {}
-      : { maxActivePerUser: opts.tokenMaxActivePerUser }),
-    ...(opts.tokenRateLimitPerMinute === undefined
-      ? {}
-      : { rateLimitPerMinute: opts.tokenRateLimitPerMinute }),
-    ...(opts.tokenListRateLimitPerMinute === undefined
-      ? {}
-      : { listRateLimitPerMinute: opts.tokenListRateLimitPerMinute }),
+    ...opts.tokenLimits,
   });
   const bearer = createBearerAuthenticator({ store: tokenStore, ...now });
   const introspected = {

@@ -24,8 +24,8 @@ const INTROSPECTION_READ_MAX_BYTES = 64 * 1024;
 
 /**
  * The contract's services and where each is served: the one list that
- * routing, the REST mapping, the operator check, grpc.health.v1 and
- * reflection follow (app.ts). A new service is one more entry here.
+ * routing, the REST mapping, the operator and service credential checks,
+ * grpc.health.v1 and reflection follow (app.ts). A new service is one more entry here.
  */
 export function apiServices(impl: ApiImplementations): readonly ServedService[] {
   return [
@@ -40,6 +40,7 @@ export function apiServices(impl: ApiImplementations): readonly ServedService[] 
     }),
     servedService(TokenIntrospectionService, impl.introspection, {
       listeners: ["internal"],
+      serviceCredential: true,
       readMaxBytes: INTROSPECTION_READ_MAX_BYTES,
     }),
   ];

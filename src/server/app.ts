@@ -1,10 +1,10 @@
 import type { OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { createCallGate } from "../admin-auth/call-gate.js";
-import { serviceCredentialCheck } from "../admin-auth/service-credential.js";
+import { type ServiceLookup, serviceCredentialCheck } from "../admin-auth/service-credential.js";
+import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
-import type { Logger } from "../log/logger.js";
 import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
 import {
   createServiceMetrics,
@@ -15,7 +15,6 @@ import { loadOpenApiDocument } from "../openapi/committed-document.js";
 import { configuredOpenApiDocument } from "../openapi/configured-document.js";
 import { loadLimitLocations } from "../openapi/limit-locations.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
-import { DEFAULT_SERVICE_LIMITS } from "../openapi/service-limits.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createRouteTable } from "../rest/route-table.js";
 import { createRedisCall } from "../store/redis-call.js";
@@ -33,17 +32,21 @@ import { createGrpcReflection } from "./grpc-reflection.js";
 import { createHealthEndpoints } from "./health-endpoints.js";
 import { createInterceptorChain } from "./interceptor-chain.js";
 import { createListenerHandler } from "./listener-handler.js";
-import { listenerTransport } from "./listener-transport.js";
+import { type ListenerTransportOptions, listenerTransport } from "./listener-transport.js";
 import { createMethodGuard } from "./method-guard.js";
 import { createReadinessProbe } from "./readiness.js";
-import { type ListenerName, restServedOn, servedService } from "./served-service.js";
+import {
+  credentialedServices,
+  type ListenerName,
+  restServedOn,
+  servedService,
+} from "./served-service.js";
 
-export interface AppOptions extends ApiSettings {
+export interface AppOptions extends ApiSettings, ListenerTransportOptions {
   /** The Redis client, read per call (a closed one is replaced). */
   redis: RedisHolder;
   /** Connections for writes that wait for replicas (redis-connections.ts). Default: `redis`. */
   redisWaitLanes?: readonly RedisHolder[];
-  logger: Logger;
   /** Bind address of the public listener. */
   host: string;
   /** Bind address of the internal listener (it registers keys, for operators). Default 127.0.0.1. */
@@ -56,18 +59,6 @@ export interface AppOptions extends ApiSettings {
   metrics?: ServiceMetrics;
   /** What GET /metrics answers. Default: `metrics`' own registry (a worker passes the whole service's). */
   metricsText?: (metrics: ServiceMetrics) => () => Promise<string>;
-  /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
-  tls?: { cert: string; key: string };
-  /** With `tls`: PEM CA whose client certificates name operators on the internal listener (mutual TLS). Default none. */
-  adminClientCa?: string;
-  /** Time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000 ms. */
-  requestTimeoutMs?: number;
-  /** Time a client has to take in an answer once it has begun; then it is reset. Default 10000 ms. */
-  answerTimeoutMs?: number;
-  /** Bind each listener with SO_REUSEPORT (one socket per worker process). Default false. */
-  reusePort?: boolean;
-  /** Most open connections per listener. Default 4096. */
-  maxConnectionsPerListener?: number;
   /** Browser origins allowed to call the REST API (CORS), exact. Default none: CORS is off. */
   corsOrigins?: readonly string[];
   /** Host names the internal listener answers to besides its address and loopback (INTERNAL_HOSTNAMES). Default none. */
@@ -75,7 +66,7 @@ export interface AppOptions extends ApiSettings {
   /** Which operator presents a secret: admin calls (UserKeyService, TokenAdminService) need one. */
   operatorOf: OperatorLookup;
   /** Which service presents a secret in X-Service-Credential: IntrospectToken and `/auth` then need one. Default: off. */
-  serviceOf?: OperatorLookup;
+  serviceOf?: ServiceLookup;
   /** The token console's built files, served on the public listener at `/` and `/console/`. Default: none (no console). */
   console?: ConsoleAssets;
   /** OpenTelemetry spans of every exchange and Redis operation. Default: none (tracing off). */
@@ -113,8 +104,9 @@ function openApiEndpoint(opts: AppOptions) {
       {
         maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
         rateLimitPerMinute:
-          opts.tokenRateLimitPerMinute ?? DEFAULT_SERVICE_LIMITS.rateLimitPerMinute,
-        maxActivePerUser: opts.tokenMaxActivePerUser ?? DEFAULT_SERVICE_LIMITS.maxActivePerUser,
+          opts.tokenLimits?.rateLimitPerMinute ?? SETTING_DEFAULTS.tokenRateLimitPerMinute,
+        maxActivePerUser:
+          opts.tokenLimits?.maxActivePerUser ?? SETTING_DEFAULTS.tokenMaxActivePerUser,
       },
       loadLimitLocations(),
     ),
@@ -160,7 +152,7 @@ export function createApp(opts: AppOptions): App {
   const serviceCheck = serviceCredentialCheck(opts.serviceOf);
   const callers = {
     operatorOf: opts.operatorOf,
-    adminServices: api.filter((s) => s.operatorOnly).map((s) => s.service),
+    ...credentialedServices(api),
     ...(opts.serviceOf === undefined ? {} : { serviceCheck }),
   };
   const interceptors = createInterceptorChain({

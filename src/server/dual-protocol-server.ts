@@ -21,6 +21,7 @@ import {
 } from "node:net";
 import type { Duplex } from "node:stream";
 import { createServer as createTlsServer } from "node:tls";
+import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { NodeHandler } from "../http/node-handler.js";
 import { rawHttp1StatusAnswer, writeStatusAnswer } from "../status/status-answer.js";
 import { createAnswerDeadline } from "./answer-deadline.js";
@@ -77,14 +78,14 @@ export interface DualProtocolServerOptions {
   headersTimeoutMs?: number;
   /**
    * Time allowed to receive a whole request, HTTP/1.1 and HTTP/2 alike.
-   * Default 30000 ms. An HTTP/1.1 request over it is answered 408 and its
+   * Default: the config's (REQUEST_TIMEOUT_MS). An HTTP/1.1 request over it is answered 408 and its
    * connection closed; an HTTP/2 stream over it is answered 408 and reset if
    * nothing was answered yet, else reset (the session lives on).
    */
   requestTimeoutMs?: number;
   /**
    * Most open connections; one over it is closed as soon as it is accepted.
-   * Default 4096.
+   * Default: the config's (MAX_CONNECTIONS_PER_LISTENER).
    */
   maxConnections?: number;
   /**
@@ -194,7 +195,7 @@ const H2_PREFACE_START = Buffer.from("PRI");
  * (HTTP/2), curl, browsers and fetch (HTTP/1.1) all reach the same handler.
  */
 export function createDualProtocolServer(opts: DualProtocolServerOptions): DualProtocolServer {
-  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? SETTING_DEFAULTS.requestTimeoutMs;
   // Node refuses a headers timeout longer than the request timeout.
   const headersTimeoutMs = Math.min(opts.headersTimeoutMs ?? 10_000, requestTimeoutMs);
   // Resets and broken connections are routine (health checks, scanners,
@@ -412,7 +413,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   // The server's own count of open connections, which the cap is held to:
   // node's (getConnections, maxConnections) misses the close of a TLS
   // connection whose HTTP/2 session it never saw end (nodejs/node#42710).
-  const maxConnections = opts.maxConnections ?? 4096;
+  const maxConnections = opts.maxConnections ?? SETTING_DEFAULTS.maxConnectionsPerListener;
   const connections = new Set<Connection>();
   // TLS connections by peer address, from accept to the end of the handshake.
   const handshaking = new Map<string, Connection>();

@@ -16,6 +16,8 @@ export interface InterceptorChainOptions {
   adminServices: readonly DescService[];
   /** The service credential check, when SERVICE_CREDENTIALS_FILE is set. */
   serviceCheck?: ServiceCredentialCheck;
+  /** The services whose calls need it. */
+  serviceCredentialServices: readonly DescService[];
   tracing?: CallTracing;
 }
 
@@ -28,10 +30,15 @@ export function createInterceptorChain(opts: InterceptorChainOptions): Intercept
     callTelemetryInterceptor(),
     // Before anything else reads an admin call: refused ones are still logged and counted.
     adminAuthInterceptor({ operatorOf: opts.operatorOf, adminServices: opts.adminServices }),
-    // Only when SERVICE_CREDENTIALS_FILE is set: off, IntrospectToken reads no header.
+    // Only when SERVICE_CREDENTIALS_FILE is set: off, no call's header is read for it.
     ...(opts.serviceCheck === undefined
       ? []
-      : [serviceCredentialInterceptor({ check: opts.serviceCheck })]),
+      : [
+          serviceCredentialInterceptor({
+            check: opts.serviceCheck,
+            services: opts.serviceCredentialServices,
+          }),
+        ]),
     errorInterceptor(),
     // Innermost: every protocol's request meets its proto's rules before the service.
     validationInterceptor(),

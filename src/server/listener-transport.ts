@@ -4,15 +4,20 @@ import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { ClientErrorSource, DualProtocolServerOptions } from "./dual-protocol-server.js";
 import type { ListenerName } from "./served-service.js";
 
+/** The limits and socket options each listener takes from the configuration, as the server declares them. */
+export type ListenerLimits = Pick<
+  DualProtocolServerOptions,
+  "requestTimeoutMs" | "answerTimeoutMs" | "maxConnections" | "reusePort"
+>;
+
 export interface ListenerTransportOptions {
   logger: Logger;
+  /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
   tls?: { cert: string; key: string };
-  /** With `tls`: the CA of operators' client certificates, asked for on the internal listener only. */
+  /** With `tls`: PEM CA whose client certificates name operators, asked for on the internal listener only (mutual TLS). Default none. */
   adminClientCa?: string;
-  requestTimeoutMs?: number;
-  answerTimeoutMs?: number;
-  reusePort?: boolean;
-  maxConnectionsPerListener?: number;
+  /** Default: the server's (dual-protocol-server.ts). */
+  listenerLimits?: ListenerLimits;
 }
 
 /** What both listeners share: limits, TLS, and where transport events are reported. */
@@ -27,12 +32,7 @@ export function listenerTransport(
     ...(opts.tls === undefined
       ? {}
       : { tls: clientCa === undefined ? opts.tls : { ...opts.tls, clientCa } }),
-    ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
-    ...(opts.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: opts.answerTimeoutMs }),
-    ...(opts.reusePort === undefined ? {} : { reusePort: opts.reusePort }),
-    ...(opts.maxConnectionsPerListener === undefined
-      ? {}
-      : { maxConnections: opts.maxConnectionsPerListener }),
+    ...opts.listenerLimits,
     // A reset or a broken connection harms nobody but its client: a debug line.
     // A broken protocol (node: "Stream closed with error code
     // NGHTTP2_PROTOCOL_ERROR", a stream the server reset for a frame that broke

@@ -11,9 +11,9 @@ export type ListenerName = "public" | "internal";
 
 /**
  * One RPC service as the app serves it: the one declaration from which the
- * listeners' routes, the REST mapping, the operator check, grpc.health.v1 and
- * reflection are derived (src/server/api-services.ts lists them). Adding a
- * service is one more entry there.
+ * listeners' routes, the REST mapping, the operator and service credential
+ * checks, grpc.health.v1 and reflection are derived (src/server/api-services.ts
+ * lists them). Adding a service is one more entry there.
  */
 export interface ServedService {
   readonly service: DescService;
@@ -23,6 +23,11 @@ export interface ServedService {
   readonly rest: readonly ListenerName[];
   /** Only an operator may call it (admin-auth). */
   readonly operatorOnly: boolean;
+  /**
+   * Its callers present a calling service's credential (X-Service-Credential)
+   * when SERVICE_CREDENTIALS_FILE is set (service-credential.ts).
+   */
+  readonly serviceCredential: boolean;
   /** Registers it on a listener's Connect router. */
   route(router: ConnectRouter): void;
   /** Its implementation, for the REST gateway. */
@@ -35,6 +40,8 @@ export interface ServedServiceOptions {
   rest?: readonly ListenerName[];
   /** Default false. */
   operatorOnly?: boolean;
+  /** Default false. */
+  serviceCredential?: boolean;
   /** Largest request message, when not the listener's default. */
   readMaxBytes?: number;
 }
@@ -52,8 +59,25 @@ export function servedService<S extends DescService>(
     listeners: opts.listeners,
     rest: opts.rest ?? [],
     operatorOnly: opts.operatorOnly ?? false,
+    serviceCredential: opts.serviceCredential ?? false,
     route: (router) => router.service(service, impl, routerOptions),
     spec: () => createServiceImplSpec(service, impl),
+  };
+}
+
+/** Which services need which caller's credential, as the interceptors and the call gate take it. */
+export interface CredentialedServices {
+  /** The `operatorOnly` entries: only an operator may call them. */
+  adminServices: readonly DescService[];
+  /** The `serviceCredential` entries: a calling service's credential, when those are on. */
+  serviceCredentialServices: readonly DescService[];
+}
+
+/** The services of `services` that need a caller's credential, by their declaration. */
+export function credentialedServices(services: readonly ServedService[]): CredentialedServices {
+  return {
+    adminServices: services.filter((s) => s.operatorOnly).map((s) => s.service),
+    serviceCredentialServices: services.filter((s) => s.serviceCredential).map((s) => s.service),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ChainableCommander } from "ioredis";
+import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { isTransientRedisFailure } from "../redis/redis-failure.js";
 
@@ -14,7 +15,7 @@ export interface DurableWriterOptions {
   lanes?: readonly (() => RedisClient)[];
   /** Replicas that must confirm each write (Redis WAIT); 0 waits for none. Default 0. */
   minReplicasAck?: number;
-  /** How long WAIT may take before the write counts as unconfirmed. Default 500 ms. */
+  /** How long WAIT may take before the write counts as unconfirmed. Default: the config's. */
   waitTimeoutMs?: number;
   /**
    * How long a write may wait for a free lane; past it the write fails
@@ -62,7 +63,7 @@ function replyLost(err: unknown): boolean {
 
 export function createDurableWriter(opts: DurableWriterOptions): DurableWriter {
   const required = opts.minReplicasAck ?? 0;
-  const timeout = opts.waitTimeoutMs ?? 500;
+  const timeout = opts.waitTimeoutMs ?? SETTING_DEFAULTS.redisWaitTimeoutMs;
   const laneWaitMs = opts.laneWaitMs ?? 1000;
   const undoBudgetMs = opts.undoBudgetMs ?? 5000;
   const undoWaitMs = opts.undoWaitMs ?? 250;

@@ -90,7 +90,7 @@ export interface PublicKeyStoreOptions {
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
-  /** How long to wait for those confirmations. Default 500 ms. */
+  /** How long to wait for those confirmations. Default: the durable writer's. */
   waitTimeoutMs?: number;
   /** Most keys one user may have at once (room for rotation). Default 5. */
   maxKeysPerUser?: number;

@@ -1,5 +1,6 @@
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import type { Result } from "ioredis";
+import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
@@ -154,13 +155,13 @@ export interface TokenStoreOptions {
   call?: RedisCall;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
-  /** How long to wait for those confirmations. Default 500 ms. */
+  /** How long to wait for those confirmations. Default: the durable writer's. */
   waitTimeoutMs?: number;
-  /** Most live tokens per user, session tokens included. Default 1000. */
+  /** Most live tokens per user, session tokens included. Default: the config's. */
   maxActivePerUser?: number;
-  /** Create and delete calls per user per minute (token bucket, bursts up to it). Default 60. */
+  /** Create and delete calls per user per minute (token bucket, bursts up to it). Default: the config's. */
   rateLimitPerMinute?: number;
-  /** List calls per user per minute (a token bucket of its own, bursts up to it). Default 120. */
+  /** List calls per user per minute (a token bucket of its own, bursts up to it). Default: the config's. */
   listRateLimitPerMinute?: number;
   /**
    * How long a signed message is remembered once its signature verified
@@ -203,11 +204,13 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const { cache } = opts;
   const redis = scriptedClient(opts.redis, TOKEN_SCRIPTS);
   const redisCall = opts.call ?? createRedisCall();
-  const maxActivePerUser = opts.maxActivePerUser ?? 1000;
+  const maxActivePerUser = opts.maxActivePerUser ?? SETTING_DEFAULTS.tokenMaxActivePerUser;
   const maxActive = String(maxActivePerUser);
-  const rateCapacity = String(opts.rateLimitPerMinute ?? 60);
+  const rateCapacity = String(opts.rateLimitPerMinute ?? SETTING_DEFAULTS.tokenRateLimitPerMinute);
   const ratePeriodMs = "60000";
-  const listRateCapacity = String(opts.listRateLimitPerMinute ?? 120);
+  const listRateCapacity = String(
+    opts.listRateLimitPerMinute ?? SETTING_DEFAULTS.tokenListRateLimitPerMinute,
+  );
   const replayWindowMs = String(opts.replayWindowMs ?? 300_000);
   const writer = createDurableWriter({
     redis,

@@ -4,8 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
 import { trailerParse } from "@connectrpc/connect/protocol-grpc-web";
 import { createIntrospectionClient, TokenApiError } from "../../client/src/sdk/node.js";
-import { parseCredentialsFile } from "../../src/admin-auth/credentials-file.js";
-import { operatorLookup } from "../../src/admin-auth/operator-credentials.js";
+import { credentialLookup, parseCredentialsFile } from "../../src/admin-auth/credentials-file.js";
 import { grpcStatusOf } from "../support/grpc-status-call.js";
 import { holdStream, within } from "../support/held-stream.js";
 import { credentialsText } from "../support/test-operator.js";
@@ -28,7 +27,7 @@ describe("service credential for IntrospectToken and /auth", () => {
     redis = await startTestRedis();
     service = await startTestService({
       redis: redis.topology,
-      serviceOf: operatorLookup(
+      serviceOf: credentialLookup(
         parseCredentialsFile(credentialsText([EDGE]), "t", "SERVICE_CREDENTIALS_FILE"),
       ),
     });

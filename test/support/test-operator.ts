@@ -3,8 +3,11 @@ import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2
 import type { Interceptor as ConnectInterceptor } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
-import { credentialsLine, parseCredentialsFile } from "../../src/admin-auth/credentials-file.js";
-import { operatorLookup } from "../../src/admin-auth/operator-credentials.js";
+import {
+  credentialLookup,
+  credentialsLine,
+  parseCredentialsFile,
+} from "../../src/admin-auth/credentials-file.js";
 import { createGrpcClient, type GrpcClient } from "./grpc-client.js";
 
 /** The operator every test service knows (startTestService). */
@@ -22,7 +25,7 @@ export function credentialsText(operators: readonly { name: string; secret: stri
 
 /** The lookup of a test service: the test operator only, through the service's own parser and compare. */
 export function testOperatorLookup(): OperatorLookup {
-  return operatorLookup(parseCredentialsFile(credentialsText([TEST_OPERATOR]), "test"));
+  return credentialLookup(parseCredentialsFile(credentialsText([TEST_OPERATOR]), "test"));
 }
 
 /** The header an admin call sends (fetch, Connect), with the test operator's secret by default. */

@@ -1,5 +1,7 @@
 import { Writable } from "node:stream";
 import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
+import type { ServiceLookup } from "../../src/admin-auth/service-credential.js";
+import { SETTING_DEFAULTS } from "../../src/config/setting-defaults.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";
 import { openRedisConnections, type RedisConnections } from "../../src/redis/redis-connections.js";
@@ -56,7 +58,7 @@ export interface TestServiceOptions {
   redis?: RedisTopology;
   /** Replicas that must confirm each write. Default 0. */
   redisMinReplicasAck?: number;
-  /** How long WAIT may take. Default 500 ms. */
+  /** How long WAIT may take. Default the service's. */
   redisWaitTimeoutMs?: number;
   /** Serve TLS with this PEM certificate and key. */
   tls?: { cert: string; key: string };
@@ -72,9 +74,9 @@ export interface TestServiceOptions {
   tokenCacheMaxEntries?: number;
   /** Time a client has to take in an answer with bytes waiting. Default the service's. */
   answerTimeoutMs?: number;
-  /** Time allowed to receive a whole request. Default 30000 ms. */
+  /** Time allowed to receive a whole request. Default the service's. */
   requestTimeoutMs?: number;
-  /** Most open connections per listener. Default 4096. */
+  /** Most open connections per listener. Default the service's. */
   maxConnectionsPerListener?: number;
   /** Lowest level of the lines kept in `logs`. Default "info". */
   logLevel?: string;
@@ -85,7 +87,7 @@ export interface TestServiceOptions {
   /** Who may call the admin RPCs. Default: the test operator (test-operator.ts). */
   operatorOf?: OperatorLookup;
   /** The services that may call IntrospectToken and /auth (SERVICE_CREDENTIALS_FILE). Default: off. */
-  serviceOf?: OperatorLookup;
+  serviceOf?: ServiceLookup;
   /** Host names the internal listener answers to besides loopback (INTERNAL_HOSTNAMES). */
   internalHostnames?: readonly string[];
 }
@@ -108,7 +110,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
   const redis = openRedisConnections({
     topology,
     minReplicasAck: opts.redisMinReplicasAck ?? 0,
-    waitTimeoutMs: opts.redisWaitTimeoutMs ?? 500,
+    waitTimeoutMs: opts.redisWaitTimeoutMs ?? SETTING_DEFAULTS.redisWaitTimeoutMs,
     onClient: (client) =>
       client.on("error", () => {
         // Outage tests stop Redis on purpose; the client reconnects by itself.
@@ -131,29 +133,27 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     publicPort: 0,
     internalPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
-    tokenRateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
-    tokenListRateLimitPerMinute: opts.tokenListRateLimitPerMinute ?? 100_000,
-    ...(opts.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: opts.answerTimeoutMs }),
+    tokenLimits: {
+      maxActivePerUser: opts.tokenMaxActivePerUser,
+      rateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
+      listRateLimitPerMinute: opts.tokenListRateLimitPerMinute ?? 100_000,
+    },
     ...(opts.tokenCacheMaxEntries === undefined
       ? {}
       : { tokenCacheMaxEntries: opts.tokenCacheMaxEntries }),
-    ...(opts.redisMinReplicasAck === undefined
-      ? {}
-      : { redisMinReplicasAck: opts.redisMinReplicasAck }),
-    ...(opts.redisWaitTimeoutMs === undefined
-      ? {}
-      : { redisWaitTimeoutMs: opts.redisWaitTimeoutMs }),
+    durability: {
+      minReplicasAck: opts.redisMinReplicasAck,
+      waitTimeoutMs: opts.redisWaitTimeoutMs,
+    },
+    listenerLimits: {
+      requestTimeoutMs: opts.requestTimeoutMs,
+      answerTimeoutMs: opts.answerTimeoutMs,
+      maxConnections: opts.maxConnectionsPerListener,
+    },
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),
     ...(opts.adminClientCa === undefined ? {} : { adminClientCa: opts.adminClientCa }),
-    ...(opts.tokenMaxActivePerUser === undefined
-      ? {}
-      : { tokenMaxActivePerUser: opts.tokenMaxActivePerUser }),
-    ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
     ...(opts.corsOrigins === undefined ? {} : { corsOrigins: opts.corsOrigins }),
     ...(opts.internalHostnames === undefined ? {} : { internalHostnames: opts.internalHostnames }),
-    ...(opts.maxConnectionsPerListener === undefined
-      ? {}
-      : { maxConnectionsPerListener: opts.maxConnectionsPerListener }),
   });
   const { publicPort, internalPort } = await app.start();
   return {

@@ -4,12 +4,13 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { parseCredentialsFile } from "../../../src/admin-auth/credentials-file.js";
-import { ensureGeneratedOperator } from "../../../src/admin-auth/generated-operator.js";
 import {
-  loadOperatorCredentials,
-  operatorLookup,
-} from "../../../src/admin-auth/operator-credentials.js";
+  credentialLookup,
+  parseCredentialsFile,
+} from "../../../src/admin-auth/credentials-file.js";
+import { ensureGeneratedOperator } from "../../../src/admin-auth/generated-operator.js";
+import { loadOperatorCredentials } from "../../../src/admin-auth/operator-credentials.js";
+import { readCredentialsFile } from "../../../src/admin-auth/watched-credentials-file.js";
 import { ConfigError } from "../../../src/config/config.js";
 
 const sha = (secret: string) => createHash("sha256").update(secret, "utf8").digest("hex");
@@ -49,14 +50,14 @@ describe("ADMIN_CREDENTIALS_FILE", () => {
   });
 
   it("the lookup names the operator of a secret, and no one for another", () => {
-    const lookup = operatorLookup(
+    const lookup = credentialLookup(
       parseCredentialsFile(`alice sha256:${sha("s1")}\nbob sha256:${sha("s2")}\n`, "f"),
     );
     assert.equal(lookup("s1"), "alice");
     assert.equal(lookup("s2"), "bob");
     assert.equal(lookup("s3"), undefined);
     assert.equal(lookup(""), undefined);
-    assert.equal(operatorLookup([])("s1"), undefined);
+    assert.equal(credentialLookup([])("s1"), undefined);
   });
 
   it("is re-read when it changes; a broken or others' writable file keeps the operators, a deleted one leaves none", async () => {
@@ -64,7 +65,7 @@ describe("ADMIN_CREDENTIALS_FILE", () => {
     writeFileSync(path, `alice sha256:${sha("s1")}\n`, { mode: 0o600 });
     const told: string[] = [];
     const credentials = loadOperatorCredentials({
-      path,
+      file: readCredentialsFile(path, "ADMIN_CREDENTIALS_FILE"),
       watchIntervalMs: 20,
       onReload: (outcome) =>
         told.push(
@@ -119,7 +120,7 @@ describe("ADMIN_CREDENTIALS_FILE", () => {
     assert.equal(first.created, true);
     assert.equal(statSync(first.secretFile).mode & 0o777, 0o600);
     const secret = readFileSync(first.secretFile, "utf8").trim();
-    const lookup = operatorLookup(
+    const lookup = credentialLookup(
       parseCredentialsFile(readFileSync(first.credentialsFile, "utf8"), "f"),
     );
     assert.equal(lookup(secret), "local");

@@ -1,0 +1,24 @@
+import type { Config } from "./config.js";
+
+/**
+ * The defaults of the settings that the modules using them also apply when
+ * built without one (tests, tools): declared once, here. parseConfig gives
+ * them when the variable is unset, and those modules import them rather than
+ * repeat the number (test/unit/config/setting-defaults.test.ts).
+ */
+export const SETTING_DEFAULTS = {
+  /** TOKEN_MAX_ACTIVE_PER_USER. */
+  tokenMaxActivePerUser: 1000,
+  /** TOKEN_RATE_LIMIT_PER_MINUTE. */
+  tokenRateLimitPerMinute: 60,
+  /** TOKEN_LIST_RATE_LIMIT_PER_MINUTE. */
+  tokenListRateLimitPerMinute: 120,
+  /** REDIS_WAIT_TIMEOUT_MS. */
+  redisWaitTimeoutMs: 500,
+  /** REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs: 30_000,
+  /** MAX_CONNECTIONS_PER_LISTENER. */
+  maxConnectionsPerListener: 4096,
+  /** TOKEN_CACHE_MAX_ENTRIES: about 30 MB a process (docs/operating-at-scale.md). */
+  tokenCacheMaxEntries: 100_000,
+} as const satisfies Partial<Config>;
