@@ -117,11 +117,11 @@ describe("the files source comments name", () => {
       writeFileSync(join(root, path), text);
     };
     write("src/here.ts", "export const here = 1;\n");
-    write("docs/guide.md", "# Guide\n");
+    write("notes/guide.md", "# Guide\n");
     write(
       "src/server/app.ts",
       [
-        "// Served as src/here.ts says (docs/guide.md); its list is in app-services.ts.",
+        "// Served as src/here.ts says (notes/guide.md); its list is in app-services.ts.",
         'const url = "http://example.test/ // src/in-a-string.ts";',
         "/**",
         " * Tested by test/unit/never-written.test.ts and gone.test.ts, built from here.ts",
