@@ -54,10 +54,18 @@ const CONCURRENCY = 64;
 /** Issue 35: a worker's memory with this many token records in its cache. */
 const CACHED_TOKENS = 100_000;
 const CACHED_WHEN = `${CACHED_TOKENS.toLocaleString("en-US")} tokens cached`;
+const LIVE_BEFORE = "before caching, after a full GC";
+const LIVE_CACHED = `${CACHED_WHEN}, after a full GC`;
 
 interface Sample {
   process: string;
-  when: "idle" | "loaded" | "after load" | typeof CACHED_WHEN;
+  when:
+    | "idle"
+    | "loaded"
+    | "after load"
+    | typeof CACHED_WHEN
+    | typeof LIVE_BEFORE
+    | typeof LIVE_CACHED;
   proc: ProcessMemory;
   node: NodeMemory | undefined;
 }
@@ -109,6 +117,20 @@ async function sample(
       node: await nodeMemoryOf(pid, probeDir),
     })),
   );
+}
+
+/** A sample of what is live: each process collects its garbage first (see memoryProbeFlag). */
+async function liveSample(
+  service: ServiceProcess,
+  when: Sample["when"],
+  probeDir: string,
+): Promise<Sample[]> {
+  writeFileSync(join(probeDir, "gc"), "");
+  try {
+    return await sample(service, when, probeDir);
+  } finally {
+    rmSync(join(probeDir, "gc"));
+  }
 }
 
 /** Writes a heap snapshot of `pid` (--heapsnapshot-signal) and summarizes it. */
@@ -177,6 +199,7 @@ async function runVariant(
       redisUrl: redis.url,
       nodeFlags: [
         memoryProbeFlag(),
+        "--expose-gc",
         "--heapsnapshot-signal=SIGUSR2",
         `--diagnostic-dir=${snapshotDir}`,
         ...flags,
@@ -244,6 +267,7 @@ async function runVariant(
       ),
     );
     samples.push(...(await loaded), ...(await sample(running, "after load", probeDir)));
+    samples.push(...(await liveSample(running, LIVE_BEFORE, probeDir)));
     // Every one of them checked once over one connection: one worker sees them all and keeps each.
     const many = (
       await seedTokens({ store, users, count: CACHED_TOKENS, named: false, lifetimeMs: 3_600_000 })
@@ -260,6 +284,7 @@ async function runVariant(
     });
     log(`  ${CACHED_WHEN}: ${checked.ok} checks answered, errors ${checked.errors}`);
     samples.push(...(await sample(running, CACHED_WHEN, probeDir)));
+    samples.push(...(await liveSample(running, LIVE_CACHED, probeDir)));
     if (snapshots) {
       const after = await snapshotOf(worker, snapshotDir);
       if (after !== undefined) {
@@ -278,22 +303,23 @@ async function runVariant(
 const space = (s: Sample, name: string) =>
   s.node?.heapSpaces.find((h) => h.space_name === name)?.space_size ?? 0;
 
-/** What the token cache costs: the worker whose heap grew most from "after load" to the cached sample. */
+/** What the token cache costs: the worker whose live heap grew most while it cached the tokens. */
 function cacheLine(samples: readonly Sample[]): string {
-  const heapUsed = (s: Sample | undefined) => s?.node?.memoryUsage.heapUsed ?? 0;
+  const live = (s: Sample | undefined) =>
+    (s?.node?.memoryUsage.heapUsed ?? 0) + (s?.node?.memoryUsage.arrayBuffers ?? 0);
   const grown = samples
-    .filter((s) => s.when === CACHED_WHEN)
+    .filter((s) => s.when === LIVE_CACHED)
     .map((s) => ({
-      cached: s,
+      process: s.process,
       growth:
-        heapUsed(s) -
-        heapUsed(samples.find((a) => a.when === "after load" && a.process === s.process)),
+        live(s) - live(samples.find((b) => b.when === LIVE_BEFORE && b.process === s.process)),
+      cached: samples.find((c) => c.when === CACHED_WHEN && c.process === s.process),
     }))
     .sort((a, b) => b.growth - a.growth)[0];
-  if (grown === undefined) {
+  if (grown?.cached === undefined) {
     return "No sample with the tokens cached.";
   }
-  return `With ${CACHED_WHEN}: ${grown.cached.process}'s V8 heap used grew by ${mb(grown.growth)} MB since "after load", ${Math.round(grown.growth / CACHED_TOKENS)} bytes per token; its RSS ${mb(grown.cached.proc.rss)} MB, PSS ${mb(grown.cached.proc.pss)} MB.`;
+  return `With ${CACHED_WHEN}: ${grown.process}'s live V8 heap and array buffers grew by ${mb(grown.growth)} MB (after a full GC each time), ${Math.round(grown.growth / CACHED_TOKENS)} bytes per token; as it ran, before any forced GC, its RSS was ${mb(grown.cached.proc.rss)} MB and its PSS ${mb(grown.cached.proc.pss)} MB.`;
 }
 
 function markdown(results: readonly VariantResult[]): string {

@@ -51,14 +51,17 @@ export interface NodeMemory {
  * its cluster workers) without touching the service's code: on SIGWINCH
  * (ignored by default, so harmless anywhere) it writes its NodeMemory to
  * `$MEMORY_PROBE_DIR/<pid>.json`. A data: URL, so no loader is needed.
+ * While a file `$MEMORY_PROBE_DIR/gc` exists, it first runs a full garbage
+ * collection (with `--expose-gc`): what is live, not what is yet to be swept.
  */
 export function memoryProbeFlag(): string {
   const code = [
-    'import { writeFileSync } from "node:fs";',
+    'import { existsSync, writeFileSync } from "node:fs";',
     'import v8 from "node:v8";',
     'process.on("SIGWINCH", () => {',
     "  const dir = process.env.MEMORY_PROBE_DIR;",
     "  if (!dir) return;",
+    '  if (existsSync(dir + "/gc")) globalThis.gc?.();',
     '  writeFileSync(dir + "/" + process.pid + ".json", JSON.stringify({ memoryUsage: process.memoryUsage(), heap: v8.getHeapStatistics(), heapSpaces: v8.getHeapSpaceStatistics() }));',
     "});",
   ].join("\n");
