@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, ScalarType, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import {
+  CreateTokenRequestSchema,
+  TokenSummarySchema,
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import fc from "fast-check";
 import { TokenRecordSchema } from "../../../src/gen/perps/tokenstore/v1/token_record_pb.js";
@@ -126,19 +129,44 @@ describe("token record", () => {
   it("the extras: what a create stored, their defaults for an older layout", () => {
     const digest = randomBytes(TOKEN_DIGEST_BYTES);
     const defaults = tokenRecordExtras(layout1(digest, EXPIRES_AT_MS, "my-bot"));
-    // Every field of TokenRecord but the two every layout holds.
-    const extraFields = TokenRecordSchema.fields
-      .map((field) => field.localName)
-      .filter((name) => name !== "name" && name !== "expiresAtMs");
-    assert.deepEqual(Object.keys(defaults).sort(), extraFields.sort());
+    // Every field of TokenRecord but the two every layout holds, each given a value.
+    const extras = {};
+    for (const field of TokenRecordSchema.fields) {
+      if (field.localName === "name" || field.localName === "expiresAtMs") {
+        continue;
+      }
+      assert.ok(
+        field.fieldKind === "scalar" && field.scalar === ScalarType.STRING,
+        `${field.localName}: give this test a sample of its type`,
+      );
+      Reflect.set(extras, field.localName, `${field.localName} ü`);
+    }
+    assert.deepEqual(Object.keys(defaults).sort(), Object.keys(extras).sort());
     const stored = encodeTokenRecord({
       digest,
       name: "my-bot",
       expiresAtMs: EXPIRES_AT_MS,
-      extras: defaults,
+      extras,
     });
-    assert.deepEqual(tokenRecordExtras(stored), defaults);
+    assert.deepEqual(tokenRecordExtras(stored), extras);
+    assert.deepEqual(decodeTokenRecord(stored), {
+      digest,
+      name: "my-bot",
+      expiresAtMs: EXPIRES_AT_MS,
+    });
     assert.deepEqual(tokenRecordExtras(digest), defaults);
+  });
+
+  // The listing answers the stored fields by name (list-tokens.ts): a field
+  // stored and not listed, or listed and not stored, fails here.
+  it("stores exactly what a listing answers: TokenSummary's fields but the id and the date", () => {
+    const listed = TokenSummarySchema.fields
+      .map((field) => field.localName)
+      .filter((name) => name !== "id" && name !== "expiresAt");
+    const stored = TokenRecordSchema.fields
+      .map((field) => field.localName)
+      .filter((name) => name !== "expiresAtMs");
+    assert.deepEqual(stored.sort(), listed.sort());
   });
 
   for (const marker of [TOKEN_RECORD_LAYOUT.marker, TOKEN_RECORD_LAYOUT.layout1Marker]) {
