@@ -10,7 +10,7 @@ import { createRedisCall } from "../../src/store/redis-call.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "../../src/store/token-record.js";
 import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
-import { listAll } from "../support/list-all-named.js";
+import { listAll, listedAs } from "../support/list-all-named.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
 import { storeUser } from "../support/stored-tokens.js";
 import { startTestRedisServer } from "../support/test-redis.js";
@@ -201,15 +201,13 @@ describe("token store scripts", () => {
       const other = await newToken(redis, "alpha");
       assert.deepEqual(await store.create(other), { kind: "created" });
       assert.deepEqual(sortedByName(await listAll(store, first.userId)), [
-        { id: first.tokenId, name: "alpha", expiresAtMs: first.expiresAtMs },
-        { id: second.tokenId, name: "beta ü", expiresAtMs: second.expiresAtMs },
+        listedAs(first, "alpha"),
+        listedAs(second, "beta ü"),
       ]);
       assert.deepEqual(await listAll(store, first.userId.toUpperCase()), [
         ...(await listAll(store, first.userId)),
       ]);
-      assert.deepEqual(await listAll(store, other.userId), [
-        { id: other.tokenId, name: "alpha", expiresAtMs: other.expiresAtMs },
-      ]);
+      assert.deepEqual(await listAll(store, other.userId), [listedAs(other, "alpha")]);
       assert.deepEqual(await listAll(store, randomUUID()), []);
     });
 
