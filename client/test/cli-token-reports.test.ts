@@ -8,6 +8,7 @@ import {
 import { cliSuite, json, run } from "./support/cli-runner.js";
 import { createOptionOf } from "./support/create-option.js";
 import { INACTIVE_INTROSPECTION } from "./support/inactive-introspection.js";
+import { tokenSummary } from "./support/token-summary.js";
 
 // The tests use distinct users and key files, so they run side by side.
 describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => {
@@ -81,8 +82,8 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
       ].join("\n"),
     );
     const expected = [
-      { id: bot.id, name: "bot", expiresAt: bot.expiresAt },
-      { id: alpha.id, name: "Alpha bot", expiresAt: alpha.expiresAt },
+      tokenSummary({ id: bot.id, name: "bot", expiresAt: bot.expiresAt }),
+      tokenSummary({ id: alpha.id, name: "Alpha bot", expiresAt: alpha.expiresAt }),
     ];
     for (const transport of ["rest", "connect", "grpc"]) {
       // The token from the environment; --token wins over it.

@@ -20,6 +20,7 @@ import {
   harnessSuite,
   TRANSPORTS,
 } from "./support/sdk-harness.js";
+import { tokenSummary } from "./support/token-summary.js";
 
 describe("SDK listTokens", () => {
   const h = harnessSuite();
@@ -67,7 +68,7 @@ describe("SDK listTokens", () => {
       // Created one after the other with one lifetime: each expires after the one before.
       const expected = ["b", "é", "a", "Z"].map((name) => {
         const t = named.get(name);
-        return { id: t?.id, name, expiresAt: t?.expiresAt };
+        return tokenSummary({ id: t?.id ?? "", name, expiresAt: t?.expiresAt ?? "" });
       });
       // A session token and a named one list the same; session tokens are never listed.
       assert.deepEqual(await client.listTokens(session.token), expected);
