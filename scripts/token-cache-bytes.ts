@@ -45,7 +45,15 @@ try {
     for (let j = i; j < Math.min(count, i + 1000); j++) {
       const key = redisKeysOf(randomUUID()).token(randomBytes(12).toString("base64url"));
       keys.push(key);
-      batch.set(key, encodeTokenRecord(randomBytes(28), Date.now() + 3_600_000, "bot-000001"));
+      batch.set(
+        key,
+        encodeTokenRecord({
+          digest: randomBytes(28),
+          name: "bot-000001",
+          expiresAtMs: Date.now() + 3_600_000,
+          extras: {},
+        }),
+      );
     }
     await batch.exec();
   }

@@ -1,12 +1,52 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
+import {
+  CreateTokenRequestSchema,
+  TokenSummarySchema,
+} from "../src/gen/perps/token/v1/token_pb.js";
 import { cliSuite, json, run } from "./support/cli-runner.js";
+import { createOptionOf } from "./support/create-option.js";
 import { INACTIVE_INTROSPECTION } from "./support/inactive-introspection.js";
+import { tokenSummary } from "./support/token-summary.js";
 
 // The tests use distinct users and key files, so they run side by side.
 describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => {
   const { service } = cliSuite();
+
+  // Each field CreateTokenRequest and TokenSummary share (token.proto) is
+  // checked as it is declared: create's option reaches the store, and list
+  // --json shows it, with no change to this test.
+  it("create: every field TokenSummary shares with CreateTokenRequest, given as its option, lists as given", async () => {
+    const userId = randomUUID();
+    await run(["keygen", "--out", "hana.pem"]);
+    assert.equal((await run(["register-key", "--user", userId, "--key", "hana.pem"])).code, 0);
+    const shared = TokenSummarySchema.fields.filter(
+      (field) => field.localName in CreateTokenRequestSchema.field,
+    );
+    assert.ok(shared.some((field) => field.localName === "name"));
+    const sample = (jsonName: string) => `${jsonName} ü`;
+    const created = await run([
+      "create",
+      "--user",
+      userId,
+      "--key",
+      "hana.pem",
+      "--json",
+      ...shared.flatMap((field) => [
+        `--${createOptionOf(field.localName)}`,
+        sample(field.jsonName),
+      ]),
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    const { token } = json(created.stdout);
+    const listed = await run(["list", "--json", "--token", String(token)]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const [entry] = JSON.parse(listed.stdout) as Record<string, unknown>[];
+    for (const field of shared) {
+      assert.equal(entry?.[field.jsonName], sample(field.jsonName), field.jsonName);
+    }
+  });
 
   it("list: a user's named tokens by name, as a table or --json, with --token or $PERPS_TOKEN, on every transport", async () => {
     const userId = randomUUID();
@@ -42,8 +82,8 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
       ].join("\n"),
     );
     const expected = [
-      { id: bot.id, name: "bot", expiresAt: bot.expiresAt },
-      { id: alpha.id, name: "Alpha bot", expiresAt: alpha.expiresAt },
+      tokenSummary({ id: bot.id, name: "bot", expiresAt: bot.expiresAt }),
+      tokenSummary({ id: alpha.id, name: "Alpha bot", expiresAt: alpha.expiresAt }),
     ];
     for (const transport of ["rest", "connect", "grpc"]) {
       // The token from the environment; --token wins over it.

@@ -4,6 +4,7 @@
 // (token-script-status.ts) rather than spell numbers.
 
 import { luaScript } from "./lua-script.js";
+import { TOKEN_RECORD_LUA_CONSTANTS } from "./token-record.js";
 import { TokenScriptStatus } from "./token-script-status.js";
 
 /** The user's keys a signed call touches (signed-call.lua); `token` is the call's token. */
@@ -52,17 +53,14 @@ export const DELETE_TOKEN = luaScript({
   keys: SIGNED_CALL_KEYS,
   args: [
     ...SIGNED_CALL_ARGS,
-    "digestBytes",
     "liveMember",
     "tokenId",
     /** Bytes of a live member from before ids: the digest's first bytes. */
     "legacyLiveMemberBytes",
-    /** Record layout 1's marker byte and the bytes before its name (token-record.ts). */
-    "recordMarker",
-    "recordHeadBytes",
   ],
-  files: ["rate-bucket.lua", "signed-call.lua", "delete-token.lua"],
-  constants: TokenScriptStatus,
+  files: ["rate-bucket.lua", "signed-call.lua", "token-record.lua", "delete-token.lua"],
+  // The record's layout, from its one declaration (token-record.ts).
+  constants: { ...TokenScriptStatus, ...TOKEN_RECORD_LUA_CONSTANTS },
 });
 
 /** Undoes a create that replicas did not confirm, or whose reply was lost. */
@@ -76,12 +74,14 @@ export const ROLLBACK_CREATE = luaScript({
 /**
  * One page of the user's live named tokens, after taking a call from the
  * list rate bucket: `{RATE_LIMITED, retryAfterMs}` or `{DONE, 0, more,
- * lastExpiresAtMs, lastName, name, id, expires at ms, ...}`.
+ * lastExpiresAtMs, lastName, name, id, expires at ms, record, ...}`.
  */
 export const LIST_NAMED_TOKENS = luaScript({
   command: "perpsListNamedTokens",
   keys: ["names", "nameIds", "listRate"],
   args: [
+    /** The user's token keys' prefix (keys.ts): a token's key is it and the id. */
+    "tokenPrefix",
     "rateCapacity",
     "ratePeriodMs",
     /** Most tokens in the page. */

@@ -1,4 +1,3 @@
-import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import type { Result } from "ioredis";
 import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
@@ -8,7 +7,12 @@ import type { ScriptArg } from "./lua-script.js";
 import { createRedisCall, type RedisCall } from "./redis-call.js";
 import { scriptedClient } from "./scripted-client.js";
 import { StoreError } from "./store-error.js";
-import { decodeTokenRecord, encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "./token-record.js";
+import {
+  decodeTokenRecord,
+  encodeTokenRecord,
+  type TokenRecordExtras,
+  tokenRecordExtras,
+} from "./token-record.js";
 import type { TokenRecordCache, TrackedRead } from "./token-record-cache.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 import {
@@ -28,9 +32,9 @@ declare module "ioredis" {
     perpsCreateToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
     perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
-    perpsListNamedTokens(
+    perpsListNamedTokensBuffer(
       ...keysAndArgs: ScriptArg[]
-    ): Result<[Status, number, ...(string | number)[]], Context>;
+    ): Result<[Status, number, ...(Buffer | number)[]], Context>;
     perpsRevokeUserTokens(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsLookupTokenBuffer(
       ...keysAndArgs: ScriptArg[]
@@ -48,7 +52,12 @@ export interface SignedCall {
   messageDigest: Buffer;
 }
 
-export interface NewToken extends SignedCall {
+/**
+ * A token to store. Besides the name and the expiry, it may carry any field
+ * of the stored record (TokenRecord, token-record.ts); each one left out is
+ * stored as its default.
+ */
+export interface NewToken extends SignedCall, Partial<TokenRecordExtras> {
   /** `tokenIdOf(messageDigest)`: a replay of the message finds the token by it. */
   tokenId: string;
   /** `tokenDigest()` of the bearer token; the token itself is never stored. */
@@ -72,8 +81,8 @@ export type CreateTokenOutcome =
   | { kind: "too-many-tokens"; retryAfterMs: number }
   | CallRefusal;
 
-/** A live named token, as listed. */
-export interface NamedTokenSummary {
+/** A live named token, as listed: its id, name, expiry and every other stored field. */
+export interface NamedTokenSummary extends TokenRecordExtras {
   id: string;
   name: string;
   expiresAtMs: number;
@@ -247,10 +256,20 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       redisCall("keys.read", () => redis().smembers(redisKeysOf(userId).publicKeys), "read"),
 
     async create(token) {
+      const {
+        userId: _user,
+        signerPublicKey: _signer,
+        messageDigest: _message,
+        tokenId: _id,
+        tokenDigest: digest,
+        name,
+        expiresAtMs,
+        ...extras
+      } = token;
       const liveMember = liveMemberOf(token.tokenId);
       const args = CREATE_TOKEN.call(signedCallKeys(token.userId, token.tokenId), {
         ...signedCallArgs(token),
-        record: encodeTokenRecord(token.tokenDigest, token.expiresAtMs, token.name ?? ""),
+        record: encodeTokenRecord({ digest, name: name ?? "", expiresAtMs, extras }),
         liveMember,
         named: token.name === undefined ? "0" : "1",
         name: token.name ?? "",
@@ -308,12 +327,9 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     async delete(call) {
       const args = DELETE_TOKEN.call(signedCallKeys(call.userId, call.tokenId), {
         ...signedCallArgs(call),
-        digestBytes: String(TOKEN_DIGEST_BYTES),
         liveMember: liveMemberOf(call.tokenId),
         tokenId: call.tokenId,
         legacyLiveMemberBytes: String(LEGACY_LIVE_MEMBER_BYTES),
-        recordMarker: String(TOKEN_RECORD_LAYOUT.marker),
-        recordHeadBytes: String(TOKEN_RECORD_LAYOUT.headBytes),
       });
       const { reply, confirmed } = await forgettingAfter(
         () => cache?.forget(redisKeysOf(call.userId).token(call.tokenId)),
@@ -344,6 +360,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       const args = LIST_NAMED_TOKENS.call(
         { names: redisKeys.names, nameIds: redisKeys.nameIds, listRate: redisKeys.listRate },
         {
+          tokenPrefix: redisKeys.tokenPrefix,
           rateCapacity: listRateCapacity,
           ratePeriodMs,
           pageSize: String(page.size),
@@ -353,22 +370,27 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       );
       const [status, retryAfterMs, more, lastExpiresAtMs, lastName, ...flat] = await redisCall(
         "token.list",
-        () => redis().perpsListNamedTokens(...args),
+        () => redis().perpsListNamedTokensBuffer(...args),
         "read",
       );
       if (status === Status.RATE_LIMITED) {
         return { kind: "rate-limited", retryAfterMs };
       }
       const tokens: NamedTokenSummary[] = [];
-      for (let i = 0; i + 2 < flat.length; i += 3) {
+      for (let i = 0; i + 3 < flat.length; i += 4) {
+        const record = flat[i + 3];
         tokens.push({
+          // The name and expiry the index orders by; the other fields from the record.
+          ...(Buffer.isBuffer(record) ? tokenRecordExtras(record) : tokenRecordExtras(Buffer.of())),
           name: String(flat[i]),
           id: String(flat[i + 1]),
-          expiresAtMs: Number(flat[i + 2]),
+          expiresAtMs: Number(String(flat[i + 2])),
         });
       }
       const next =
-        more === 1 ? { expiresAtMs: Number(lastExpiresAtMs), name: String(lastName) } : undefined;
+        more === 1
+          ? { expiresAtMs: Number(String(lastExpiresAtMs)), name: String(lastName) }
+          : undefined;
       return { kind: "page", tokens, next };
     },
 

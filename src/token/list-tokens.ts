@@ -63,10 +63,12 @@ export function createListTokensHandler(opts: ListTokensOptions): ListTokensHand
       throw refusalError(outcome);
     }
     return create(ListTokensResponseSchema, {
-      tokens: outcome.tokens.map((t) => ({
-        id: t.id,
-        name: t.name,
-        expiresAt: utcDate(t.expiresAtMs),
+      // Every stored field goes out under its own name (a TokenSummary field
+      // of the same name), so a field added to the record and to TokenSummary
+      // is listed without a change here; the expiry goes out as a date.
+      tokens: outcome.tokens.map(({ expiresAtMs, ...stored }) => ({
+        ...stored,
+        expiresAt: utcDate(expiresAtMs),
       })),
       nextPageToken: outcome.next === undefined ? "" : encodePageToken(outcome.next),
     });

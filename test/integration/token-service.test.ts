@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { isWellFormedToken } from "@perps/token-client/protocol";
+import { TokenRecordSchema } from "../../src/gen/perps/tokenstore/v1/token_record_pb.js";
 import { allKeys } from "../support/all-keys.js";
 import { connectError } from "../support/connect-error.js";
 import { isGrpcError } from "../support/grpc-client.js";
@@ -89,11 +91,11 @@ describe("TokenService and UserKeyService", () => {
       const tokenKey = `${tag}t${res.id}`;
       assert.equal(Buffer.byteLength(tokenKey), 41);
       const digest = sha256(res.token).subarray(0, 28);
-      // Record layout 1: the 28-byte digest prefix, 0x01, the key's expiry (8 bytes), the name.
+      // Record layout 2: the 28-byte digest prefix, 0x02, then TokenRecord (the key's expiry, the name).
       const record = await service.redis.getBuffer(tokenKey);
       assert.deepEqual(
         record,
-        Buffer.concat([digest, Buffer.of(1), await expiryBytes(tokenKey), Buffer.from("stored")]),
+        Buffer.concat([digest, Buffer.of(2), await storedFields(tokenKey, "stored")]),
       );
       // The live count holds the token id's raw bytes, so a revocation finds the token.
       assert.deepEqual(await service.redis.zrangeBuffer(`${tag}l`, 0, -1), [
@@ -109,11 +111,10 @@ describe("TokenService and UserKeyService", () => {
       assert.equal(await service.redis.exists(tokenKey, `${tag}n`, `${tag}l`, `${tag}i`), 0);
     });
 
-    /** A key's expiry as Redis keeps it (Unix ms), as 8 bytes big-endian. */
-    async function expiryBytes(key: string): Promise<Buffer> {
-      const bytes = Buffer.alloc(8);
-      bytes.writeBigUInt64BE(BigInt(await service.redis.pexpiretime(key)));
-      return bytes;
+    /** TokenRecord's encoding of a key's expiry as Redis keeps it (Unix ms) and a name. */
+    async function storedFields(key: string, name: string): Promise<Uint8Array> {
+      const expiresAtMs = BigInt(await service.redis.pexpiretime(key));
+      return toBinary(TokenRecordSchema, create(TokenRecordSchema, { expiresAtMs, name }));
     }
 
     it("a session token (no name) appears in no listing: only the live count knows its id", async () => {
@@ -128,8 +129,8 @@ describe("TokenService and UserKeyService", () => {
         record,
         Buffer.concat([
           sha256(res.token).subarray(0, 28),
-          Buffer.of(1),
-          await expiryBytes(tokenKey),
+          Buffer.of(2),
+          await storedFields(tokenKey, ""),
         ]),
       );
       // Its id (not a secret: a delete must be signed) is in the live count

@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
 import type { Redis } from "ioredis";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisCall } from "../../src/store/redis-call.js";
 import { StoreError } from "../../src/store/store-error.js";
-import { encodeTokenRecord } from "../../src/store/token-record.js";
+import { encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "../../src/store/token-record.js";
 import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
-import { listAll } from "../support/list-all-named.js";
+import { listAll, listedAs } from "../support/list-all-named.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
 import { storeUser } from "../support/stored-tokens.js";
 import { startTestRedisServer } from "../support/test-redis.js";
@@ -49,7 +50,15 @@ describe("token store scripts", () => {
       const redisKeys = redisKeysOf(token.userId);
       assert.deepEqual(await store.create(token), { kind: "created" });
       const record = await redis.getBuffer(redisKeys.token(token.tokenId));
-      assert.deepEqual(record, encodeTokenRecord(token.tokenDigest, token.expiresAtMs, name ?? ""));
+      assert.deepEqual(
+        record,
+        encodeTokenRecord({
+          digest: token.tokenDigest,
+          name: name ?? "",
+          expiresAtMs: token.expiresAtMs,
+          extras: {},
+        }),
+      );
       // The live zset holds the id's raw bytes, so a revocation finds the token from it.
       assert.deepEqual(await redis.zrangeBuffer(redisKeys.live, 0, -1), [
         Buffer.from(token.tokenId, "base64url"),
@@ -192,15 +201,13 @@ describe("token store scripts", () => {
       const other = await newToken(redis, "alpha");
       assert.deepEqual(await store.create(other), { kind: "created" });
       assert.deepEqual(sortedByName(await listAll(store, first.userId)), [
-        { id: first.tokenId, name: "alpha", expiresAtMs: first.expiresAtMs },
-        { id: second.tokenId, name: "beta ü", expiresAtMs: second.expiresAtMs },
+        listedAs(first, "alpha"),
+        listedAs(second, "beta ü"),
       ]);
       assert.deepEqual(await listAll(store, first.userId.toUpperCase()), [
         ...(await listAll(store, first.userId)),
       ]);
-      assert.deepEqual(await listAll(store, other.userId), [
-        { id: other.tokenId, name: "alpha", expiresAtMs: other.expiresAtMs },
-      ]);
+      assert.deepEqual(await listAll(store, other.userId), [listedAs(other, "alpha")]);
       assert.deepEqual(await listAll(store, randomUUID()), []);
     });
 
@@ -354,6 +361,89 @@ describe("token store lookup", () => {
       });
       await assertNoKeys(redis, redisKeys.token(token.tokenId), redisKeys.names, redisKeys.nameIds);
       assert.equal(await store.lookup(token.userId, token.tokenId), undefined);
+    });
+  }
+
+  /**
+   * Rewrites a created token's record as `record(token)` (expiry kept), as an
+   * older or newer release would have written it.
+   */
+  async function rewritten(name: string, record: (token: NewToken) => Buffer): Promise<NewToken> {
+    const store = createTokenStore({ redis: { client: redis } });
+    const token = await newToken(redis, name);
+    assert.deepEqual(await store.create(token), { kind: "created" });
+    const key = redisKeysOf(token.userId).token(token.tokenId);
+    await redis.set(key, record(token), "KEEPTTL");
+    return token;
+  }
+
+  // Each is read, listed and deleted (its name freed) by this release: a
+  // record layout is never dropped while its tokens may live, and a field
+  // this release does not know (a newer release's, during a rolling upgrade)
+  // is skipped by every reader, the scripts included.
+  for (const [layout, record] of [
+    [
+      "layout 1 (digest, 0x01, expiry, name)",
+      (token: NewToken) => {
+        const expiry = Buffer.alloc(8);
+        expiry.writeBigUInt64BE(BigInt(token.expiresAtMs));
+        return Buffer.concat([
+          token.tokenDigest,
+          Buffer.of(0x01),
+          expiry,
+          Buffer.from(token.name ?? ""),
+        ]);
+      },
+    ],
+    [
+      "layout 2 with fields this release does not know, before and after the name",
+      (token: NewToken) => {
+        const known = encodeTokenRecord({
+          digest: token.tokenDigest,
+          name: token.name ?? "",
+          expiresAtMs: token.expiresAtMs,
+          extras: {},
+        });
+        const unknown = (field: number) =>
+          new BinaryWriter()
+            .tag(field, WireType.LengthDelimited)
+            .string("from a newer release")
+            .tag(field + 1, WireType.Varint)
+            .uint64(300n)
+            .tag(field + 2, WireType.Bit64)
+            .fixed64(1n)
+            .tag(field + 3, WireType.Bit32)
+            .fixed32(1)
+            .finish();
+        return Buffer.concat([
+          known.subarray(0, TOKEN_RECORD_LAYOUT.headBytes),
+          unknown(1000),
+          known.subarray(TOKEN_RECORD_LAYOUT.headBytes),
+          unknown(2000),
+        ]);
+      },
+    ],
+  ] as const) {
+    it(`a named token of record ${layout}: read, listed, deleted with its name`, async () => {
+      const store = createTokenStore({ redis: { client: redis } });
+      const token = await rewritten("bot ü", record);
+      assert.deepEqual(await store.lookup(token.userId, token.tokenId), {
+        digest: token.tokenDigest,
+        name: "bot ü",
+        expiresAtMs: token.expiresAtMs,
+      });
+      assert.deepEqual(
+        (await listAll(store, token.userId)).map(({ id, name, expiresAtMs }) => ({
+          id,
+          name,
+          expiresAtMs,
+        })),
+        [{ id: token.tokenId, name: "bot ü", expiresAtMs: token.expiresAtMs }],
+      );
+      assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
+        kind: "deleted",
+      });
+      await assertTokenGone(redis, token);
     });
   }
 

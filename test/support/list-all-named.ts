@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import type { ListPosition, NamedTokenSummary, TokenStore } from "../../src/store/token-store.js";
+import { type TokenRecordExtras, tokenRecordExtras } from "../../src/store/token-record.js";
+import type {
+  ListPosition,
+  NamedTokenSummary,
+  NewToken,
+  TokenStore,
+} from "../../src/store/token-store.js";
 
 /**
  * Every page of a user's listing straight from the store, `size` a page;
@@ -27,4 +33,24 @@ export async function listAll(
     after = outcome.next;
   } while (after !== undefined);
   return tokens;
+}
+
+/**
+ * What a listing answers for a token created as `token`: its id, name and
+ * expiry, and every other stored field (token-record.ts), at its default
+ * where the create left it out.
+ */
+export function listedAs(
+  token: Pick<NewToken, "tokenId" | "expiresAtMs"> & Partial<TokenRecordExtras>,
+  name: string,
+): NamedTokenSummary {
+  const { tokenId, expiresAtMs, ...given } = token;
+  const extras = tokenRecordExtras(Buffer.alloc(0));
+  for (const field of Object.keys(extras)) {
+    const value = Reflect.get(given, field);
+    if (value !== undefined) {
+      Reflect.set(extras, field, value);
+    }
+  }
+  return { ...extras, id: tokenId, name, expiresAtMs };
 }

@@ -6,7 +6,9 @@ const HEADERS = ["ID", "EXPIRES (UTC)", "NAME"] as const;
  * `list`'s answer for people: a table of id, expiry date and name (last, as
  * the one column of varying width), or "No named tokens." when empty.
  */
-export function tokenListText(tokens: readonly TokenSummary[]): string {
+export function tokenListText(
+  tokens: readonly Pick<TokenSummary, "id" | "expiresAt" | "name">[],
+): string {
   if (tokens.length === 0) {
     return "No named tokens.";
   }

@@ -98,8 +98,23 @@ function createdToken(body: unknown): CreatedToken {
   throw new TokenApiError(Code.Internal, "unexpected response: expected {expiresAt, id, token}");
 }
 
+/**
+ * Every field of TokenSummary (token.proto), each a string: tsc refuses a
+ * list that misses one (tokenSummary's return type), so a field added there
+ * is added here.
+ */
+const TOKEN_SUMMARY_FIELDS = ["id", "name", "expiresAt"] as const;
+
 function tokenSummary(entry: unknown): TokenSummary | undefined {
-  return stringFields(entry, ["id", "name", "expiresAt"]);
+  // proto3 JSON leaves out a field holding its default (""): none is missing.
+  return isRecord(entry)
+    ? stringFields({ ...emptyFields(TOKEN_SUMMARY_FIELDS), ...entry }, TOKEN_SUMMARY_FIELDS)
+    : undefined;
+}
+
+/** Each of `names` holding "". */
+function emptyFields<K extends string>(names: readonly K[]): Record<K, string> {
+  return Object.fromEntries(names.map((name) => [name, ""])) as Record<K, string>;
 }
 
 function tokenPage(body: unknown): TokenPage {
@@ -113,7 +128,7 @@ function tokenPage(body: unknown): TokenPage {
   }
   throw new TokenApiError(
     Code.Internal,
-    "unexpected response: expected {tokens: [{expiresAt, id, name}], nextPageToken}",
+    `unexpected response: expected {tokens: [{${[...TOKEN_SUMMARY_FIELDS].sort().join(", ")}}], nextPageToken}`,
   );
 }
 

@@ -55,7 +55,8 @@ export function createRpcCalls(opts: RpcCallsOptions): TokenCalls {
           { headers: { authorization }, timeoutMs: opts.timeoutMs, signal: settings.signal },
         );
         return {
-          tokens: res.tokens.map(({ id, name, expiresAt }) => ({ id, name, expiresAt })),
+          // Every field of the message, as the "rest" transport answers it.
+          tokens: res.tokens.map(({ $typeName: _type, $unknown: _unknown, ...summary }) => summary),
           nextPageToken: res.nextPageToken,
         };
       } catch (err) {

@@ -1,11 +1,19 @@
-/** A create request with its signature, as every transport sends it. */
-export interface SignedCreateRequest {
-  signature: string;
+import type {
+  CreateTokenRequest,
+  TokenSummary as TokenSummaryMessage,
+} from "../gen/perps/token/v1/token_pb.js";
+
+/** The fields of a contract message, without protobuf-es' own. */
+type ContractFields<M> = Omit<M, "$typeName" | "$unknown">;
+
+/**
+ * A create request with its signature, as every transport sends it: every
+ * field of CreateTokenRequest (token.proto), so a field added there is sent
+ * by every transport without a change here.
+ */
+export type SignedCreateRequest = Omit<ContractFields<CreateTokenRequest>, "timestamp"> & {
   timestamp: bigint;
-  userId: string;
-  expiresIn: bigint | undefined;
-  name: string | undefined;
-}
+};
 
 /** A delete request with its signature, as every transport sends it. */
 export interface SignedDeleteRequest {
@@ -25,15 +33,11 @@ export interface CreatedToken {
   expiresAt: string;
 }
 
-/** One of the user's live named tokens, as listTokens answers it (never the token itself). */
-export interface TokenSummary {
-  /** Token identifier, used to delete it. */
-  id: string;
-  /** The token's name. */
-  name: string;
-  /** UTC date (YYYY-MM-DD) on which the token expires. */
-  expiresAt: string;
-}
+/**
+ * One of the user's live named tokens, as listTokens answers it (never the
+ * token itself): every field of TokenSummary (token.proto).
+ */
+export type TokenSummary = ContractFields<TokenSummaryMessage>;
 
 /** Which page of the listing to ask for. */
 export interface PageRequest {

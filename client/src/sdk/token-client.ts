@@ -5,7 +5,13 @@ import { createLazyTokenCalls } from "./lazy-token-calls.js";
 import { createRestCalls } from "./rest-calls.js";
 import { createSignFunction, type Signer, type SignFunction } from "./signer.js";
 import { TokenApiError } from "./token-api-error.js";
-import type { CreatedToken, TokenCalls, TokenPage, TokenSummary } from "./token-calls.js";
+import type {
+  CreatedToken,
+  SignedCreateRequest,
+  TokenCalls,
+  TokenPage,
+  TokenSummary,
+} from "./token-calls.js";
 
 /**
  * The wire protocol of a client: "rest" (the JSON contract, over fetch),
@@ -43,14 +49,22 @@ export interface TokenClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-/** Arguments of {@link TokenClient.createToken}. */
-export interface CreateTokenParams {
-  /** UUID of the user; sent and signed exactly as given (not re-cased). */
-  userId: string;
+/**
+ * The fields of CreateTokenRequest (token.proto) a caller chooses: all but
+ * the signature and the timestamp, which the client adds. `userId` is sent
+ * and signed exactly as given (not re-cased); `name` left out makes a
+ * session token.
+ */
+type ChosenCreateFields = Omit<SignedCreateRequest, "signature" | "timestamp" | "expiresIn">;
+
+/**
+ * Arguments of {@link TokenClient.createToken}: every field of the request a
+ * caller chooses, so a field added to CreateTokenRequest is an argument (and
+ * sent by every transport) without a change here.
+ */
+export interface CreateTokenParams extends ChosenCreateFields {
   /** Lifetime in seconds. Default (on the service) 604800; above that, `name` is required. */
   expiresIn?: number | bigint;
-  /** Unique among the user's live tokens. Default none: a session token. */
-  name?: string;
   /** Cancels the call. Default none. */
   signal?: AbortSignal;
 }
@@ -187,16 +201,15 @@ export function createTokenClient(opts: TokenClientOptions): TokenClient {
   return {
     transport: opts.transport ?? "rest",
     async createToken(params) {
-      const expiresIn =
-        params.expiresIn === undefined ? undefined : safeInteger(params.expiresIn, "expiresIn");
+      const { signal, expiresIn, ...chosen } = params;
       const fields = {
+        ...chosen,
         timestamp: timestamp(),
-        userId: params.userId,
-        expiresIn,
-        name: params.name,
+        expiresIn: expiresIn === undefined ? undefined : safeInteger(expiresIn, "expiresIn"),
       };
-      const signature = await sign(createTokenMessage(fields));
-      return calls.createToken({ ...fields, signature }, { signal: params.signal });
+      // An omitted name is a slot of its own in the signed text (signed-message.ts).
+      const signature = await sign(createTokenMessage({ ...fields, name: chosen.name }));
+      return calls.createToken({ ...fields, signature }, { signal });
     },
     async deleteToken(params) {
       const fields = { timestamp: timestamp(), tokenId: params.tokenId, userId: params.userId };

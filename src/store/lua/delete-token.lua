@@ -1,19 +1,13 @@
--- Deletes a live token of the user (after signed-call.lua); KEY and ARG as
+-- Deletes a live token of the user (after signed-call.lua and
+-- token-record.lua, which finds the name in the record); KEY and ARG as
 -- token-scripts.ts declares them.
 local refusal = refuseSignedCall(nil)
 if refusal then return refusal end
 local record = redis.call('GET', KEY.token)
 if not record then return {NOT_FOUND, 0} end
 redis.call('DEL', KEY.token)
--- Layout 1: "<digest><marker><expiry><name>"; layout 0: "<digest><name>".
--- Names are never empty, so anything after the head is the name.
-local digestLength = tonumber(ARG.digestBytes)
-local head = digestLength
-if #record > digestLength and string.byte(record, digestLength + 1) == tonumber(ARG.recordMarker) then
-  head = tonumber(ARG.recordHeadBytes)
-end
-if #record > head then
-  local name = string.sub(record, head + 1)
+local name = tokenRecordName(record)
+if name ~= '' then
   -- The name is this token's unless the hash gives it to another id (a name
   -- that expired and was taken again within the millisecond its key still
   -- lives); a name without an entry predates the hash.

@@ -7,10 +7,12 @@
 -- (expiry, name) the previous page scanned, so a token live throughout is
 -- listed exactly once however many are created or deleted between pages.
 -- Names expired by Redis's clock (score <= now, as the create's pruning
--- counts them) are skipped; the name -> id hash names each token.
+-- counts them) are skipped; the name -> id hash names each token, and its
+-- record is returned as stored (token-record.ts decodes it), so a field added
+-- to the record is listed without a change here.
 -- KEY and ARG as token-scripts.ts declares them.
 -- Returns {RATE_LIMITED, retryAfterMs}, or {DONE, 0, more, lastExpiresAtMs,
--- lastName, name, id, expires at ms, name, id, ...}; `more` is 1 when a
+-- lastName, name, id, expires at ms, record, name, ...}; `more` is 1 when a
 -- token follows the page, and the last pair is where the next page resumes.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -52,11 +54,15 @@ local out = {DONE, 0, 0, '', ''}
 for i = 1, scanned do
   local name = range[2 * i - 1]
   local id = redis.call('HGET', KEY.nameIds, name)
-  -- A name without an entry predates the hash: its id is not known.
-  if id then
+  -- A name without an entry predates the hash: its id is not known. A token
+  -- key already gone (expired by Redis' clock within this millisecond) is
+  -- not listed either.
+  local record = id and redis.call('GET', ARG.tokenPrefix .. id)
+  if record then
     out[#out + 1] = name
     out[#out + 1] = id
     out[#out + 1] = range[2 * i]
+    out[#out + 1] = record
   end
 end
 if #range / 2 > size then

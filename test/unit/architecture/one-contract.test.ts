@@ -20,8 +20,9 @@ function protobufSeenFrom(from: string): string {
 }
 
 describe("one copy of the contract", () => {
-  it("the service's src/gen holds only what no client needs: gRPC health and reflection", () => {
-    assert.deepEqual(readdirSync(`${ROOT}src/gen`).sort(), ["grpc", "health"]);
+  it("the service's src/gen holds only what no client needs: gRPC health and reflection, the stored record", () => {
+    assert.deepEqual(readdirSync(`${ROOT}src/gen`).sort(), ["grpc", "health", "perps"]);
+    assert.deepEqual(readdirSync(`${ROOT}src/gen/perps`), ["tokenstore"]);
   });
 
   it("the service, the client package and protovalidate load one @bufbuild/protobuf", () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import type {
   JsonSchema,
   OpenApiDocument,
@@ -236,13 +237,16 @@ describe("the token API's OpenAPI document", () => {
       "tokenId",
       "userId",
     ]);
-    assert.deepEqual(Object.keys(component("perps.token.v1.CreateTokenRequest").properties ?? {}), [
-      "signature",
-      "timestamp",
-      "userId",
-      "expiresIn",
-      "name",
-    ]);
+    // Every field, by its JSON name, in the proto's order.
+    assert.deepEqual(
+      Object.keys(component("perps.token.v1.CreateTokenRequest").properties ?? {}),
+      CreateTokenRequestSchema.fields.map((field) => field.jsonName),
+    );
+    assert.ok(
+      Object.keys(component("perps.token.v1.CreateTokenRequest").properties ?? {}).includes(
+        "userId",
+      ),
+    );
   });
 
   it("types int64 fields as integers within ±(2^53−1), as the strict gateway does, expiresIn up to the lifetime limit", () => {

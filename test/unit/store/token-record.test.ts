@@ -1,27 +1,98 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
-import { create } from "@bufbuild/protobuf";
-import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { create, ScalarType, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import {
+  CreateTokenRequestSchema,
+  TokenSummarySchema,
+} from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
+import fc from "fast-check";
+import { TokenRecordSchema } from "../../../src/gen/perps/tokenstore/v1/token_record_pb.js";
 import {
   decodeTokenRecord,
   encodeTokenRecord,
   TOKEN_RECORD_LAYOUT,
+  tokenRecordExtras,
 } from "../../../src/store/token-record.js";
 import { createRequestValidator } from "../../../src/validation/request-validator.js";
 
+const EXPIRES_AT_MS = 1_795_401_308_789;
+
+/** A layout 1 record, as the release before layout 2 wrote it. */
+function layout1(digest: Buffer, expiresAtMs: number, name: string): Buffer {
+  const expiry = Buffer.alloc(8);
+  expiry.writeBigUInt64BE(BigInt(expiresAtMs));
+  return Buffer.concat([digest, Buffer.of(0x01), expiry, Buffer.from(name)]);
+}
+
+/** Fields no TokenRecord declares, one of each wire type a field can have. */
+function unknownFields(text: string, n: number): Uint8Array {
+  return new BinaryWriter()
+    .tag(1000, WireType.LengthDelimited)
+    .string(text)
+    .tag(1001, WireType.Varint)
+    .uint64(BigInt(n))
+    .tag(1002, WireType.Bit64)
+    .fixed64(BigInt(n))
+    .tag(1003, WireType.Bit32)
+    .fixed32(n)
+    .finish();
+}
+
 describe("token record", () => {
   for (const name of ["", "my-bot", "bot ü 🤖", "x".repeat(128)]) {
-    it(`round-trips layout 1 with the name ${JSON.stringify(name.slice(0, 12))}`, () => {
+    it(`round-trips layout 2 with the name ${JSON.stringify(name.slice(0, 12))}`, () => {
       const digest = randomBytes(TOKEN_DIGEST_BYTES);
-      const expiresAtMs = 1_795_401_308_789;
-      const record = encodeTokenRecord(digest, expiresAtMs, name);
-      assert.equal(record.length, TOKEN_RECORD_LAYOUT.headBytes + Buffer.byteLength(name));
+      const record = encodeTokenRecord({ digest, name, expiresAtMs: EXPIRES_AT_MS, extras: {} });
+      assert.deepEqual(record.subarray(0, TOKEN_DIGEST_BYTES), digest);
       assert.equal(record[TOKEN_DIGEST_BYTES], TOKEN_RECORD_LAYOUT.marker);
-      assert.deepEqual(decodeTokenRecord(record), { digest, name, expiresAtMs });
+      // The message after the head is TokenRecord's own encoding.
+      assert.deepEqual(
+        record.subarray(TOKEN_RECORD_LAYOUT.headBytes),
+        Buffer.from(
+          toBinary(
+            TokenRecordSchema,
+            create(TokenRecordSchema, { name, expiresAtMs: BigInt(EXPIRES_AT_MS) }),
+          ),
+        ),
+      );
+      assert.deepEqual(decodeTokenRecord(record), { digest, name, expiresAtMs: EXPIRES_AT_MS });
     });
   }
+
+  it("the bearer check's decoder agrees with protobuf's, fields it does not know skipped", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "grapheme", maxLength: 128 }),
+        fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+        fc.string(),
+        fc.nat(),
+        fc.boolean(),
+        (name, expiresAtMs, text, n, unknownFirst) => {
+          const digest = randomBytes(TOKEN_DIGEST_BYTES);
+          const known = toBinary(
+            TokenRecordSchema,
+            create(TokenRecordSchema, { name, expiresAtMs: BigInt(expiresAtMs) }),
+          );
+          const unknown = unknownFields(text, n);
+          const message = unknownFirst ? [unknown, known] : [known, unknown];
+          const record = Buffer.concat([digest, Buffer.of(TOKEN_RECORD_LAYOUT.marker), ...message]);
+          assert.deepEqual(decodeTokenRecord(record), { digest, name, expiresAtMs });
+        },
+      ),
+    );
+  });
+
+  it("reads layout 1 (digest, 0x01, expiry, then the name)", () => {
+    const digest = randomBytes(TOKEN_DIGEST_BYTES);
+    assert.deepEqual(decodeTokenRecord(layout1(digest, EXPIRES_AT_MS, "my-bot")), {
+      digest,
+      name: "my-bot",
+      expiresAtMs: EXPIRES_AT_MS,
+    });
+  });
 
   it("reads layout 0 (digest, then the name) with no expiry", () => {
     const digest = randomBytes(TOKEN_DIGEST_BYTES);
@@ -33,19 +104,82 @@ describe("token record", () => {
     });
   });
 
-  it("refuses what is neither layout", () => {
-    assert.equal(decodeTokenRecord(randomBytes(TOKEN_DIGEST_BYTES - 1)), undefined);
-    const cut = encodeTokenRecord(randomBytes(TOKEN_DIGEST_BYTES), 1, "").subarray(0, -1);
-    assert.equal(decodeTokenRecord(cut), undefined);
-    assert.throws(() => encodeTokenRecord(randomBytes(TOKEN_DIGEST_BYTES + 1), 1, ""));
+  it("refuses what is no layout", () => {
+    const digest = randomBytes(TOKEN_DIGEST_BYTES);
+    assert.equal(decodeTokenRecord(digest.subarray(1)), undefined);
+    const named = encodeTokenRecord({ digest, name: "bot", expiresAtMs: 1, extras: {} });
+    assert.equal(decodeTokenRecord(named.subarray(0, -1)), undefined);
+    assert.equal(decodeTokenRecord(layout1(digest, 1, "").subarray(0, -1)), undefined);
+    // A varint cut short, and a wire type no field has.
+    assert.equal(
+      decodeTokenRecord(Buffer.concat([digest, Buffer.of(0x02, 0x08, 0x80)])),
+      undefined,
+    );
+    assert.equal(decodeTokenRecord(Buffer.concat([digest, Buffer.of(0x02, 0x0b)])), undefined);
+    assert.throws(() =>
+      encodeTokenRecord({
+        digest: randomBytes(TOKEN_DIGEST_BYTES + 1),
+        name: "",
+        expiresAtMs: 1,
+        extras: {},
+      }),
+    );
   });
 
-  it("the marker can never start a name: the proto refuses control characters in names", () => {
-    const name = `${String.fromCharCode(TOKEN_RECORD_LAYOUT.marker)}bot`;
-    const problems = createRequestValidator().problems(
-      CreateTokenRequestSchema,
-      create(CreateTokenRequestSchema, { name }),
-    );
-    assert.ok(problems.includes("name: must not contain control characters"), problems.join("; "));
+  it("the extras: what a create stored, their defaults for an older layout", () => {
+    const digest = randomBytes(TOKEN_DIGEST_BYTES);
+    const defaults = tokenRecordExtras(layout1(digest, EXPIRES_AT_MS, "my-bot"));
+    // Every field of TokenRecord but the two every layout holds, each given a value.
+    const extras = {};
+    for (const field of TokenRecordSchema.fields) {
+      if (field.localName === "name" || field.localName === "expiresAtMs") {
+        continue;
+      }
+      assert.ok(
+        field.fieldKind === "scalar" && field.scalar === ScalarType.STRING,
+        `${field.localName}: give this test a sample of its type`,
+      );
+      Reflect.set(extras, field.localName, `${field.localName} ü`);
+    }
+    assert.deepEqual(Object.keys(defaults).sort(), Object.keys(extras).sort());
+    const stored = encodeTokenRecord({
+      digest,
+      name: "my-bot",
+      expiresAtMs: EXPIRES_AT_MS,
+      extras,
+    });
+    assert.deepEqual(tokenRecordExtras(stored), extras);
+    assert.deepEqual(decodeTokenRecord(stored), {
+      digest,
+      name: "my-bot",
+      expiresAtMs: EXPIRES_AT_MS,
+    });
+    assert.deepEqual(tokenRecordExtras(digest), defaults);
   });
+
+  // The listing answers the stored fields by name (list-tokens.ts): a field
+  // stored and not listed, or listed and not stored, fails here.
+  it("stores exactly what a listing answers: TokenSummary's fields but the id and the date", () => {
+    const listed = TokenSummarySchema.fields
+      .map((field) => field.localName)
+      .filter((name) => name !== "id" && name !== "expiresAt");
+    const stored = TokenRecordSchema.fields
+      .map((field) => field.localName)
+      .filter((name) => name !== "expiresAtMs");
+    assert.deepEqual(stored.sort(), listed.sort());
+  });
+
+  for (const marker of [TOKEN_RECORD_LAYOUT.marker, TOKEN_RECORD_LAYOUT.layout1Marker]) {
+    it(`the marker 0x0${marker} can never start a name: the proto refuses control characters`, () => {
+      const name = `${String.fromCharCode(marker)}bot`;
+      const problems = createRequestValidator().problems(
+        CreateTokenRequestSchema,
+        create(CreateTokenRequestSchema, { name }),
+      );
+      assert.ok(
+        problems.includes("name: must not contain control characters"),
+        problems.join("; "),
+      );
+    });
+  }
 });
