@@ -1,10 +1,9 @@
-import type { Config } from "./config.js";
-
 /**
  * The defaults of the settings that the modules using them also apply when
  * built without one (tests, tools): declared once, here. parseConfig gives
  * them when the variable is unset, and those modules import them rather than
- * repeat the number (test/unit/config/setting-defaults.test.ts).
+ * repeat the number (test/unit/config/setting-defaults.test.ts, which also
+ * holds each name to the Config field parseConfig gives it to).
  */
 export const SETTING_DEFAULTS = {
   /** TOKEN_MAX_ACTIVE_PER_USER. */
@@ -21,4 +20,4 @@ export const SETTING_DEFAULTS = {
   maxConnectionsPerListener: 4096,
   /** TOKEN_CACHE_MAX_ENTRIES: about 30 MB a process (docs/operating-at-scale.md). */
   tokenCacheMaxEntries: 100_000,
-} as const satisfies Partial<Config>;
+} as const;
