@@ -55,6 +55,7 @@ import {
 import { createEd25519Verifier } from "../../src/crypto/ed25519-verifier.js";
 import { requestPath } from "../../src/http/request-path.js";
 import { createLogger } from "../../src/log/logger.js";
+import { createRequestLineWriter } from "../../src/log/request-line.js";
 import { createRequestSeries } from "../../src/metrics/request-series.js";
 import { createServiceMetrics, observeRedis } from "../../src/metrics/service-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
@@ -119,6 +120,7 @@ const redis = createRedisClient({ topology: { kind: "url", url: REDIS_URL } });
 const metrics = createServiceMetrics();
 const seriesOf = createRequestSeries(metrics);
 const logger = createLogger().child({}, { redact: [] });
+const requestLine = createRequestLineWriter(logger);
 const store = createTokenStore({
   redis: { client: redis },
   ...(fromMemory
@@ -169,16 +171,13 @@ function tell(call: Call): void {
     series.calls(call.code).inc();
   }
   if (on("log-line")) {
-    logger.info(
-      {
-        method: call.method,
-        protocol: call.protocol,
-        requestId: call.requestId,
-        code: call.code,
-        ms: Math.round(seconds * 1000),
-      },
-      "request",
-    );
+    requestLine({
+      method: call.method,
+      protocol: call.protocol,
+      requestId: call.requestId,
+      code: call.code,
+      ms: Math.round(seconds * 1000),
+    });
   }
 }
 

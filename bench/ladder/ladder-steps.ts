@@ -39,7 +39,7 @@ const TELEMETRY = [
   ),
   step(
     "log-line",
-    "one pino log line per answer (createLogger, async batched writes to the log file)",
+    "one log line per answer as the service writes it (createRequestLineWriter on createLogger's batched async destination)",
   ),
   step(
     "metrics",
