@@ -1,6 +1,7 @@
 import type { OperatorLookup } from "./admin-auth-interceptor.js";
 import {
   type CredentialsFileTrouble,
+  reloadCountedAs,
   type WatchedCredentialsFileOptions,
   watchCredentialsFile,
 } from "./watched-credentials-file.js";
@@ -36,12 +37,7 @@ export function loadOperatorCredentials(opts: OperatorCredentialsOptions): Opera
   const { onReload, ...watched } = opts;
   const file = watchCredentialsFile({
     ...watched,
-    ...(onReload === undefined
-      ? {}
-      : {
-          onReload: (outcome) =>
-            onReload("entries" in outcome ? { operators: outcome.entries } : outcome),
-        }),
+    onReload: reloadCountedAs("operators", onReload),
   });
   return { operatorOf: file.nameOf, reload: file.reload, close: file.close };
 }

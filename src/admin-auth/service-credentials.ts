@@ -1,6 +1,7 @@
 import type { ServiceLookup } from "./service-credential.js";
 import {
   type CredentialsFileTrouble,
+  reloadCountedAs,
   type WatchedCredentialsFileOptions,
   watchCredentialsFile,
 } from "./watched-credentials-file.js";
@@ -35,12 +36,7 @@ export function loadServiceCredentials(opts: ServiceCredentialsOptions): Service
   const { onReload, ...watched } = opts;
   const file = watchCredentialsFile({
     ...watched,
-    ...(onReload === undefined
-      ? {}
-      : {
-          onReload: (outcome) =>
-            onReload("entries" in outcome ? { services: outcome.entries } : outcome),
-        }),
+    onReload: reloadCountedAs("services", onReload),
   });
   return { serviceOf: file.nameOf, reload: file.reload, close: file.close };
 }

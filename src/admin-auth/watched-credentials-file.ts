@@ -32,6 +32,22 @@ export interface WatchedCredentialsFileOptions {
   onReload?: (outcome: { entries: number } | CredentialsFileTrouble) => void;
 }
 
+/**
+ * A holder's `onReload` (counting its `operators` or `services`) as the
+ * watcher's, which counts `entries`.
+ */
+export function reloadCountedAs<K extends string>(
+  key: K,
+  onReload: ((outcome: Record<K, number> | CredentialsFileTrouble) => void) | undefined,
+): WatchedCredentialsFileOptions["onReload"] {
+  return onReload === undefined
+    ? undefined
+    : (outcome) =>
+        onReload(
+          "entries" in outcome ? ({ [key]: outcome.entries } as Record<K, number>) : outcome,
+        );
+}
+
 /** A credentials file's entries, kept current. */
 export interface WatchedCredentialsFile {
   /** Whose secret this is (compared with every entry, in constant time), or undefined. */
