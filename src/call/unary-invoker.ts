@@ -24,6 +24,8 @@ type UnaryImpl = Extract<MethodImplSpec, { kind: "unary" }>["impl"];
 
 /** What a unary call brings besides its request message. */
 export interface UnaryCall {
+  /** What handlers see as `HandlerContext.protocolName`: connect, grpc, grpc-web or rest. */
+  readonly protocolName: string;
   /** HTTP method of the request, e.g. "POST". */
   readonly requestMethod: string;
   /** The URL received, made when first asked for (most calls never ask). */
@@ -53,8 +55,6 @@ export interface UnaryInvokerOptions {
   services: readonly ServiceImplSpec[];
   /** Interceptors, outermost first, as given to `createConnectRouter`. Default: none. */
   interceptors?: readonly Interceptor[];
-  /** What handlers see as `HandlerContext.protocolName`. Default "rest". */
-  protocolName?: string;
 }
 
 export interface UnaryInvoker {
@@ -63,25 +63,27 @@ export interface UnaryInvoker {
    * handlers do for a unary call, with the request message as it is: no wire
    * format in between. Rejects with what the interceptors or the
    * implementation throw, and with UNIMPLEMENTED for a method that is not a
-   * unary method of the services.
+   * unary method of the services. Every unary call of every protocol enters
+   * the service here.
    */
   invoke(method: DescMethod, input: Message, call: UnaryCall): Promise<UnaryResult>;
 }
 
 const noTimeout = () => undefined;
 
-// Carries a call's deadline from `invoke` to the handler context, through whatever interceptors do.
+// Carry a call's deadline and protocol from `invoke` to the handler context, through whatever interceptors do.
 const timeoutKey = createContextKey<() => number | undefined>(noTimeout, {
   description: "unary invoker deadline",
 });
+const protocolKey = createContextKey("", { description: "unary invoker protocol" });
 
 /**
  * Invokes service implementations the way `@connectrpc/connect` does
  * (`invokeUnaryImplementation`): the same interceptor chain, request and
- * response objects and handler context, so a call made here is seen by
- * interceptors and handlers exactly like a Connect or gRPC call. The REST
- * gateway uses it to hand over the transcoded message directly instead of
- * serializing it to bytes for a Connect handler that parses it again.
+ * response objects and handler context. A listener makes one, and every
+ * unary call it serves, on every protocol (Connect, gRPC, gRPC-Web and the
+ * REST mapping), goes through it: one chain, one way in. Only the streaming
+ * methods go through Connect's own handler.
  */
 export function createUnaryInvoker(opts: UnaryInvokerOptions): UnaryInvoker {
   const interceptors = [...(opts.interceptors ?? [])].reverse();
@@ -91,10 +93,7 @@ export function createUnaryInvoker(opts: UnaryInvokerOptions): UnaryInvoker {
       if (spec.kind === "unary") {
         chains.set(spec.method, {
           unary: spec.method,
-          chain: interceptors.reduce(
-            (next, interceptor) => interceptor(next),
-            implCall(spec.impl, opts.protocolName ?? "rest"),
-          ),
+          chain: interceptors.reduce((next, interceptor) => interceptor(next), implCall(spec.impl)),
         });
       }
     }
@@ -109,6 +108,7 @@ export function createUnaryInvoker(opts: UnaryInvokerOptions): UnaryInvoker {
           Code.Unimplemented,
         );
       }
+      call.contextValues.set(protocolKey, call.protocolName);
       if (call.timeoutMs !== undefined) {
         call.contextValues.set(timeoutKey, call.timeoutMs);
       }
@@ -169,16 +169,17 @@ class ImplContext implements HandlerContext {
   readonly service: DescService;
   readonly requestMethod: string;
   readonly timeoutMs: () => number | undefined;
+  readonly protocolName: string;
   readonly values: ContextValues;
   constructor(
     private readonly req: UnaryRequest,
-    readonly protocolName: string,
     private readonly written: WrittenHeaders,
   ) {
     this.method = req.method;
     this.service = req.service;
     this.requestMethod = req.requestMethod;
     this.timeoutMs = req.contextValues.get(timeoutKey);
+    this.protocolName = req.contextValues.get(protocolKey);
     this.values = req.contextValues;
   }
   get url(): string {
@@ -233,13 +234,13 @@ class ImplResponse implements UnaryResponse {
 }
 
 /** The innermost step of the chain: the implementation, with a handler context made from the request. */
-function implCall(impl: UnaryImpl, protocolName: string): AnyFn {
+function implCall(impl: UnaryImpl): AnyFn {
   return async (req) => {
     if (req.stream) {
       throw new ConnectError("a unary method got a stream", Code.Internal);
     }
     const written = new WrittenHeaders();
-    const context = new ImplContext(req, protocolName, written);
+    const context = new ImplContext(req, written);
     const output = await impl(req.message, context);
     const schema = req.method.output;
     return new ImplResponse(

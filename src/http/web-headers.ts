@@ -29,14 +29,14 @@ export function webHeaders(
  * the names `skip` says, added to `into` (a record of the caller's own, not
  * copied) and returned.
  */
-export function nodeHeaders(
+export function nodeHeaders<T extends Record<string, string | number> = Record<string, string>>(
   header: Headers | undefined,
-  into: Record<string, string> = {},
+  into: T = {} as T,
   skip?: (name: string) => boolean,
-): Record<string, string> {
+): T {
   header?.forEach((value, name) => {
     if (skip?.(name) !== true) {
-      into[name] = value;
+      (into as Record<string, string | number>)[name] = value;
     }
   });
   return into;

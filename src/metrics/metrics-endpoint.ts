@@ -1,3 +1,4 @@
+import type { Endpoint } from "../http/endpoint.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
 import type { ServiceMetrics } from "./service-metrics.js";
@@ -10,8 +11,8 @@ import type { ServiceMetrics } from "./service-metrics.js";
 export function createMetricsEndpoint(
   metrics: ServiceMetrics,
   text: () => Promise<string> = () => metrics.registry.metrics(),
-) {
-  return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+): Endpoint {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     if ((req.method !== "GET" && req.method !== "HEAD") || requestPath(req) !== "/metrics") {
       return false;
     }
@@ -30,4 +31,5 @@ export function createMetricsEndpoint(
     );
     return true;
   };
+  return { answer };
 }

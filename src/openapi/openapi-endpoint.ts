@@ -1,3 +1,4 @@
+import type { Endpoint } from "../http/endpoint.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
 import type { OpenApiDocument } from "./openapi-document.js";
@@ -15,7 +16,7 @@ export interface OpenApiEndpointOptions {
 export function createOpenApiEndpoint(
   document: OpenApiDocument,
   opts: OpenApiEndpointOptions = {},
-) {
+): Endpoint {
   const path = opts.path ?? "/openapi.json";
   const body = Buffer.from(JSON.stringify(document), "utf8");
   const headers = {
@@ -24,7 +25,7 @@ export function createOpenApiEndpoint(
     // Changes only with a deployment; clients may keep it but should revalidate.
     "cache-control": "no-cache",
   };
-  return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     if ((req.method !== "GET" && req.method !== "HEAD") || requestPath(req) !== path) {
       return false;
     }
@@ -36,4 +37,5 @@ export function createOpenApiEndpoint(
     }
     return true;
   };
+  return { answer };
 }

@@ -4,11 +4,10 @@ import {
   ConnectError,
   type ContextValues,
   createContextValues,
-  type Interceptor,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import { lazyCallSignal } from "../call/call-signal.js";
-import { createUnaryInvoker, type UnaryInvoker, type UnaryResult } from "../call/unary-invoker.js";
+import type { UnaryInvoker, UnaryResult } from "../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { joined, readNoMore, readRequestBody } from "../http/request-body.js";
 import { requestPath } from "../http/request-path.js";
@@ -24,23 +23,20 @@ import type { RestRoute } from "./rest-route.js";
 import { createRouteTable, type RouteTable } from "./route-table.js";
 
 export interface RestGatewayOptions {
-  /**
-   * The implementations served, `createServiceImplSpec(service, impl)` each:
-   * the ones the Connect router serves, so that REST, Connect and gRPC calls
-   * reach the same code.
-   */
+  /** The services whose `google.api.http` rules are served. */
   services: readonly ServiceImplSpec[];
+  /**
+   * The way into a call: the listener's one invoker, which its Connect,
+   * gRPC and gRPC-Web calls go through too, so that a REST call is seen by
+   * the interceptors and the implementations exactly like them.
+   */
+  invoker: UnaryInvoker;
   /**
    * The routes of `services`, when another endpoint (CORS) matches requests
    * against the same table: each request is then matched once. Default: made
    * from `services`.
    */
   routes?: RouteTable;
-  /**
-   * Interceptors, outermost first: the Connect router's, so a REST call is
-   * seen by them exactly like a Connect or gRPC call. Default: none.
-   */
-  interceptors?: readonly Interceptor[];
   /** Largest request body accepted, in bytes; a larger one is a 413. Default 65536 (64 KiB). */
   maxBodyBytes?: number;
   /**
@@ -101,10 +97,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
     throw new Error(`maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
   }
   const table = opts.routes ?? createRouteTable(opts.services.flatMap((s) => s.service.methods));
-  const invoker = createUnaryInvoker({
-    services: opts.services,
-    ...(opts.interceptors === undefined ? {} : { interceptors: opts.interceptors }),
-  });
+  const { invoker } = opts;
 
   async function serve(req: NodeServerRequest, res: NodeServerResponse): Promise<void> {
     let method: DescMethod | undefined;
@@ -262,6 +255,7 @@ async function callMethod(
   let result: UnaryResult;
   try {
     result = await invoker.invoke(route.method, input, {
+      protocolName: "rest",
       requestMethod: req.method ?? "",
       url: () => requestUrl(req),
       header: () => webHeaders(req.headers, isDroppedRequestHeader),

@@ -7,13 +7,14 @@ import type { Logger } from "../log/logger.js";
 import { createRequestLineWriter } from "../log/request-line.js";
 import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import { isServerFault } from "../status/server-fault.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { rpcProtocol } from "./call-protocol.js";
-import { SERVER_SIDE } from "./call-telemetry-interceptor.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
 import type { ListenerName } from "./served-service.js";
 import type { TransportAnswer } from "./transport-answer.js";
+import { failAnswer } from "./wire/answer-failure.js";
 
 // Where a raw stream keeps its exchange: one shared 'close' listener, no closure per stream.
 const STREAM_EXCHANGE = Symbol("stream exchange");
@@ -44,13 +45,14 @@ export interface AnswerTelemetry {
   exchangeValues(exchange: Exchange): ContextValues;
   /**
    * The exchange of an HTTP/2 stream served without node's request and
-   * response objects: its request id, and its line and count once the stream
-   * closes (the path that serves it notes the answer on it).
+   * response objects, a gRPC call of `method`: its request id, and its line
+   * and count once the stream closes.
    */
   streamExchange(
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
-    listener?: ListenerName,
+    listener: ListenerName | undefined,
+    method: string,
   ): Exchange;
   /**
    * The line and count of an answer the transport gave by itself, before any
@@ -136,7 +138,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
         status: answered ? exchange.status : 0,
         code: metricCode,
         grpcStatus: code ?? 0,
-        serverFault: code !== undefined && SERVER_SIDE.has(code),
+        serverFault: code !== undefined && isServerFault(code),
         requestId: exchange.requestId,
       });
     }
@@ -154,7 +156,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
       // A readiness probe answering 503 is the probe working, not a failure;
       // forward-auth's 503 (method "forward-auth") is one.
       const probe = code === Code.Unavailable && exchange.method === "http" && protocol === "http";
-      if (SERVER_SIDE.has(code) && !probe) {
+      if (isServerFault(code) && !probe) {
         logger.error({ ...line, cause: message }, "request failed");
       } else {
         logger.info({ ...line, message }, "request");
@@ -165,17 +167,22 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
   /** A response's exchange as it ended. */
   function tellResponse(exchange: Exchange, res: NodeServerResponse): void {
     if (res.writableEnded) {
-      exchange.sent(res.statusCode);
+      exchange.recordSent(res.statusCode);
     }
     tell(exchange, res.req.headers["content-type"]);
   }
 
-  /** A raw HTTP/2 stream's exchange (its path noted `sent`), once the stream closed. */
+  /** A raw HTTP/2 stream's exchange, once the stream closed: sent if its whole answer was. */
   function tellStream(this: ServerHttp2Stream & { [STREAM_EXCHANGE]?: Exchange }): void {
     const exchange = this[STREAM_EXCHANGE];
-    if (exchange !== undefined) {
-      tell(exchange, undefined);
+    if (exchange === undefined) {
+      return;
     }
+    const status = this.headersSent && this.writableEnded ? this.sentHeaders[":status"] : undefined;
+    if (typeof status === "number") {
+      exchange.recordSent(status);
+    }
+    tell(exchange, undefined);
   }
 
   // One listener for all responses: the response is `this`, so no closure per request.
@@ -220,16 +227,13 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
           }
         } catch (err) {
           // A handler that throws must not take the process with it.
-          exchange.answers(Code.Internal, String(err));
-          if (!res.headersSent) {
-            res.writeHead(500);
-          }
-          res.end();
+          failAnswer(res, exchange, err);
         }
       };
     },
-    streamExchange(stream, headers, listener) {
+    streamExchange(stream, headers, listener, method) {
       const exchange = new Exchange(settleRequestId(headers["x-request-id"]), performance.now());
+      exchange.nameCall(method, "grpc");
       if (tracing !== undefined) {
         exchange.trace = tracing.start({
           httpMethod: headers[":method"] ?? "",

@@ -1,13 +1,6 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { loggedMessage } from "../status/server-fault.js";
 import { exchangeKey } from "./exchange.js";
-
-// Codes that point at our side rather than at the caller.
-export const SERVER_SIDE: ReadonlySet<Code> = new Set([
-  Code.Internal,
-  Code.Unknown,
-  Code.Unavailable,
-  Code.DataLoss,
-]);
 
 /**
  * What the interceptors know of a call and the listener cannot: the error the
@@ -24,10 +17,7 @@ export function callTelemetryInterceptor(): Interceptor {
       return await next(req);
     } catch (err) {
       const error = ConnectError.from(err);
-      exchange?.answers(
-        error.code,
-        SERVER_SIDE.has(error.code) ? String(error.cause ?? error.rawMessage) : error.rawMessage,
-      );
+      exchange?.recordOutcome(error.code, loggedMessage(error));
       throw error;
     }
   };

@@ -1,3 +1,4 @@
+import type { Endpoint } from "../http/endpoint.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { ConsoleAssets } from "./console-assets.js";
 import { exchangeOf } from "./exchange.js";
@@ -47,8 +48,8 @@ function acceptsGzip(req: NodeServerRequest): boolean {
  * (304 to a matching If-None-Match) and gzip when accepted. Returns false for
  * anything else, so the caller passes it on (like createHealthEndpoints).
  */
-export function createConsoleEndpoint(assets: ConsoleAssets) {
-  return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+export function createConsoleEndpoint(assets: ConsoleAssets): Endpoint {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       return false;
     }
@@ -86,4 +87,5 @@ export function createConsoleEndpoint(assets: ConsoleAssets) {
     }
     return true;
   };
+  return { answer };
 }

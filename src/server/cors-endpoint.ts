@@ -1,8 +1,8 @@
 import { Code } from "@connectrpc/connect";
+import type { Endpoint } from "../http/endpoint.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { RouteTable } from "../rest/route-table.js";
-import { writeStatusAnswer } from "../status/status-answer.js";
-import { exchangeOf } from "./exchange.js";
+import { refuseWithStatus } from "./status-refusal.js";
 
 /** The method label of preflight answers in the log and in perps_token_requests_total. */
 export const CORS_PREFLIGHT_METHOD = "cors-preflight";
@@ -33,10 +33,10 @@ export interface CorsOptions {
  * `Origin` (servers, same-origin GETs) and other paths are untouched.
  * Returns true when it answered (a preflight), false to let the request go on.
  */
-export function createCorsEndpoint(opts: CorsOptions) {
+export function createCorsEndpoint(opts: CorsOptions): Endpoint {
   const origins = new Set(opts.origins);
   const maxAge = String(opts.maxAgeSeconds ?? 600);
-  return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     const match = opts.routes.matchRequest(req);
     if (match.kind === "not-found") {
       return false;
@@ -54,13 +54,13 @@ export function createCorsEndpoint(opts: CorsOptions) {
       }
       return false;
     }
-    const exchange = exchangeOf(req);
-    exchange?.names(CORS_PREFLIGHT_METHOD);
     if (!origins.has(origin)) {
-      const message = "origin not allowed (CORS_ORIGINS)";
-      exchange?.answers(Code.PermissionDenied, message);
-      writeStatusAnswer(res, { status: 403, code: Code.PermissionDenied, message, unsized: true });
-      return true;
+      return refuseWithStatus(req, res, {
+        status: 403,
+        code: Code.PermissionDenied,
+        message: "origin not allowed (CORS_ORIGINS)",
+        unsized: true,
+      });
     }
     // OPTIONS itself has no route, so the path's routes are all in `allow`.
     const methods = match.kind === "method-not-allowed" ? match.allow : [match.route.httpMethod];
@@ -73,4 +73,5 @@ export function createCorsEndpoint(opts: CorsOptions) {
     res.end();
     return true;
   };
+  return { answer, label: CORS_PREFLIGHT_METHOD };
 }

@@ -26,11 +26,10 @@ import type { NodeHandler } from "../http/node-handler.js";
 import { rawHttp1StatusAnswer, writeStatusAnswer } from "../status/status-answer.js";
 import { createAnswerDeadline } from "./answer-deadline.js";
 import type { Exchange } from "./exchange.js";
-import { settleRequestId } from "./request-id.js";
+import { newRequestId, settleRequestId } from "./request-id.js";
 import {
   CONNECT_REFUSED,
   EXPECTATION_FAILED,
-  newRequestId,
   REQUEST_TIMEOUT,
   refusalAnswer,
   refusalOfClientError,
@@ -405,7 +404,6 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
       writeStatusAnswer(stream, refusalAnswer(REQUEST_TIMEOUT, exchange.requestId), {
         done: () => stream.close(h2constants.NGHTTP2_NO_ERROR),
       });
-      exchange.sent(REQUEST_TIMEOUT.status);
     }, requestTimeoutMs);
     stream.once("close", () => clearTimeout(timer));
   }

@@ -4,11 +4,17 @@ import type { CallTrace } from "../tracing/call-tracing.js";
 
 /**
  * One request and its answer, followed from the moment a listener receives
- * the request until the answer is sent: whatever layer answers (a plain
- * endpoint, the REST gateway, Connect itself or a service method) fills in
- * what it knows, and the listener's telemetry leaves one log line and one
- * count for it once the answer is sent (see answer-telemetry.ts): the one
- * place where any answer is logged and counted.
+ * the request until the answer is sent; the listener's telemetry leaves one
+ * log line and one count for it once the answer is sent (see
+ * answer-telemetry.ts): the one place where any answer is logged and counted.
+ *
+ * Who writes it: the listener (answer-telemetry.ts makes it, marks it sent
+ * and traces it; listener-handler.ts and the Connect handler's dispatch name
+ * it as they route the request), the call telemetry interceptor (a call's
+ * error), and the answer writers when they refuse a request before any call
+ * (status-refusal.ts for the service's JSON errors, wire/grpc-answer.ts and
+ * wire/connect-unary.ts for the RPC protocols, wire/answer-failure.ts for our
+ * own failure).
  */
 export class Exchange {
   /** The RPC's full name ("package.Service/Method") once a route or path named one. */
@@ -39,21 +45,26 @@ export class Exchange {
   ) {}
 
   /** Names what the request called: the RPC (or an endpoint's label) and, once known, the protocol. */
-  names(method: string, protocol?: string): void {
+  nameCall(method: string, protocol?: string): void {
     this.method = method;
     if (protocol !== undefined) {
       this.protocol = protocol;
     }
   }
 
-  /** Notes that the whole answer, with this HTTP status, was handed to the transport. */
-  sent(status: number): void {
+  /** Records that the whole answer, with this HTTP status, was handed to the transport. */
+  recordSent(status: number): void {
     this.status = status;
     this.complete = true;
   }
 
-  /** Notes the answer's code and, for the log, what it says is wrong (or our failure's cause). */
-  answers(code: Code, message: string): void {
+  /** Marks it a health probe. */
+  markProbe(): void {
+    this.probe = true;
+  }
+
+  /** Records the answer's code and, for the log, what it says is wrong (or our failure's cause). */
+  recordOutcome(code: Code, message: string): void {
     this.code = code;
     this.message = message;
   }

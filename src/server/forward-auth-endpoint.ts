@@ -4,15 +4,17 @@ import {
   SERVICE_CREDENTIAL_HEADER,
   type ServiceCredentialCheck,
 } from "../admin-auth/service-credential.js";
+import type { Endpoint } from "../http/endpoint.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
+import { nodeHeaders } from "../http/web-headers.js";
 import { errorDetailsJson } from "../status/error-details.js";
-import { writeStatusAnswer } from "../status/status-answer.js";
+import { loggedMessage } from "../status/server-fault.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { clientErrorOf } from "../token/client-error.js";
 import { invalidBearer, missingBearer } from "../token/token-errors.js";
-import { exchangeOf } from "./exchange.js";
+import { refuseWithStatus } from "./status-refusal.js";
 
 export interface ForwardAuthEndpointOptions {
   /** Checks the bearer token of each request. */
@@ -44,10 +46,9 @@ function isForwardAuthPath(req: NodeServerRequest): boolean {
  * path. Answers are logged and counted by the listener's telemetry, as
  * `perps_token_requests_total{method="forward-auth"}` with the answer's code.
  */
-export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
+export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): Endpoint {
   const { authenticator } = opts;
-  function allow(req: NodeServerRequest, res: NodeServerResponse, identity: BearerIdentity): void {
-    exchangeOf(req)?.names(FORWARD_AUTH_METHOD);
+  function allow(res: NodeServerResponse, identity: BearerIdentity): void {
     res.writeHead(200, {
       "x-user-id": identity.userId,
       "x-token-id": identity.tokenId,
@@ -57,55 +58,44 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions) {
     res.end();
   }
 
-  function refuse(req: NodeServerRequest, res: NodeServerResponse, error: ConnectError): void {
-    const status = httpStatusFromCode(error.code);
-    // Told before the answer ends: the listener's telemetry writes the line once it has.
-    const exchange = exchangeOf(req);
-    exchange?.names(FORWARD_AUTH_METHOD);
-    // For the log: the cause of our own failure (never sent), else what the client was told.
-    exchange?.answers(
-      error.code,
-      status >= 500 ? String(error.cause ?? error.rawMessage) : error.rawMessage,
-    );
-    const headers: Record<string, string> = { "cache-control": "no-store" };
-    // The error's own headers: the `WWW-Authenticate` challenge of a 401.
-    error.metadata.forEach((value, name) => {
-      headers[name] = value;
-    });
-    writeStatusAnswer(
+  function deny(req: NodeServerRequest, res: NodeServerResponse, error: ConnectError): void {
+    refuseWithStatus(
+      req,
       res,
       {
-        status,
+        status: httpStatusFromCode(error.code),
         code: error.code,
         message: error.rawMessage,
         details: errorDetailsJson(error),
-        headers,
+        // The error's own headers: the `WWW-Authenticate` challenge of a 401.
+        headers: nodeHeaders(error.metadata, { "cache-control": "no-store" }),
       },
-      { headOnly: req.method === "HEAD" },
+      { headOnly: req.method === "HEAD", logged: loggedMessage(error) },
     );
   }
 
-  return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     if (!isForwardAuthPath(req)) {
       return false;
     }
     // 403, not 401: a proxy would hand a 401 to its client as the client's own challenge.
     if (opts.serviceCheck?.(req.headers[SERVICE_CREDENTIAL_HEADER]) === false) {
-      refuse(req, res, new ConnectError(PROXY_CREDENTIAL_NEEDED, Code.PermissionDenied));
+      deny(req, res, new ConnectError(PROXY_CREDENTIAL_NEEDED, Code.PermissionDenied));
       return true;
     }
     const token = bearerTokenOf(req.headers.authorization);
     if (token === undefined) {
-      refuse(req, res, missingBearer());
+      deny(req, res, missingBearer());
       return true;
     }
     authenticator.authenticate(token).then(
       (identity) =>
-        identity === undefined ? refuse(req, res, invalidBearer()) : allow(req, res, identity),
+        identity === undefined ? deny(req, res, invalidBearer()) : allow(res, identity),
       (err: unknown) =>
         // Only errors meant for clients are shown (UNAVAILABLE when Redis cannot answer).
-        refuse(req, res, clientErrorOf(err)),
+        deny(req, res, clientErrorOf(err)),
     );
     return true;
   };
+  return { answer, label: FORWARD_AUTH_METHOD };
 }

@@ -1,6 +1,6 @@
+import type { Endpoint } from "../http/endpoint.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
-import { exchangeOf } from "./exchange.js";
 import type { ReadinessProbe } from "./readiness.js";
 
 function send(req: NodeServerRequest, res: NodeServerResponse, status: number, body: object): void {
@@ -20,16 +20,12 @@ function send(req: NodeServerRequest, res: NodeServerResponse, status: number, b
  * HEAD of both. Returns false for any other request (other methods are
  * answered 405 by the listener's method guard).
  */
-export function createHealthEndpoints(ready: ReadinessProbe) {
-  return (req: NodeServerRequest, res: NodeServerResponse) => {
+export function createHealthEndpoints(ready: ReadinessProbe): Endpoint {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       return false;
     }
     const path = requestPath(req);
-    const exchange = exchangeOf(req);
-    if (exchange !== undefined && (path === "/healthz" || path === "/readyz")) {
-      exchange.probe = true;
-    }
     if (path === "/healthz") {
       send(req, res, 200, { status: "ok" });
       return true;
@@ -42,4 +38,5 @@ export function createHealthEndpoints(ready: ReadinessProbe) {
     }
     return false;
   };
+  return { answer, probe: true };
 }

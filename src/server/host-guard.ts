@@ -3,8 +3,7 @@ import { Code } from "@connectrpc/connect";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
 import { requestAuthority } from "../http/request-url.js";
-import { writeStatusAnswer } from "../status/status-answer.js";
-import { exchangeOf } from "./exchange.js";
+import { refuseWithStatus } from "./status-refusal.js";
 
 const MISSING_HOST = "an HTTP/1.1 request must have a Host header";
 const MALFORMED_HOST =
@@ -100,18 +99,16 @@ function underAny(paths: readonly string[], path: string): boolean {
   return paths.some((p) => path === p || (path.startsWith(p) && path[p.length] === "/"));
 }
 
-function refuse(
+function refuseHost(
   req: NodeServerRequest,
   res: NodeServerResponse,
   status: number,
   code: Code,
   message: string,
 ): true {
-  exchangeOf(req)?.answers(code, message);
   // The request is not read: close rather than drain whatever it sends.
   const headers: Record<string, string> = req.httpVersionMajor === 1 ? { connection: "close" } : {};
-  writeStatusAnswer(res, { status, code, message, headers });
-  return true;
+  return refuseWithStatus(req, res, { status, code, message, headers });
 }
 
 /**
@@ -134,18 +131,18 @@ export function createHostGuard(opts: HostGuardOptions = {}) {
       if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) {
         return false;
       }
-      return refuse(req, res, 400, Code.InvalidArgument, MISSING_HOST);
+      return refuseHost(req, res, 400, Code.InvalidArgument, MISSING_HOST);
     }
     if (servesAuthority(names, authority)) {
       return false;
     }
     if (hostOf(authority) === undefined) {
-      return refuse(req, res, 421, Code.PermissionDenied, MALFORMED_HOST);
+      return refuseHost(req, res, 421, Code.PermissionDenied, MALFORMED_HOST);
     }
     if (underAny(anyNamePaths, requestPath(req))) {
       return false;
     }
-    return refuse(
+    return refuseHost(
       req,
       res,
       421,

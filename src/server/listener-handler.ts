@@ -1,21 +1,20 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import type { CallGate } from "../admin-auth/call-gate.js";
 import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
-import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import type { Endpoint } from "../http/endpoint.js";
+import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import { createRestGateway } from "../rest/rest-gateway.js";
 import type { RouteTable } from "../rest/route-table.js";
-import { writeStatusAnswer } from "../status/status-answer.js";
 import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { DualProtocolServerOptions } from "./dual-protocol-server.js";
 import { exchangeOf } from "./exchange.js";
 import { createHostGuard, type HostGuardOptions, servesAuthority } from "./host-guard.js";
 import { type ListenerName, restServedOn, type ServedService, servedOn } from "./served-service.js";
+import { refuseWithStatus } from "./status-refusal.js";
 import { createConnectHandler } from "./wire/connect-handler.js";
-
-/** A plain HTTP endpoint: true when it answered the request. */
-export type Endpoint = (req: NodeServerRequest, res: NodeServerResponse) => boolean;
 
 export interface ListenerHandlerOptions {
   name: ListenerName;
@@ -36,21 +35,51 @@ export interface ListenerHandlerOptions {
   logger: Logger;
 }
 
-function notFound(_req: NodeServerRequest, res: NodeServerResponse): void {
-  writeStatusAnswer(res, {
-    status: 404,
-    code: Code.NotFound,
-    message: "no such resource",
-    unsized: true,
-  });
+const NOT_FOUND = { status: 404, code: Code.NotFound, message: "no such resource", unsized: true };
+
+function notFound(req: NodeServerRequest, res: NodeServerResponse): void {
+  refuseWithStatus(req, res, NOT_FOUND);
+}
+
+/**
+ * Asks `endpoints` in order; the one that answers names the request's
+ * exchange by its label, and marks a probe: true when one answered.
+ */
+export function askEndpoints(
+  endpoints: readonly Endpoint[],
+): (req: NodeServerRequest, res: NodeServerResponse) => boolean {
+  return (req, res) => {
+    for (const endpoint of endpoints) {
+      if (endpoint.answer(req, res)) {
+        const exchange = exchangeOf(req);
+        if (exchange !== undefined) {
+          if (endpoint.label !== undefined) {
+            exchange.nameCall(endpoint.label);
+          }
+          if (endpoint.probe === true) {
+            exchange.markProbe();
+          }
+        }
+        return true;
+      }
+    }
+    return false;
+  };
+}
+
+/** The RPC label of a method, as the log and the metrics name it. */
+function methodLabel(method: DescMethod): string {
+  return `${method.parent.typeName}/${method.name}`;
 }
 
 /**
  * A listener's handler: plain HTTP endpoints (health, metrics), then
  * Connect/gRPC/gRPC-Web, then the REST mapping of the google.api.http rules
- * of its REST services (the same implementations and interceptors); each
- * answer, whoever gives it, with its request id, log line and count. The
- * stream handler takes the common gRPC call off node's HTTP/2 stream.
+ * of its REST services (the same invoker: the same interceptors and
+ * implementations); each answer, whoever gives it, with its request id, log
+ * line and count. The stream handler takes the common gRPC call off node's
+ * HTTP/2 stream. What the exchange is named (the RPC, an endpoint's label)
+ * is said here, as the request is routed.
  */
 export function createListenerHandler(
   opts: ListenerHandlerOptions,
@@ -59,30 +88,15 @@ export function createListenerHandler(
   // A call's context: its exchange and request id, and who is calling.
   const callContext = withCaller(telemetry.contextValues);
   const served = servedOn(opts.services, opts.name);
-  const rest = restServedOn(opts.services, opts.name).map((s) => s.spec());
-  const fallback =
-    rest.length === 0
-      ? notFound
-      : createRestGateway({
-          services: rest,
-          ...(opts.restRoutes === undefined ? {} : { routes: opts.restRoutes }),
-          interceptors,
-          maxBodyBytes: readMaxBytes,
-          contextValues: callContext,
-          onInternalError: (err) => opts.logger.error({ err: String(err) }, "REST gateway failure"),
-          onRoute: (req, method) =>
-            exchangeOf(req)?.names(`${method.parent.typeName}/${method.name}`, "rest"),
-          onErrorAnswer: (req, answer) => {
-            const exchange = exchangeOf(req);
-            exchange?.names(
-              answer.method === undefined
-                ? exchange.method
-                : `${answer.method.parent.typeName}/${answer.method.name}`,
-              "rest",
-            );
-            exchange?.answers(answer.code, answer.message);
-          },
-        }).handle;
+  const restServed = restServedOn(opts.services, opts.name);
+  for (const s of restServed) {
+    if (!served.includes(s)) {
+      throw new Error(
+        `${s.service.typeName} has a REST mapping on the ${opts.name} listener but is not served there`,
+      );
+    }
+  }
+  let fallback: NodeHandler = notFound;
   const connect = createConnectHandler({
     interceptors: [...interceptors],
     readMaxBytes,
@@ -91,15 +105,35 @@ export function createListenerHandler(
         service.route(router);
       }
     },
-    fallback,
+    fallback: (req, res) => fallback(req, res),
     contextValues: callContext,
     ...(opts.gate === undefined ? {} : { gate: opts.gate }),
   });
+  if (restServed.length > 0) {
+    fallback = createRestGateway({
+      services: restServed.map((s) => s.spec()),
+      invoker: connect.invoker,
+      ...(opts.restRoutes === undefined ? {} : { routes: opts.restRoutes }),
+      maxBodyBytes: readMaxBytes,
+      contextValues: callContext,
+      onInternalError: (err) => opts.logger.error({ err: String(err) }, "REST gateway failure"),
+      onRoute: (req, method) => exchangeOf(req)?.nameCall(methodLabel(method), "rest"),
+      onErrorAnswer: (req, answer) => {
+        const exchange = exchangeOf(req);
+        exchange?.nameCall(
+          answer.method === undefined ? exchange.method : methodLabel(answer.method),
+          "rest",
+        );
+        exchange?.recordOutcome(answer.code, answer.message);
+      },
+    }).handle;
+  }
   const hostGuard = createHostGuard(opts.hosts ?? {});
   const names = opts.hosts?.names;
+  const endpointAnswered = askEndpoints(opts.endpoints);
   return {
     handler: telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
-      if (!hostGuard(req, res) && !opts.endpoints.some((endpoint) => endpoint(req, res))) {
+      if (!hostGuard(req, res) && !endpointAnswered(req, res)) {
         connect.handle(req, res);
       }
     }, opts.name),
@@ -113,7 +147,7 @@ export function createListenerHandler(
       return connect.takeStream(
         stream,
         headers,
-        () => telemetry.streamExchange(stream, headers, opts.name),
+        (method) => telemetry.streamExchange(stream, headers, opts.name, method),
         (exchange) => {
           const values = telemetry.exchangeValues(exchange);
           values.set(callerKey, callerOf(stream.session?.socket));

@@ -1,8 +1,8 @@
 import { Code } from "@connectrpc/connect";
+import type { Endpoint } from "../http/endpoint.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { requestPath } from "../http/request-path.js";
-import { writeStatusAnswer } from "../status/status-answer.js";
-import { exchangeOf } from "./exchange.js";
+import { refuseWithStatus } from "./status-refusal.js";
 
 export interface MethodGuardOptions {
   /** Paths of the plain endpoints served (the query is ignored). */
@@ -18,23 +18,22 @@ export interface MethodGuardOptions {
  * its routes do not serve); returns false for any other request. Put after
  * the endpoints themselves.
  */
-export function createMethodGuard(opts: MethodGuardOptions) {
+export function createMethodGuard(opts: MethodGuardOptions): Endpoint {
   const paths = new Set(opts.paths);
   const allowed = opts.allow ?? ["GET", "HEAD"];
   const allow = allowed.join(", ");
-  return (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
     const method = req.method ?? "";
     if (allowed.includes(method) || !paths.has(requestPath(req))) {
       return false;
     }
     const message = `method ${method} is not allowed here`;
-    exchangeOf(req)?.answers(Code.Unimplemented, message);
-    writeStatusAnswer(res, {
+    return refuseWithStatus(req, res, {
       status: 405,
       code: Code.Unimplemented,
       message,
       headers: { allow, "cache-control": "no-store" },
     });
-    return true;
   };
+  return { answer };
 }

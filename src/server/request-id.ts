@@ -8,12 +8,17 @@ export const requestIdKey = createContextKey("", { description: "request id" });
 // logs and headers as it is.
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A new request id: the one maker of the ids the service gives, every layer's. */
+export function newRequestId(): string {
+  return randomUUID();
+}
+
 /**
  * The request id of an exchange: the caller's `x-request-id` when it is
- * acceptable, else a new UUID. A header sent twice is not acceptable.
+ * acceptable, else a new one. A header sent twice is not acceptable.
  */
 export function settleRequestId(given: string | readonly string[] | null | undefined): string {
-  return typeof given === "string" && ACCEPTABLE_ID.test(given) ? given : randomUUID();
+  return typeof given === "string" && ACCEPTABLE_ID.test(given) ? given : newRequestId();
 }
 
 /**

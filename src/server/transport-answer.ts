@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import type { StatusAnswer } from "../status/status-answer.js";
 
@@ -75,11 +74,6 @@ export function refusalOfClientError(errorCode: string | undefined): TransportRe
     default:
       return BAD_REQUEST;
   }
-}
-
-/** A new request id for an answer of the transport layer. */
-export function newRequestId(): string {
-  return randomUUID();
 }
 
 /** The service's JSON error answer of `refusal`, with its request id. */

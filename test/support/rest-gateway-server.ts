@@ -16,6 +16,7 @@ import {
   ListTokensResponseSchema,
   TokenService,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { createUnaryInvoker } from "../../src/call/unary-invoker.js";
 import { createRestGateway } from "../../src/rest/rest-gateway.js";
 import {
   type EchoRequest,
@@ -86,12 +87,13 @@ export function routes(router: ConnectRouter): void {
 /** Same wiring as production: the same implementations and interceptors for Connect and REST. */
 export function createHandler() {
   const interceptors = [tagResponse];
+  const services = [
+    createServiceImplSpec<typeof GatewayTestService>(GatewayTestService, gatewayTestImpl),
+    createServiceImplSpec<typeof TokenService>(TokenService, tokenImpl),
+  ];
   const gateway = createRestGateway({
-    services: [
-      createServiceImplSpec<typeof GatewayTestService>(GatewayTestService, gatewayTestImpl),
-      createServiceImplSpec<typeof TokenService>(TokenService, tokenImpl),
-    ],
-    interceptors,
+    services,
+    invoker: createUnaryInvoker({ services, interceptors }),
     maxBodyBytes,
   });
   return connectNodeAdapter({ interceptors, routes, fallback: gateway.handle });

@@ -3,7 +3,7 @@ import { connect as http2Connect } from "node:http2";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 
 // One request and its whole answer (status, headers, body, trailers) over
-// HTTP/1.1 or HTTP/2, for comparing two servers' answers (wire-parity.test.ts).
+// HTTP/1.1 or HTTP/2, for comparing two servers' answers (connect-handler-parity.test.ts).
 
 export const CREATE = `/${TokenService.typeName}/CreateToken`;
 

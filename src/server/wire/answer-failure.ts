@@ -1,7 +1,8 @@
+import type { ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { isCallOver } from "../../call/call-signal.js";
-import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
-import { exchangeOf } from "../exchange.js";
+import type { NodeServerResponse } from "../../http/node-handler.js";
+import type { Exchange } from "../exchange.js";
 
 /** What a call's failure is answered as: a ConnectError as it is, anything else INTERNAL, as Connect does. */
 export function callError(reason: unknown): ConnectError {
@@ -19,19 +20,31 @@ export function detach(answering: void | Promise<void>): void {
 
 /**
  * A failure of the service itself while answering, not of a call (a call's
- * failure is an answer): told to the exchange (its cause is logged), then an
- * empty 500, or the end of the stream if the answer has begun. Nothing to do
- * once the client is gone.
+ * failure is an answer): recorded on the exchange (its cause is logged), then
+ * an empty 500, or the end of the stream if the answer has begun. Nothing to
+ * do once the client is gone. The one empty 500 of the service, on node's
+ * responses and on raw HTTP/2 streams alike.
  */
-export function failAnswer(req: NodeServerRequest, res: NodeServerResponse, reason: unknown): void {
-  if (isCallOver(res)) {
+export function failAnswer(
+  to: NodeServerResponse | ServerHttp2Stream,
+  exchange: Exchange | undefined,
+  reason: unknown,
+): void {
+  const stream = "respond" in to;
+  if (stream ? to.destroyed : isCallOver(to)) {
     return;
   }
-  exchangeOf(req)?.answers(Code.Internal, String(reason));
-  if (res.headersSent) {
-    res.destroy();
-    return;
+  exchange?.recordOutcome(Code.Internal, String(reason));
+  if (to.headersSent) {
+    to.destroy();
+  } else if (stream) {
+    const head: Record<string, string | number> = { ":status": 500 };
+    if (exchange !== undefined && exchange.requestId !== "") {
+      head["x-request-id"] = exchange.requestId;
+    }
+    to.respond(head, { endStream: true });
+  } else {
+    to.writeHead(500);
+    to.end();
   }
-  res.writeHead(500);
-  res.end();
 }

@@ -7,6 +7,7 @@ import {
   createConnectRouter,
   createServiceImplSpec,
   type Interceptor,
+  type ServiceImplSpec,
 } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import {
@@ -16,6 +17,7 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { CallGate } from "../../admin-auth/call-gate.js";
+import { createUnaryInvoker, type UnaryInvoker } from "../../call/unary-invoker.js";
 import type {
   NodeHandler,
   NodeServerRequest,
@@ -24,13 +26,14 @@ import type {
 import { requestPath } from "../../http/request-path.js";
 import { requestAuthority } from "../../http/request-url.js";
 import { type Exchange, exchangeOf } from "../exchange.js";
+import { refuseWithStatus } from "../status-refusal.js";
 import { failAnswer } from "./answer-failure.js";
 import { serveConnectUnary } from "./connect-unary.js";
 import { type StreamRoute, takeGrpcStream } from "./grpc-stream-unary.js";
 import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
 import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 import { streamInputInterceptor } from "./input-error.js";
-import { createUnaryServing, type UnaryService } from "./unary-method.js";
+import { createUnaryMethods, type UnaryService } from "./unary-method.js";
 
 export interface ConnectHandlerOptions {
   /** Registers the services served. */
@@ -47,7 +50,8 @@ export interface ConnectHandlerOptions {
   gate?: CallGate;
 }
 
-interface Served {
+/** The RPC at a request path: Connect's handler of it, and its label. */
+interface RpcPath {
   readonly handler: UniversalHandler;
   readonly rpc: UniversalHandler["method"];
   /** "package.Service/Method", the metric label. */
@@ -70,17 +74,23 @@ const acceptCompression = [compressionGzip, compressionBrotli];
  * status says all.
  */
 export interface ConnectHandler {
+  /**
+   * The one way into a unary call of the services routed, through the
+   * interceptors: every wire path's, and the REST gateway's
+   * (`createRestGateway`'s `invoker`).
+   */
+  readonly invoker: UnaryInvoker;
   /** Serves a request that node's compatibility layer made (HTTP/1.1, or an HTTP/2 stream not taken). */
   readonly handle: NodeHandler;
   /**
    * Takes an HTTP/2 stream of a common gRPC unary call and serves it off the
-   * stream (grpc-stream-unary.ts), as the exchange `begin` makes; undefined,
-   * having read nothing, for any other stream.
+   * stream (grpc-stream-unary.ts), as the exchange `begin` makes for the
+   * RPC it names; undefined, having read nothing, for any other stream.
    */
   readonly takeStream: (
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
-    begin: () => Exchange,
+    begin: (method: string) => Exchange,
     contextValues: (exchange: Exchange) => ContextValues,
   ) => Exchange | undefined;
 }
@@ -92,18 +102,18 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
     acceptCompression,
   });
   const unary: UnaryService[] = [];
+  const specs: ServiceImplSpec[] = [];
   // Records the services registered, for the wire paths: one with options
   // other than its own read limit is left to Connect.
   const recording: ConnectRouter = {
     handlers: router.handlers,
     service(service, implementation, options) {
       router.service(service, implementation, options);
+      const spec = createServiceImplSpec(service, implementation);
+      specs.push(spec);
       const { readMaxBytes, ...others } = options ?? {};
       if (Object.keys(others).length === 0) {
-        unary.push({
-          spec: createServiceImplSpec(service, implementation),
-          readMaxBytes: readMaxBytes ?? opts.readMaxBytes,
-        });
+        unary.push({ spec, readMaxBytes: readMaxBytes ?? opts.readMaxBytes });
       }
       return recording;
     },
@@ -113,41 +123,42 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
     },
   };
   opts.routes(recording);
-  const serving = createUnaryServing({
+  const invoker = createUnaryInvoker({ services: specs, interceptors: opts.interceptors });
+  const methods = createUnaryMethods({
     services: unary,
-    interceptors: opts.interceptors,
+    invoker,
     contextValues: opts.contextValues,
     acceptCompression,
     ...(opts.gate === undefined ? {} : { gate: opts.gate }),
   });
-  const paths = new Map<string, Served>();
+  const paths = new Map<string, RpcPath>();
   const streamRoutes = new Map<string, StreamRoute>();
   const services = new Set(router.handlers.map((handler) => handler.service.typeName));
   for (const handler of router.handlers) {
     const method = `${handler.service.typeName}/${handler.method.name}`;
     paths.set(handler.requestPath, { handler, rpc: handler.method, method });
-    const unaryMethod = serving.method(handler.method);
+    const unaryMethod = methods.find(handler.method);
     if (unaryMethod !== undefined) {
       streamRoutes.set(handler.requestPath, { name: method, unary: unaryMethod });
     }
   }
 
   // Only for a request with an authority (checked first): connect-node's adapter throws without one.
-  function viaConnect(served: Served, req: NodeServerRequest, res: NodeServerResponse): void {
-    served
+  function viaConnect(path: RpcPath, req: NodeServerRequest, res: NodeServerResponse): void {
+    path
       .handler(universalRequestFromNodeRequest(req, res, undefined, opts.contextValues(req)))
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {
         // Aborted: the client went away while the answer was written.
         if (ConnectError.from(reason).code !== Code.Aborted) {
-          failAnswer(req, res, reason);
+          failAnswer(res, exchangeOf(req), reason);
         }
       });
   }
 
   const handle: NodeHandler = (req, res) => {
-    const served = paths.get(requestPath(req));
-    if (served === undefined) {
+    const path = paths.get(requestPath(req));
+    if (path === undefined) {
       // A gRPC client calling a method we do not serve expects UNIMPLEMENTED, not a 404.
       if (isGrpcRequest(req)) {
         answerGrpcUnimplemented(req, res, services);
@@ -158,37 +169,41 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
     }
     const framing = grpcFraming(req.headers["content-type"]);
     const exchange = exchangeOf(req);
-    exchange?.names(served.method, framing?.protocol ?? "connect");
+    exchange?.nameCall(path.method, framing?.protocol ?? "connect");
     // HTTP/1.0 may come without Host (HTTP/1.1 is refused by the host guard): no URL to give a call.
     if (requestAuthority(req) === undefined) {
-      refuse(res, exchange, NO_HOST);
+      refuseWithStatus(req, res, NO_HOST);
       return;
     }
-    const method = serving.method(served.rpc);
+    const unary = methods.find(path.rpc);
     const taken =
-      method === undefined
+      unary === undefined
         ? framing !== undefined &&
           // Connect refuses a bidi stream over HTTP/1.1 first (505), whatever its headers.
-          !(served.rpc.methodKind === "bidi_streaming" && req.httpVersionMajor === 1) &&
-          refuseGrpcStream(framing, serving, req, res)
+          !(path.rpc.methodKind === "bidi_streaming" && req.httpVersionMajor === 1) &&
+          refuseGrpcStream(framing, methods, req, res)
         : framing === undefined
-          ? serveConnectUnary(method, serving, req, res)
-          : serveGrpcUnary(framing, method, serving, req, res);
+          ? serveConnectUnary(unary, methods, req, res)
+          : serveGrpcUnary(framing, unary, methods, req, res);
     if (!taken) {
-      viaConnect(served, req, res);
+      viaConnect(path, req, res);
     }
   };
   return {
+    invoker,
     handle,
-    takeStream: (stream, headers, begin, contextValues) =>
-      takeGrpcStream(streamRoutes, serving, stream, headers, begin, contextValues),
+    takeStream: (stream, headers, begin, contextValues) => {
+      const path = headers[":path"];
+      const route = path === undefined ? undefined : streamRoutes.get(path);
+      return route === undefined
+        ? undefined
+        : takeGrpcStream(route, methods, stream, headers, begin, contextValues);
+    },
   };
 }
 
-const NO_HOST = "the request has no Host header";
-
-function refuse(res: NodeServerResponse, exchange: Exchange | undefined, message: string): void {
-  exchange?.answers(Code.InvalidArgument, message);
-  res.writeHead(400, { "content-type": "text/plain" });
-  res.end(`${message}\n`);
-}
+const NO_HOST = {
+  status: 400,
+  code: Code.InvalidArgument,
+  message: "the request has no Host header",
+} as const;

@@ -6,37 +6,39 @@ import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { joined, readNoMore, readRequestBody } from "../../http/request-body.js";
 import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
-import { exchangeOf } from "../exchange.js";
+import { type Exchange, exchangeOf } from "../exchange.js";
 import { callError, detach, failAnswer } from "./answer-failure.js";
 import { inputError } from "./input-error.js";
 import {
   deadlineAfter,
   serializedAnswer,
   type UnaryMethod,
-  type UnaryServing,
+  type UnaryMethods,
 } from "./unary-method.js";
 
-/** What a Connect unary answer is written with. */
-interface Answer {
+/** How a Connect unary answer is written, as the request's headers decided it. */
+interface ConnectAnswerFormat {
   /** The content type of a successful answer (an error is always JSON). */
   readonly contentType: string;
   /** The negotiated compression of the answer (`Accept-Encoding`). */
   readonly compression: Compression | null;
   readonly compressMinBytes: number;
+  /** The request's exchange, which a refusal made before a call is recorded on. */
+  readonly exchange: Exchange | undefined;
 }
 
 /**
  * Serves a unary call in the Connect protocol (POST, `application/proto` or
  * `application/json`): the answers of Connect's own unary handler (same
  * status, headers, `trailer-` headers, compression and error JSON;
- * test/unit/server/wire/wire-parity.test.ts), without its async iterables,
+ * test/unit/server/wire/connect-handler-parity.test.ts), without its async iterables,
  * and with a malformed message INVALID_ARGUMENT. False, before anything is
  * read, for a request Connect refuses by its method or content type (405,
  * 415) or serves as a GET.
  */
 export function serveConnectUnary(
-  served: UnaryMethod,
-  serving: UnaryServing,
+  unary: UnaryMethod,
+  methods: UnaryMethods,
   req: NodeServerRequest,
   res: NodeServerResponse,
 ): boolean {
@@ -54,51 +56,54 @@ export function serveConnectUnary(
   );
   const deadline = deadlineAfter(timeout.timeoutMs);
   const compression = compressionNegotiate(
-    serving.acceptCompression,
+    methods.acceptCompression,
     stringOrNull(header["content-encoding"]),
     stringOrNull(header["accept-encoding"]),
     connect.headerUnaryAcceptEncoding,
   );
-  const answer: Answer = {
+  const format: ConnectAnswerFormat = {
     contentType: type.binary ? connect.contentTypeUnaryProto : connect.contentTypeUnaryJson,
     compression: compression.response,
-    compressMinBytes: served.compressMinBytes,
-  };
-  const refused = (error: ConnectError) => {
-    exchangeOf(req)?.answers(error.code, error.rawMessage);
-    return answerError(res, answer, error);
+    compressMinBytes: unary.compressMinBytes,
+    exchange: exchangeOf(req),
   };
   // A caller without the credential its service needs is refused before any body byte is read.
   const refusal =
     compression.error ??
     timeout.error ??
-    serving.admit(served.method, req.headers, req.socket ?? undefined);
+    methods.admit(unary.method, req.headers, req.socket ?? undefined);
   if (refusal !== undefined) {
-    detach(refused(refusal));
+    detach(refuseConnect(res, format, refusal));
     return true;
   }
-  readInput(served, req, compression.request)
-    .then((bytes) => served.serialization.getI(type.binary).parse(bytes))
+  readInput(unary, req, compression.request)
+    .then((bytes) => unary.serialization.getI(type.binary).parse(bytes))
     .then(
       (input) =>
-        serving.invoke("connect", served.method, input, req, res, deadline).then(
-          (result) =>
-            answerResult(req, res, answer, result, serializedAnswer(served, type.binary, result)),
-          (reason: unknown) => answerError(res, answer, callError(reason)),
-        ),
-      (reason: unknown) => refused(inputError(reason)),
+        methods.invoker
+          .invoke(unary.method, input, methods.callOf("connect", req, res, deadline))
+          .then(
+            (result) => {
+              const bytes = serializedAnswer(unary, type.binary, result);
+              return bytes instanceof ConnectError
+                ? refuseConnect(res, format, bytes)
+                : answerResult(res, format, result, bytes);
+            },
+            (reason: unknown) => answerError(res, format, callError(reason)),
+          ),
+      (reason: unknown) => refuseConnect(res, format, inputError(reason)),
     )
-    .catch((reason: unknown) => failAnswer(req, res, reason));
+    .catch((reason: unknown) => failAnswer(res, format.exchange, reason));
   return true;
 }
 
 /** The request message's bytes, within the limit and decompressed, refused in Connect's words. */
 async function readInput(
-  served: UnaryMethod,
+  unary: UnaryMethod,
   req: NodeServerRequest,
   compression: Compression | null,
 ): Promise<Uint8Array> {
-  const limit = served.readMaxBytes;
+  const limit = unary.readMaxBytes;
   const declared = Number.parseInt(req.headers["content-length"] ?? "", 10);
   if (Number.isSafeInteger(declared) && declared > limit) {
     throw new ConnectError(
@@ -117,50 +122,62 @@ async function readInput(
   return compression === null ? bytes : compression.decompress(bytes, limit);
 }
 
-async function answerResult(
-  req: NodeServerRequest,
+function answerResult(
   res: NodeServerResponse,
-  answer: Answer,
+  format: ConnectAnswerFormat,
   result: UnaryResult,
-  body: Uint8Array | ConnectError,
+  body: Uint8Array,
 ): Promise<void> {
-  if (body instanceof ConnectError) {
-    exchangeOf(req)?.answers(body.code, body.rawMessage);
-    return answerError(res, answer, body);
-  }
   const header = new Headers(result.header);
-  header.set("content-type", answer.contentType);
+  header.set("content-type", format.contentType);
   // trailerMux copies the headers: only worth it when there are trailers.
   const muxed = result.trailer === undefined ? header : connect.trailerMux(header, result.trailer);
-  return send(res, 200, answer, muxed, body);
+  return writeConnectAnswer(res, 200, format, muxed, body);
+}
+
+/**
+ * A refusal given before a call (the request's headers or bytes): recorded
+ * on the exchange, which the interceptors would have done for a call's
+ * error, then answered as one.
+ */
+function refuseConnect(
+  res: NodeServerResponse,
+  format: ConnectAnswerFormat,
+  error: ConnectError,
+): Promise<void> {
+  format.exchange?.recordOutcome(error.code, error.rawMessage);
+  return answerError(res, format, error);
 }
 
 /** As Connect: the code's HTTP status, the error's metadata as headers, and the error as JSON. */
-function answerError(res: NodeServerResponse, answer: Answer, error: ConnectError): Promise<void> {
-  const header = new Headers({ "content-type": connect.contentTypeUnaryJson });
-  error.metadata.forEach((value, name) => {
-    header.set(name, value);
-  });
-  return send(
+function answerError(
+  res: NodeServerResponse,
+  format: ConnectAnswerFormat,
+  error: ConnectError,
+): Promise<void> {
+  const header = new Headers(error.metadata);
+  header.set("content-type", connect.contentTypeUnaryJson);
+  return writeConnectAnswer(
     res,
     connect.codeToHttpStatus(error.code),
-    answer,
+    format,
     header,
     connect.errorToJsonBytes(error, undefined),
   );
 }
 
-async function send(
+/** The one writer of Connect unary answers: compressed as negotiated, sized, and the body read no further. */
+async function writeConnectAnswer(
   res: NodeServerResponse,
   status: number,
-  answer: Answer,
+  format: ConnectAnswerFormat,
   header: Headers,
   body: Uint8Array,
 ): Promise<void> {
   let bytes = body;
-  if (answer.compression !== null && bytes.byteLength >= answer.compressMinBytes) {
-    bytes = await answer.compression.compress(bytes);
-    header.set(connect.headerUnaryEncoding, answer.compression.name);
+  if (format.compression !== null && bytes.byteLength >= format.compressMinBytes) {
+    bytes = await format.compression.compress(bytes);
+    header.set(connect.headerUnaryEncoding, format.compression.name);
   }
   header.set(connect.headerUnaryContentLength, String(bytes.byteLength));
   if (isCallOver(res)) {

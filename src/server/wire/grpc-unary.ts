@@ -1,32 +1,31 @@
-import type { ServerHttp2Stream } from "node:http2";
 import type { Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import {
   type Compression,
   compressionNegotiate,
-  type EnvelopedMessage,
-  encodeEnvelope,
-  encodeEnvelopes,
-  envelopeCompress,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
 import * as grpc from "@connectrpc/connect/protocol-grpc";
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
-import { isCallOver } from "../../call/call-signal.js";
-import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
-import { readNoMore, readRequestBody } from "../../http/request-body.js";
-import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
+import { readRequestBody } from "../../http/request-body.js";
+import { stringOrNull } from "../../http/web-headers.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
 import { callError, detach, failAnswer } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
 import {
+  answerGrpcError,
+  answerGrpcResult,
+  type GrpcAnswerFormat,
+  refuseGrpc,
+} from "./grpc-answer.js";
+import {
   deadlineAfter,
   deadlinePassed,
   serializedAnswer,
   type UnaryMethod,
-  type UnaryServing,
+  type UnaryMethods,
   whenDeadlinePasses,
 } from "./unary-method.js";
 
@@ -70,66 +69,74 @@ export function grpcFraming(contentType: string | undefined): Framing | undefine
 /**
  * Serves a unary call in gRPC or gRPC-Web: the answers of Connect's gRPC and
  * gRPC-Web handlers (same headers, trailers, envelopes, compression and
- * words; test/unit/server/wire/wire-parity.test.ts), without their async
+ * words; test/unit/server/wire/connect-handler-parity.test.ts), without their async
  * iterable pipeline, and with a malformed message INVALID_ARGUMENT. False,
  * before anything is read, for a request whose content type Connect refuses.
  */
 export function serveGrpcUnary(
   framing: Framing,
-  served: UnaryMethod,
-  serving: UnaryServing,
+  unary: UnaryMethod,
+  methods: UnaryMethods,
   req: NodeServerRequest,
   res: NodeServerResponse,
 ): boolean {
-  const headers = callOf(framing, serving, served.compressMinBytes, req);
+  const headers = headersOf(framing, methods, unary.compressMinBytes, req);
   if (headers === undefined) {
     return false;
   }
-  const { type, answer, compression, deadline } = headers;
+  const { type, format, compression, deadline } = headers;
   // A caller without the credential its service needs is refused before any body byte is read.
   const refusal =
-    headers.refusal ?? serving.admit(served.method, req.headers, req.socket ?? undefined);
+    headers.refusal ?? methods.admit(unary.method, req.headers, req.socket ?? undefined);
   if (refusal !== undefined) {
-    detach(refuse(req, res, answer, refusal));
+    detach(refuseGrpc(res, format, refusal));
     return true;
   }
-  const call = (input: Message) =>
-    serving.invoke(framing.protocol, served.method, input, req, res, deadline).then(
-      (result) =>
-        answerResult(req, res, answer, result, serializedAnswer(served, type.binary, result)),
-      (reason: unknown) => answerError(res, answer, callError(reason)),
-    );
+  const invoke = (input: Message) =>
+    methods.invoker
+      .invoke(unary.method, input, methods.callOf(framing.protocol, req, res, deadline))
+      .then(
+        (result) => {
+          const bytes = serializedAnswer(unary, type.binary, result);
+          return bytes instanceof ConnectError
+            ? refuseGrpc(res, format, bytes)
+            : answerGrpcResult(res, format, result.header, result.trailer, bytes);
+        },
+        (reason: unknown) => answerGrpcError(res, format, callError(reason)),
+      );
   // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
   const read = whenDeadlinePasses(deadline, res, () => {
     if (!res.headersSent) {
-      detach(refuse(req, res, answer, deadlinePassed()));
+      detach(refuseGrpc(res, format, deadlinePassed()));
     }
   });
-  readRequestBody(req, served.readMaxBytes + ENVELOPE_HEAD_BYTES, served.announced)
+  readRequestBody(req, unary.readMaxBytes + ENVELOPE_HEAD_BYTES, unary.announced)
     .then((body) => {
       read();
       if (res.headersSent) {
         return; // Refused at the deadline.
       }
       if (deadline !== null && body.ended && Date.now() >= deadline) {
-        return refuse(req, res, answer, deadlinePassed());
+        return refuseGrpc(res, format, deadlinePassed());
       }
       let input: Message | Promise<Message>;
       try {
         input = readEnvelopedInput(body, req, {
-          parse: served.serialization.getI(type.binary),
-          readMaxBytes: served.readMaxBytes,
+          parse: unary.serialization.getI(type.binary),
+          readMaxBytes: unary.readMaxBytes,
           compression: compression.request,
           endFlag: framing.endFlag,
         });
       } catch (reason) {
-        return refuse(req, res, answer, ConnectError.from(reason));
+        return refuseGrpc(res, format, ConnectError.from(reason));
       }
       return input instanceof Promise
-        ? input.then(call, (reason: unknown) => refuse(req, res, answer, ConnectError.from(reason)))
-        : call(input);
+        ? input.then(invoke, (reason: unknown) =>
+            refuseGrpc(res, format, ConnectError.from(reason)),
+          )
+        : invoke(input);
     })
-    .catch((reason: unknown) => failAnswer(req, res, reason));
+    .catch((reason: unknown) => failAnswer(res, exchangeOf(req), reason));
   return true;
 }
 
@@ -141,15 +148,15 @@ export function serveGrpcUnary(
  */
 export function refuseGrpcStream(
   framing: Framing,
-  serving: UnaryServing,
+  methods: UnaryMethods,
   req: NodeServerRequest,
   res: NodeServerResponse,
 ): boolean {
-  const call = callOf(framing, serving, DEFAULT_COMPRESS_MIN_BYTES, req);
-  if (call?.refusal === undefined) {
+  const headers = headersOf(framing, methods, DEFAULT_COMPRESS_MIN_BYTES, req);
+  if (headers?.refusal === undefined) {
     return false;
   }
-  detach(refuse(req, res, call.answer, call.refusal));
+  detach(refuseGrpc(res, headers.format, headers.refusal));
   return true;
 }
 
@@ -163,7 +170,7 @@ const DEFAULT_COMPRESS_MIN_BYTES = validateReadWriteMaxBytes(
 /** What Connect's gRPC and gRPC-Web handlers read from a request's headers before its body. */
 interface CallHeaders {
   readonly type: { binary: boolean };
-  readonly answer: Answer;
+  readonly format: GrpcAnswerFormat;
   readonly compression: { request: Compression | null };
   readonly deadline: number | null;
   /** The refusal of a bad `grpc-encoding` or `grpc-timeout`, as Connect words it. */
@@ -171,9 +178,9 @@ interface CallHeaders {
 }
 
 /** The call's headers; undefined for a request Connect refuses by its method or content type (405, 415). */
-function callOf(
+function headersOf(
   framing: Framing,
-  serving: UnaryServing,
+  methods: UnaryMethods,
   compressMinBytes: number,
   req: NodeServerRequest,
 ): CallHeaders | undefined {
@@ -181,150 +188,26 @@ function callOf(
   if (type === undefined) {
     return undefined;
   }
-  const requestId = exchangeOf(req)?.requestId;
   const header = req.headers;
   const timeout = grpc.parseTimeout(stringOrNull(header["grpc-timeout"]), Number.MAX_SAFE_INTEGER);
   const compression = compressionNegotiate(
-    serving.acceptCompression,
+    methods.acceptCompression,
     stringOrNull(header["grpc-encoding"]),
     stringOrNull(header["grpc-accept-encoding"]),
     grpc.headerAcceptEncoding,
   );
   return {
     type,
-    answer: {
-      framing,
+    format: {
+      protocol: framing.protocol,
       contentType: type.binary ? framing.contentTypeProto : framing.contentTypeJson,
+      text: false,
       compression: compression.response,
       compressMinBytes,
-      requestId: requestId === "" ? undefined : requestId,
+      exchange: exchangeOf(req),
     },
     compression,
     deadline: deadlineAfter(timeout.timeoutMs),
     refusal: compression.error ?? timeout.error,
   };
-}
-
-/** Answers an error given before the call, telling the exchange. */
-function refuse(
-  req: NodeServerRequest,
-  res: NodeServerResponse,
-  answer: Answer,
-  error: ConnectError,
-): void | Promise<void> {
-  exchangeOf(req)?.answers(error.code, error.rawMessage);
-  return answerError(res, answer, error);
-}
-
-interface Answer {
-  readonly framing: Framing;
-  readonly contentType: string;
-  /** The negotiated compression of the answer's envelopes. */
-  readonly compression: Compression | null;
-  readonly compressMinBytes: number;
-  /** The exchange's request id, for the trailers of an error; undefined outside a listener. */
-  readonly requestId: string | undefined;
-}
-
-function answerHeaders(answer: Answer, header?: Headers): Record<string, string> {
-  return nodeHeaders(header, {
-    "content-type": answer.contentType,
-    ...(answer.compression === null ? {} : { "grpc-encoding": answer.compression.name }),
-  });
-}
-
-function answerResult(
-  req: NodeServerRequest,
-  res: NodeServerResponse,
-  answer: Answer,
-  result: UnaryResult,
-  bytes: Uint8Array | ConnectError,
-): void | Promise<void> {
-  if (isCallOver(res)) {
-    return;
-  }
-  if (bytes instanceof ConnectError) {
-    return refuse(req, res, answer, bytes);
-  }
-  const trailer = grpc.setTrailerStatus(new Headers(result.trailer), undefined);
-  return whenCompressed(res, answer, { flags: 0, data: bytes }, (message) =>
-    writeAnswer(res, answer, answerHeaders(answer, result.header), trailer, message),
-  );
-}
-
-/** As Connect: status 200, the headers, no message, and the error where the protocol puts trailers. */
-function answerError(
-  res: NodeServerResponse,
-  answer: Answer,
-  error: ConnectError,
-): void | Promise<void> {
-  if (isCallOver(res)) {
-    return;
-  }
-  const trailer = grpc.setTrailerStatus(new Headers({ "grpc-status": "0" }), error);
-  // In the trailers too, as the interceptors put it for a call's error; refusals made before one have it only here.
-  if (answer.requestId !== undefined) {
-    trailer.set("x-request-id", answer.requestId);
-  }
-  return writeAnswer(res, answer, answerHeaders(answer), trailer, undefined);
-}
-
-/** Status 200, the headers, the message if any, and the trailers where the protocol puts them. */
-function writeAnswer(
-  res: NodeServerResponse,
-  answer: Answer,
-  headers: Record<string, string>,
-  trailer: Headers,
-  message: EnvelopedMessage | undefined,
-): void | Promise<void> {
-  if (answer.framing.protocol === "grpc") {
-    res.writeHead(200, headers);
-    res.addTrailers(nodeHeaders(trailer));
-    if (message === undefined) {
-      res.end();
-    } else {
-      res.end(encodeEnvelope(message.flags, message.data));
-    }
-    if (!res.req.readableEnded) {
-      // Answered before the body ended (a refusal): no more of it is read.
-      readNoMore(res.req, true);
-    }
-    return;
-  }
-  return whenCompressed(res, answer, webTrailer(trailer), (trailerEnvelope) => {
-    res.writeHead(200, headers);
-    res.end(
-      message === undefined
-        ? encodeEnvelope(trailerEnvelope.flags, trailerEnvelope.data)
-        : encodeEnvelopes(message, trailerEnvelope),
-    );
-    if (!res.req.readableEnded) {
-      readNoMore(res.req, false);
-    }
-  });
-}
-
-/**
- * Runs `then` with the envelope as the answer sends it: compressed as
- * Connect does (`envelopeCompress`) when the client accepts compression and
- * the envelope is large enough, else as it is, at once (most answers: no
- * promise on the hot path). `then` is not run once the client is gone.
- */
-export function whenCompressed(
-  res: NodeServerResponse | ServerHttp2Stream,
-  answer: Pick<Answer, "compression" | "compressMinBytes">,
-  envelope: EnvelopedMessage,
-  then: (envelope: EnvelopedMessage) => void | Promise<void>,
-): void | Promise<void> {
-  if (answer.compression === null || envelope.data.byteLength < answer.compressMinBytes) {
-    return then(envelope);
-  }
-  return envelopeCompress(envelope, answer.compression, answer.compressMinBytes).then(
-    (compressed) => (isCallOver(res) ? undefined : then(compressed)),
-  );
-}
-
-/** gRPC-Web's trailers: the last envelope of the body. */
-function webTrailer(trailer: Headers): EnvelopedMessage {
-  return { flags: grpcWeb.trailerFlag, data: grpcWeb.trailerSerialize(trailer) };
 }

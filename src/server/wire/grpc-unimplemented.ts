@@ -1,10 +1,10 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { requestPath } from "../../http/request-path.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
+import { detach } from "./answer-failure.js";
+import { refuseGrpc } from "./grpc-answer.js";
 
 /** True for a request in the gRPC or gRPC-Web protocol (`application/grpc…`). */
 export function isGrpcRequest(req: NodeServerRequest): boolean {
@@ -41,7 +41,8 @@ const CONTENT_TYPE = /^application\/grpc(?:-web(?:-text)?)?(?:\+(?:proto|json))?
  * `grpc-message` naming the method, so that gRPC clients report the code
  * rather than a transport error. gRPC puts the status in the trailers,
  * gRPC-Web in a trailer frame of the body (base64 for `grpc-web-text`), both
- * with the request id, as the service's other gRPC errors.
+ * with the request id, as the service's other gRPC errors: the one gRPC
+ * answer writer (grpc-answer.ts) writes it.
  */
 export function answerGrpcUnimplemented(
   req: NodeServerRequest,
@@ -49,35 +50,21 @@ export function answerGrpcUnimplemented(
   services: ReadonlySet<string>,
 ): void {
   const contentType = req.headers["content-type"]?.toLowerCase() ?? "";
-  const protocol = rpcProtocol(contentType);
-  const message = unimplementedMessage(requestPath(req), services);
-  const exchange = exchangeOf(req);
-  const error = new ConnectError(message, Code.Unimplemented);
-  if (exchange !== undefined) {
-    exchange.names(exchange.method, protocol);
-    exchange.answers(Code.Unimplemented, message);
-    error.metadata.set("x-request-id", exchange.requestId);
-  }
-  const status = setTrailerStatus(new Headers(), error);
-  const headers = {
-    "content-type": CONTENT_TYPE.exec(contentType)?.[0] ?? "application/grpc",
-  };
-  // The request is not read: a gRPC client may still be sending it.
-  req.resume();
-  if (protocol === "grpc") {
-    res.writeHead(200, headers);
-    res.addTrailers(Object.fromEntries(status));
-    res.end();
-    return;
-  }
-  const trailer = trailerSerialize(status);
-  const frame = Buffer.alloc(5 + trailer.length);
-  frame[0] = trailerFlag;
-  frame.writeUInt32BE(trailer.length, 1);
-  frame.set(trailer, 5);
-  const body = headers["content-type"].startsWith("application/grpc-web-text")
-    ? frame.toString("base64")
-    : frame;
-  res.writeHead(200, { ...headers, "content-length": Buffer.byteLength(body) });
-  res.end(body);
+  // The listener labels it by its protocol (the content type): no RPC of ours was named.
+  const protocol = rpcProtocol(contentType) === "grpc" ? "grpc" : "grpc-web";
+  const answerType = CONTENT_TYPE.exec(contentType)?.[0] ?? "application/grpc";
+  detach(
+    refuseGrpc(
+      res,
+      {
+        protocol,
+        contentType: answerType,
+        text: answerType.startsWith("application/grpc-web-text"),
+        compression: null,
+        compressMinBytes: 0,
+        exchange: exchangeOf(req),
+      },
+      new ConnectError(unimplementedMessage(requestPath(req), services), Code.Unimplemented),
+    ),
+  );
 }

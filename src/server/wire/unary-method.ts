@@ -1,12 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ContextValues,
-  type Interceptor,
-  type ServiceImplSpec,
-} from "@connectrpc/connect";
+import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues, type ServiceImplSpec } from "@connectrpc/connect";
 import {
   type Compression,
   createMethodSerializationLookup,
@@ -15,12 +9,7 @@ import {
 } from "@connectrpc/connect/protocol";
 import type { CallGate } from "../../admin-auth/call-gate.js";
 import { lazyCallSignal } from "../../call/call-signal.js";
-import {
-  createUnaryInvoker,
-  type UnaryCall,
-  type UnaryInvoker,
-  type UnaryResult,
-} from "../../call/unary-invoker.js";
+import type { UnaryCall, UnaryInvoker, UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import type { AnnouncedSize } from "../../http/request-body.js";
 import { requestUrl } from "../../http/request-url.js";
@@ -48,10 +37,10 @@ export interface UnaryService {
   readonly readMaxBytes: number;
 }
 
-export interface UnaryServingOptions {
+export interface UnaryMethodsOptions {
   services: readonly UnaryService[];
-  /** Interceptors, outermost first, as given to Connect's router. */
-  interceptors: readonly Interceptor[];
+  /** The listener's one way into a call: its interceptors and the implementations. */
+  invoker: UnaryInvoker;
   /** Context values of each call. */
   contextValues: (req: NodeServerRequest) => ContextValues;
   /** The compressions accepted and offered, as given to Connect's router. */
@@ -60,13 +49,10 @@ export interface UnaryServingOptions {
   gate?: CallGate;
 }
 
-/** The protocols of the wire paths, as handlers see them (`HandlerContext.protocolName`). */
-type WireProtocol = "connect" | "grpc" | "grpc-web";
-
-/** What the protocol paths share: the methods, and the call through the interceptors. */
-export interface UnaryServing {
+/** What the protocol paths share: the methods, the gate, and the way into a call. */
+export interface UnaryMethods {
   /** The unary method at a path of the services, if any. */
-  method(method: DescMethod): UnaryMethod | undefined;
+  find(method: DescMethod): UnaryMethod | undefined;
   readonly acceptCompression: Compression[];
   /** The refusal of a call by its headers and connection alone (the gate), before any body byte is read. */
   admit(
@@ -74,37 +60,18 @@ export interface UnaryServing {
     headers: IncomingHttpHeaders,
     socket: { remoteAddress?: string | undefined } | undefined,
   ): ConnectError | undefined;
-  /**
-   * Runs the call through the interceptors and the implementation, as
-   * Connect's handlers do, with `protocol` as the handler's protocol name
-   * and `deadline` (Unix ms, null for none) as the call's deadline.
-   */
-  /** Runs the call as `invoke` does, from what the caller made of its request. */
-  call(
-    protocol: WireProtocol,
-    method: DescMethod,
-    input: Message,
-    call: UnaryCall,
-  ): Promise<UnaryResult>;
-  invoke(
-    protocol: WireProtocol,
-    method: DescMethod,
-    input: Message,
+  /** The call of a request of node's compatibility layer, as `invoke` takes it. */
+  callOf(
+    protocolName: string,
     req: NodeServerRequest,
     res: NodeServerResponse,
     deadline: number | null,
-  ): Promise<UnaryResult>;
+  ): UnaryCall;
+  /** The listener's invoker: the one way into a call. */
+  readonly invoker: UnaryInvoker;
 }
 
-export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
-  const specs = opts.services.map((s) => s.spec);
-  const invokerFor = (protocolName: string) =>
-    createUnaryInvoker({ services: specs, interceptors: opts.interceptors, protocolName });
-  const invokers: Record<WireProtocol, UnaryInvoker> = {
-    connect: invokerFor("connect"),
-    grpc: invokerFor("grpc"),
-    "grpc-web": invokerFor("grpc-web"),
-  };
+export function createUnaryMethods(opts: UnaryMethodsOptions): UnaryMethods {
   const { gate } = opts;
   const methods = new Map<DescMethod, UnaryMethod>();
   for (const service of opts.services) {
@@ -122,20 +89,19 @@ export function createUnaryServing(opts: UnaryServingOptions): UnaryServing {
     }
   }
   return {
-    method: (method) => methods.get(method),
+    find: (method) => methods.get(method),
     acceptCompression: [...opts.acceptCompression],
     admit: (method, headers, socket) => gate?.(method.parent, headers, socket),
-    call: (protocol, method, input, call) => invokers[protocol].invoke(method, input, call),
-    invoke(protocol, method, input, req, res, deadline) {
-      return invokers[protocol].invoke(method, input, {
-        requestMethod: req.method ?? "POST",
-        url: () => requestUrl(req),
-        header: () => webHeaders(req.headers),
-        contextValues: opts.contextValues(req),
-        signal: lazyCallSignal(res, deadline),
-        ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
-      });
-    },
+    callOf: (protocolName, req, res, deadline) => ({
+      protocolName,
+      requestMethod: req.method ?? "POST",
+      url: () => requestUrl(req),
+      header: () => webHeaders(req.headers),
+      contextValues: opts.contextValues(req),
+      signal: lazyCallSignal(res, deadline),
+      ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
+    }),
+    invoker: opts.invoker,
   };
 }
 

@@ -14,7 +14,7 @@ describe("createOpenApiEndpoint", () => {
     const endpoint = createOpenApiEndpoint(document);
     // Like the app: the endpoint first, anything else after it.
     server = createServer((req, res) => {
-      if (!endpoint(req, res)) {
+      if (!endpoint.answer(req, res)) {
         res.writeHead(404, { "content-type": "text/plain" });
         res.end("fallback");
       }
@@ -83,7 +83,7 @@ describe("createOpenApiEndpoint", () => {
   it("serves at another path when told", async () => {
     const endpoint = createOpenApiEndpoint(document, { path: "/v1/openapi.json" });
     const other = createServer((req, res) => {
-      if (!endpoint(req, res)) {
+      if (!endpoint.answer(req, res)) {
         res.writeHead(404);
         res.end();
       }

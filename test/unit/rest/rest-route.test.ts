@@ -4,6 +4,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { FieldDescriptorProto_Label, FieldDescriptorProto_Type } from "@bufbuild/protobuf/wkt";
 import { createServiceImplSpec } from "@connectrpc/connect";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { createUnaryInvoker } from "../../../src/call/unary-invoker.js";
 import { createRestGateway } from "../../../src/rest/rest-gateway.js";
 import { restRoutesOfService } from "../../../src/rest/rest-route.js";
 import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
@@ -130,7 +131,8 @@ describe("restRoutesOfService", () => {
 describe("createRestGateway route table", () => {
   function gatewayOf(methods: RunTimeMethod[]) {
     const service = serviceOf(methods);
-    return createRestGateway({ services: [createServiceImplSpec(service, {})] });
+    const services = [createServiceImplSpec(service, {})];
+    return createRestGateway({ services, invoker: createUnaryInvoker({ services }) });
   }
 
   it("throws when two rules claim the same method and path shape", () => {
@@ -160,6 +162,14 @@ describe("createRestGateway route table", () => {
   });
 
   it("rejects a bad maxBodyBytes", () => {
-    assert.throws(() => createRestGateway({ services: [], maxBodyBytes: -1 }), /maxBodyBytes/);
+    assert.throws(
+      () =>
+        createRestGateway({
+          services: [],
+          invoker: createUnaryInvoker({ services: [] }),
+          maxBodyBytes: -1,
+        }),
+      /maxBodyBytes/,
+    );
   });
 });

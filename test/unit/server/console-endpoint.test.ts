@@ -21,7 +21,7 @@ describe("console endpoint", () => {
     writeFileSync(join(dir, "built/notes.md"), "not served");
     const serve = createConsoleEndpoint(loadConsoleAssets(join(dir, "built")));
     server = createServer((req, res) => {
-      if (!serve(req, res)) {
+      if (!serve.answer(req, res)) {
         res.writeHead(404);
         res.end("passed on");
       }

@@ -7,6 +7,7 @@ import { createLogger } from "../../../src/log/logger.js";
 import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
 import { createAnswerTelemetry } from "../../../src/server/answer-telemetry.js";
 import { createForwardAuthEndpoint } from "../../../src/server/forward-auth-endpoint.js";
+import { askEndpoints } from "../../../src/server/listener-handler.js";
 import { StoreError } from "../../../src/store/store-error.js";
 import type {
   BearerAuthenticator,
@@ -38,7 +39,8 @@ describe("forward-auth endpoint", () => {
       return behaviour === "live" ? IDENTITY : undefined;
     },
   };
-  const endpoint = createForwardAuthEndpoint({ authenticator });
+  // Asked as the listener asks it, which labels its answers.
+  const endpoint = askEndpoints([createForwardAuthEndpoint({ authenticator })]);
   // Counted by the listener's telemetry, as in the service.
   const telemetry = createAnswerTelemetry({
     logger: createLogger({ destination: new PassThrough() }),

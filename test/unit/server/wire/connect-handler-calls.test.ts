@@ -14,7 +14,7 @@ import { attachExchange, Exchange } from "../../../../src/server/exchange.js";
 import { grpcStatusOf } from "../../../support/grpc-status-call.js";
 import { listeningServer, wireHandler } from "../../../support/wire-test-server.js";
 
-// What the wire paths give a call besides its answer (wire-parity.test.ts holds the answers to
+// What the wire paths give a call besides its answer (connect-handler-parity.test.ts holds the answers to
 // Connect's): the protocol name and deadline the handler sees, the call's signal when the client
 // goes, and what the exchange is told of a refusal made before the call.
 const seen: { protocol: string; timeoutMs: number | undefined }[] = [];
