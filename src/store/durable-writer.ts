@@ -1,3 +1,8 @@
+// Writes the store acknowledges only once enough replicas confirmed them
+// (Redis WAIT, on lanes of their own), and the undo of those they did not.
+//
+// Tested by test/integration/token-store.test.ts, test/integration/replica-wait.test.ts.
+
 import type { ChainableCommander } from "ioredis";
 import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { RedisClient } from "../redis/redis-client.js";

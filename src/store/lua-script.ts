@@ -26,7 +26,7 @@ export function luaConstants(constants: Readonly<Record<string, number>>): strin
  * the script reads them as `KEY.<name>` and `ARG.<name>` (a prelude made
  * from the declaration binds them to `KEYS[i]` and `ARGV[i]`), and the
  * caller passes them by name (`call`), so neither side knows a position.
- * test/unit/store/lua-scripts.test.ts checks that a script reads no
+ * test/unit/store/lua-script.test.ts checks that a script reads no
  * position itself and every name it reads, and only those, is declared.
  */
 export interface LuaScript<K extends string, A extends string> {

@@ -1,3 +1,8 @@
+// The users' registered public keys: put, delete (which revokes the user's
+// tokens) and list, each one script in the user's slot.
+//
+// Tested by test/integration/user-key-service.test.ts, test/integration/incident-tools.test.ts.
+
 import type { Result } from "ioredis";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter } from "./durable-writer.js";

@@ -1,11 +1,30 @@
 // The Lua scripts of the token store (lua/*.lua, read once at start-up), each
 // with its KEYS and ARGV declared once (`luaScript`). The create and delete
 // scripts share signed-call.lua, and both name their statuses
-// (token-script-status.ts) rather than spell numbers.
+// (token-script-status.ts) rather than spell numbers. Each is an ioredis
+// command on the store's clients (scripted-client.ts), typed with its reply below.
 
-import { luaScript } from "./lua-script.js";
+import type { Result } from "ioredis";
+import { luaScript, type ScriptArg } from "./lua-script.js";
 import { TOKEN_RECORD_LUA_CONSTANTS } from "./token-record.js";
 import { TokenScriptStatus } from "./token-script-status.js";
+
+type ScriptReply = [status: TokenScriptStatus, retryAfterMs: number];
+
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    perpsCreateToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
+    perpsDeleteToken(...keysAndArgs: ScriptArg[]): Result<ScriptReply, Context>;
+    perpsRollbackCreate(...keysAndArgs: ScriptArg[]): Result<number, Context>;
+    perpsListNamedTokensBuffer(
+      ...keysAndArgs: ScriptArg[]
+    ): Result<[TokenScriptStatus, number, ...(Buffer | number)[]], Context>;
+    perpsRevokeUserTokens(...keysAndArgs: ScriptArg[]): Result<number, Context>;
+    perpsLookupTokenBuffer(
+      ...keysAndArgs: ScriptArg[]
+    ): Result<[record: Buffer, expiresAtMs: number] | null, Context>;
+  }
+}
 
 /** The user's keys a signed call touches (signed-call.lua); `token` is the call's token. */
 const SIGNED_CALL_KEYS = [

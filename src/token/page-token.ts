@@ -1,4 +1,4 @@
-import type { ListPosition } from "../store/token-store.js";
+import type { ListPosition } from "../store/list-named-tokens.js";
 
 // ListTokens' page_token: where the next page resumes (a token's expiry and
 // name), in base64url so that clients treat it as opaque. It carries nothing

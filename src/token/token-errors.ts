@@ -9,7 +9,7 @@ import {
   TIMESTAMP_OUTSIDE_WINDOW,
   TOKEN_ALREADY_CREATED,
 } from "@perps/token-client/protocol";
-import type { CallRefusal } from "../store/token-store.js";
+import type { CallRefusal } from "../store/signed-call.js";
 
 /** Whole seconds, at least 1, for a `retry-after` header (the REST gateway forwards it). */
 function retryAfter(ms: number): Headers {

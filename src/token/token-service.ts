@@ -14,7 +14,8 @@ import {
   tokenIdOf,
 } from "@perps/token-client/protocol";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
-import type { CallRefusal, SignedCall, TokenStore } from "../store/token-store.js";
+import type { CallRefusal, SignedCall } from "../store/signed-call.js";
+import type { TokenStore } from "../store/token-store.js";
 import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";
 import { createListTokensHandler } from "./list-tokens.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { luaScript } from "../../../src/store/lua-script.js";
+import { luaConstants, luaScript } from "../../../src/store/lua-script.js";
 import { PUBLIC_KEY_SCRIPTS } from "../../../src/store/public-key-store.js";
 import { TOKEN_SCRIPTS } from "../../../src/store/token-scripts.js";
 
@@ -45,6 +45,18 @@ describe("Lua script contracts", () => {
       script.call({ second: "k2", first: "k1" }, { three: "3", one: digest, two: "2" }),
       ["k1", "k2", digest, "2", "3"],
     );
+  });
+
+  it("names its numbers before the files, one local each, so that Lua and TypeScript share them", () => {
+    assert.equal(luaConstants({ DONE: 1, REPLAYED: -2 }), "local DONE = 1\nlocal REPLAYED = -2");
+    const script = luaScript({
+      command: "test",
+      keys: ["token"],
+      args: [],
+      files: ["lookup-token.lua"],
+      constants: { DONE: 1 },
+    });
+    assert.match(script.source, /^local DONE = 1\n/);
   });
 
   it("refuses a name Lua cannot read as a field", () => {

@@ -1,0 +1,71 @@
+/**
+ * Where a token is deleted: one script (lua/delete-token.lua) that checks
+ * the signed call and deletes the token, atomic with every check; the
+ * token cache forgets the record whatever came of it.
+ *
+ * Tested by test/integration/token-store.test.ts, test/integration/token-cache.test.ts.
+ */
+
+import type { DurableWriter } from "./durable-writer.js";
+import { forgettingAfter } from "./forgetting-after.js";
+import { LEGACY_LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
+import type { RedisCall } from "./redis-call.js";
+import {
+  type CallRefusal,
+  refusal,
+  type SignedCall,
+  type SignedCallLimits,
+  signedCallArgs,
+  signedCallKeys,
+} from "./signed-call.js";
+import { StoreError } from "./store-error.js";
+import type { TokenRecordCache } from "./token-record-cache.js";
+import { TokenScriptStatus as Status } from "./token-script-status.js";
+import { DELETE_TOKEN } from "./token-scripts.js";
+
+export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | CallRefusal;
+
+/** Deletes a live token of the user (TokenStore's `delete`). */
+export type TokenDeleter = (call: SignedCall & { tokenId: string }) => Promise<DeleteTokenOutcome>;
+
+export interface TokenDeleterOptions {
+  redisCall: RedisCall;
+  writer: DurableWriter;
+  limits: SignedCallLimits;
+  /** The token records kept in memory, if any. */
+  cache: TokenRecordCache | undefined;
+}
+
+export function createTokenDeleter(opts: TokenDeleterOptions): TokenDeleter {
+  const { redisCall, writer, limits, cache } = opts;
+  return async (call) => {
+    const args = DELETE_TOKEN.call(signedCallKeys(call.userId, call.tokenId), {
+      ...signedCallArgs(call, limits),
+      liveMember: liveMemberOf(call.tokenId),
+      tokenId: call.tokenId,
+      legacyLiveMemberBytes: String(LEGACY_LIVE_MEMBER_BYTES),
+    });
+    const { reply, confirmed } = await forgettingAfter(
+      () => cache?.forget(redisKeysOf(call.userId).token(call.tokenId)),
+      () =>
+        redisCall("token.delete", () =>
+          writer.write(
+            (client) => client.perpsDeleteToken(...args),
+            (pipeline) => pipeline.perpsDeleteToken(...args),
+          ),
+        ),
+    );
+    const [status, retryAfterMs] = reply;
+    if (status === Status.DONE && !confirmed) {
+      throw new StoreError("unconfirmed-write");
+    }
+    switch (status) {
+      case Status.DONE:
+        return { kind: "deleted" };
+      case Status.NOT_FOUND:
+        return { kind: "not-found" };
+      default:
+        return refusal(status, retryAfterMs);
+    }
+  };
+}

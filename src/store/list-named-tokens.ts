@@ -1,0 +1,99 @@
+/**
+ * Where a user's named tokens are listed: one script
+ * (lua/list-named-tokens.lua) takes a call from the user's list rate and
+ * cuts a page of the name index in Redis.
+ *
+ * Tested by test/integration/token-store.test.ts, test/integration/token-store-list-pages.test.ts, test/integration/list-tokens.test.ts.
+ */
+
+import type { RedisClient } from "../redis/redis-client.js";
+import { redisKeysOf } from "./keys.js";
+import type { RedisCall } from "./redis-call.js";
+import { type TokenRecordExtras, tokenRecordExtras } from "./token-record.js";
+import { TokenScriptStatus as Status } from "./token-script-status.js";
+import { LIST_NAMED_TOKENS } from "./token-scripts.js";
+
+/** A live named token, as listed: its id, name, expiry and every other stored field. */
+export interface NamedTokenSummary extends TokenRecordExtras {
+  id: string;
+  name: string;
+  expiresAtMs: number;
+}
+
+/** A place in the listing's order (expiry, then name in byte order): a page resumes after it. */
+export interface ListPosition {
+  expiresAtMs: number;
+  name: string;
+}
+
+/** What a page of the listing asks for. */
+export interface ListPageRequest {
+  /** Most tokens in the page (at least 1). */
+  size: number;
+  /** Undefined for the first page. */
+  after: ListPosition | undefined;
+}
+
+export type ListNamedOutcome =
+  | {
+      kind: "page";
+      tokens: NamedTokenSummary[];
+      /** Where the next page resumes; undefined when this page is the last. */
+      next: ListPosition | undefined;
+    }
+  | { kind: "rate-limited"; retryAfterMs: number };
+
+/** A page of the user's live named tokens (TokenStore's `listNamed`). */
+export type NamedTokenLister = (userId: string, page: ListPageRequest) => Promise<ListNamedOutcome>;
+
+export interface NamedTokenListerOptions {
+  /** The client with the token scripts defined on it (scripted-client.ts). */
+  redis: () => RedisClient;
+  redisCall: RedisCall;
+  /** List calls per user per rate period (the list bucket's capacity, decimal text). */
+  rateCapacity: string;
+  /** The rate bucket's period, in ms (decimal text). */
+  ratePeriodMs: string;
+}
+
+export function createNamedTokenLister(opts: NamedTokenListerOptions): NamedTokenLister {
+  const { redis, redisCall, rateCapacity, ratePeriodMs } = opts;
+  return async (userId, page) => {
+    const redisKeys = redisKeysOf(userId);
+    const args = LIST_NAMED_TOKENS.call(
+      { names: redisKeys.names, nameIds: redisKeys.nameIds, listRate: redisKeys.listRate },
+      {
+        tokenPrefix: redisKeys.tokenPrefix,
+        rateCapacity,
+        ratePeriodMs,
+        pageSize: String(page.size),
+        afterExpiresAtMs: page.after === undefined ? "" : String(page.after.expiresAtMs),
+        afterName: page.after?.name ?? "",
+      },
+    );
+    const [status, retryAfterMs, more, lastExpiresAtMs, lastName, ...flat] = await redisCall(
+      "token.list",
+      () => redis().perpsListNamedTokensBuffer(...args),
+      "read",
+    );
+    if (status === Status.RATE_LIMITED) {
+      return { kind: "rate-limited", retryAfterMs };
+    }
+    const tokens: NamedTokenSummary[] = [];
+    for (let i = 0; i + 3 < flat.length; i += 4) {
+      const record = flat[i + 3];
+      tokens.push({
+        // The name and expiry the index orders by; the other fields from the record.
+        ...(Buffer.isBuffer(record) ? tokenRecordExtras(record) : tokenRecordExtras(Buffer.of())),
+        name: String(flat[i]),
+        id: String(flat[i + 1]),
+        expiresAtMs: Number(String(flat[i + 2])),
+      });
+    }
+    const next =
+      more === 1
+        ? { expiresAtMs: Number(String(lastExpiresAtMs)), name: String(lastName) }
+        : undefined;
+    return { kind: "page", tokens, next };
+  };
+}
