@@ -1,16 +1,11 @@
-import { STATUS_CODES } from "node:http";
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import { Code, type ContextValues, createContextValues } from "@connectrpc/connect";
-import { connectCodeName, restCodeFromHttpStatus } from "@perps/token-client/protocol";
+import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
-import { createRequestLineWriter } from "../log/request-line.js";
-import { createRequestSeries } from "../metrics/request-series.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
-import { isServerFault } from "../status/server-fault.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
-import { rpcProtocol } from "./call-protocol.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
+import { createExchangeReport } from "./exchange-report.js";
 import { requestIdKey, settleRequestId } from "./request-id.js";
 import type { ListenerName } from "./served-service.js";
 import type { TransportAnswer } from "./transport-answer.js";
@@ -62,17 +57,6 @@ export interface AnswerTelemetry {
 }
 
 /**
- * The protocol label of an exchange. A gRPC or gRPC-Web request that named no
- * RPC of ours (an unknown method) is still labelled by its protocol: a client
- * calling methods we do not serve should show as such.
- */
-function protocolOf(exchange: Exchange, contentType: string | undefined): string {
-  return exchange.method === "http" && contentType?.startsWith("application/grpc")
-    ? rpcProtocol(contentType)
-    : exchange.protocol;
-}
-
-/**
  * Every answer the service gives is observable, not only the calls that reach
  * the interceptors: plain endpoints (health, metrics, OpenAPI), unknown
  * paths, the REST gateway's refusals of malformed requests and Connect's own
@@ -83,10 +67,7 @@ function protocolOf(exchange: Exchange, contentType: string | undefined): string
  * object and one shared 'close' listener.
  */
 export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelemetry {
-  // The fields of these lines cannot hold a secret (see the call telemetry interceptor).
-  const logger = opts.logger.child({}, { redact: [] });
-  const requestLine = createRequestLineWriter(logger);
-  const seriesOf = createRequestSeries(opts.metrics);
+  const report = createExchangeReport(opts);
   const { tracing } = opts;
   const trustedListeners = opts.traceTrustedListeners ?? [];
   const trusts = (listener: ListenerName | undefined) =>
@@ -100,76 +81,12 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     return values;
   }
 
-  /** The exchange's one log line and count, once it is over. */
-  function tell(exchange: Exchange, contentType: string | undefined): void {
-    const seconds = (performance.now() - exchange.started) / 1000;
-    const answered = exchange.complete;
-    const code = answered
-      ? (exchange.code ?? restCodeFromHttpStatus(exchange.status))
-      : Code.Canceled;
-    const protocol = protocolOf(exchange, contentType);
-    const series = seriesOf(exchange.method, protocol);
-    const metricCode = code === undefined ? "ok" : connectCodeName(code);
-    series.duration.observe(seconds);
-    series.calls(metricCode).inc();
-    if (code === undefined && !exchange.probe && exchange.trace === undefined) {
-      // Nearly every line: written without building a log object.
-      requestLine({
-        method: exchange.method,
-        protocol,
-        requestId: exchange.requestId,
-        code: "ok",
-        ms: Math.round(seconds * 1000),
-      });
-      return;
-    }
-    const line = {
-      method: exchange.method,
-      protocol,
-      requestId: exchange.requestId,
-      code: code === undefined ? "ok" : Code[code],
-      ms: Math.round(seconds * 1000),
-      ...(exchange.trace === undefined ? {} : { traceId: exchange.trace.traceId }),
-    };
-    if (exchange.trace !== undefined) {
-      tracing?.finish(exchange.trace, {
-        method: exchange.method,
-        protocol,
-        status: answered ? exchange.status : 0,
-        code: metricCode,
-        grpcStatus: code ?? 0,
-        serverFault: code !== undefined && isServerFault(code),
-        requestId: exchange.requestId,
-      });
-    }
-    if (!answered) {
-      // No answer: the client went away first. Resets and scans make these by the thousand.
-      logger.debug({ ...line, message: "the client left before the answer" }, "request abandoned");
-    } else if (code === undefined) {
-      if (exchange.probe) {
-        logger.debug(line, "request");
-      } else {
-        logger.info(line, "request");
-      }
-    } else {
-      const message = exchange.message || (STATUS_CODES[exchange.status] ?? "");
-      // A readiness probe answering 503 is the probe working, not a failure;
-      // forward-auth's 503 (method "forward-auth") is one.
-      const probe = code === Code.Unavailable && exchange.method === "http" && protocol === "http";
-      if (isServerFault(code) && !probe) {
-        logger.error({ ...line, cause: message }, "request failed");
-      } else {
-        logger.info({ ...line, message }, "request");
-      }
-    }
-  }
-
   /** A response's exchange as it ended. */
   function tellResponse(exchange: Exchange, res: NodeServerResponse): void {
     if (res.writableEnded) {
       exchange.recordSent(res.statusCode);
     }
-    tell(exchange, res.req.headers["content-type"]);
+    report.exchange(exchange, res.req.headers["content-type"]);
   }
 
   /** A raw HTTP/2 stream's exchange, once the stream closed: sent if its whole answer was. */
@@ -182,7 +99,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     if (typeof status === "number") {
       exchange.recordSent(status);
     }
-    tell(exchange, undefined);
+    report.exchange(exchange, undefined);
   }
 
   // One listener for all responses: the response is `this`, so no closure per request.
@@ -248,21 +165,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
       stream.once("close", tellStream);
       return exchange;
     },
-    transportAnswer(answer) {
-      // No handler saw the request: no method, and no arrival time to time it from.
-      seriesOf("http", "http").calls(connectCodeName(answer.code)).inc();
-      logger.info(
-        {
-          method: "http",
-          protocol: answer.protocol,
-          requestId: answer.requestId,
-          code: Code[answer.code],
-          status: answer.status,
-          message: answer.reason,
-        },
-        "request",
-      );
-    },
+    transportAnswer: report.transportAnswer,
     contextValues(req) {
       const exchange = exchangeOf(req);
       return exchange === undefined ? createContextValues() : valuesOf(exchange);

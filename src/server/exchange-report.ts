@@ -1,0 +1,137 @@
+import { STATUS_CODES } from "node:http";
+import { Code } from "@connectrpc/connect";
+import { connectCodeName, restCodeFromHttpStatus } from "@perps/token-client/protocol";
+import type { Logger } from "../log/logger.js";
+import { createRequestLineWriter } from "../log/request-line.js";
+import { createRequestSeries } from "../metrics/request-series.js";
+import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import { isServerFault } from "../status/server-fault.js";
+import type { CallTracing } from "../tracing/call-tracing.js";
+import { rpcProtocol } from "./call-protocol.js";
+import type { Exchange } from "./exchange.js";
+import type { TransportAnswer } from "./transport-answer.js";
+
+export interface ExchangeReportOptions {
+  logger: Logger;
+  metrics: ServiceMetrics;
+  /** Ends an exchange's server span with its line. Default: none (tracing off). */
+  tracing?: CallTracing;
+}
+
+/** The one log line, count and span end of each answer the service gives. */
+export interface ExchangeReport {
+  /** An exchange's, once it is over; `contentType` is its request's. */
+  exchange(exchange: Exchange, contentType: string | undefined): void;
+  /** An answer the transport gave by itself, before any handler (no exchange). */
+  transportAnswer(answer: TransportAnswer): void;
+}
+
+/**
+ * The protocol label of an exchange. A gRPC or gRPC-Web request that named no
+ * RPC of ours (an unknown method) is still labelled by its protocol: a client
+ * calling methods we do not serve should show as such.
+ */
+function protocolOf(exchange: Exchange, contentType: string | undefined): string {
+  return exchange.method === "http" && contentType?.startsWith("application/grpc")
+    ? rpcProtocol(contentType)
+    : exchange.protocol;
+}
+
+/**
+ * Reports what an exchange's writers recorded: the request count and
+ * duration by method, protocol and code, the server span's end, and one log
+ * line, whose level says whose failure it was (`isServerFault`).
+ */
+export function createExchangeReport(opts: ExchangeReportOptions): ExchangeReport {
+  // The fields of these lines cannot hold a secret (see the call telemetry interceptor).
+  const logger = opts.logger.child({}, { redact: [] });
+  const requestLine = createRequestLineWriter(logger);
+  const seriesOf = createRequestSeries(opts.metrics);
+  const { tracing } = opts;
+
+  /** The line of an exchange that is not a plain success (or that is traced). */
+  function logLine(exchange: Exchange, protocol: string, code: Code | undefined, ms: number) {
+    const line = {
+      method: exchange.method,
+      protocol,
+      requestId: exchange.requestId,
+      code: code === undefined ? "ok" : Code[code],
+      ms,
+      ...(exchange.trace === undefined ? {} : { traceId: exchange.trace.traceId }),
+    };
+    if (!exchange.complete) {
+      // No answer: the client went away first. Resets and scans make these by the thousand.
+      logger.debug({ ...line, message: "the client left before the answer" }, "request abandoned");
+    } else if (code === undefined) {
+      if (exchange.probe) {
+        logger.debug(line, "request");
+      } else {
+        logger.info(line, "request");
+      }
+    } else {
+      const message = exchange.message || (STATUS_CODES[exchange.status] ?? "");
+      // A readiness probe answering 503 is the probe working, not a failure;
+      // forward-auth's 503 (method "forward-auth") is one.
+      const probe = code === Code.Unavailable && exchange.method === "http" && protocol === "http";
+      if (isServerFault(code) && !probe) {
+        logger.error({ ...line, cause: message }, "request failed");
+      } else {
+        logger.info({ ...line, message }, "request");
+      }
+    }
+  }
+
+  return {
+    exchange(exchange, contentType) {
+      const seconds = (performance.now() - exchange.started) / 1000;
+      const answered = exchange.complete;
+      const code = answered
+        ? (exchange.code ?? restCodeFromHttpStatus(exchange.status))
+        : Code.Canceled;
+      const protocol = protocolOf(exchange, contentType);
+      const series = seriesOf(exchange.method, protocol);
+      const metricCode = code === undefined ? "ok" : connectCodeName(code);
+      series.duration.observe(seconds);
+      series.calls(metricCode).inc();
+      const ms = Math.round(seconds * 1000);
+      if (code === undefined && !exchange.probe && exchange.trace === undefined) {
+        // Nearly every line: written without building a log object.
+        requestLine({
+          method: exchange.method,
+          protocol,
+          requestId: exchange.requestId,
+          code: "ok",
+          ms,
+        });
+        return;
+      }
+      if (exchange.trace !== undefined) {
+        tracing?.finish(exchange.trace, {
+          method: exchange.method,
+          protocol,
+          status: answered ? exchange.status : 0,
+          code: metricCode,
+          grpcStatus: code ?? 0,
+          serverFault: code !== undefined && isServerFault(code),
+          requestId: exchange.requestId,
+        });
+      }
+      logLine(exchange, protocol, code, ms);
+    },
+    transportAnswer(answer) {
+      // No handler saw the request: no method, and no arrival time to time it from.
+      seriesOf("http", "http").calls(connectCodeName(answer.code)).inc();
+      logger.info(
+        {
+          method: "http",
+          protocol: answer.protocol,
+          requestId: answer.requestId,
+          code: Code[answer.code],
+          status: answer.status,
+          message: answer.reason,
+        },
+        "request",
+      );
+    },
+  };
+}
