@@ -23,7 +23,7 @@ export const CREATE_PATH_LAYERS: readonly Layer[] = [
   { name: "Metrics (prom-client)", frames: /prom-client|service-metrics/ },
   {
     name: "ioredis: the command, the pipeline, the socket write, the reply",
-    frames: /ioredis|redis-parser|standard-as-callback|durable-writer|redis-call/,
+    frames: /ioredis|redis-parser|standard-as-callback|durable-writer|redis-runner/,
   },
   {
     name: "node:http response: headers and the socket write",

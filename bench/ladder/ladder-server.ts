@@ -62,7 +62,7 @@ import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-clie
 import { errorInterceptor } from "../../src/server/error-interceptor.js";
 import { requestIdInterceptor, settleRequestId } from "../../src/server/request-id.js";
 import { redisKeysOf } from "../../src/store/keys.js";
-import { createRedisCall } from "../../src/store/redis-call.js";
+import { createRedisRunner } from "../../src/store/redis-runner.js";
 import { createTokenRecordCache } from "../../src/store/token-record-cache.js";
 import { createTokenStore } from "../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
@@ -128,7 +128,7 @@ const store = createTokenStore({
     : {}),
   rateLimitPerMinute: 1_000_000,
   maxActivePerUser: 1_000_000,
-  ...(on("metrics") ? { call: createRedisCall({ observe: observeRedis(metrics) }) } : {}),
+  ...(on("metrics") ? { runRedis: createRedisRunner({ observe: observeRedis(metrics) }) } : {}),
 });
 const authenticator = createBearerAuthenticator({ store });
 const verifier = createEd25519Verifier();

@@ -6,7 +6,7 @@ import { createTokenCacheMetrics } from "../metrics/token-cache-metrics.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import type { DurableWriterOptions } from "../store/durable-writer.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
-import type { RedisCall } from "../store/redis-call.js";
+import type { RedisRunner } from "../store/redis-runner.js";
 import { createTokenRecordCache } from "../store/token-record-cache.js";
 import { createTokenStore, type TokenStoreOptions } from "../store/token-store.js";
 import {
@@ -51,7 +51,7 @@ export interface ApiImplementationOptions extends ApiSettings {
   /** Connections for writes that wait for replicas (redis-connections.ts). Default: `redis`. */
   redisWaitLanes?: readonly RedisHolder[];
   /** Every Redis operation goes through it (metrics, traces). */
-  call: RedisCall;
+  runRedis: RedisRunner;
   metrics: ServiceMetrics;
   /** Where the admin services' audit lines go. */
   logger: Logger;
@@ -67,7 +67,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   /** Closes what the implementations hold open (the token cache's connections). */
   close(): void;
 } {
-  const { redis, call, metrics } = opts;
+  const { redis, runRedis, metrics } = opts;
   const now = opts.now === undefined ? {} : { now: opts.now };
   const durability = {
     ...opts.durability,
@@ -85,7 +85,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   const cache = tokenCache === undefined ? {} : { cache: tokenCache };
   const tokenStore = createTokenStore({
     redis,
-    call,
+    runRedis,
     ...cache,
     ...durability,
     ...opts.tokenLimits,
@@ -111,7 +111,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
       userKey: createUserKeyService({
         store: createPublicKeyStore({
           redis,
-          call,
+          runRedis,
           ...durability,
           ...(tokenCache === undefined ? {} : { tokenCache }),
         }),

@@ -17,7 +17,7 @@ import { loadLimitLocations } from "../openapi/limit-locations.js";
 import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createRouteTable } from "../rest/route-table.js";
-import { createRedisCall } from "../store/redis-call.js";
+import { createRedisRunner } from "../store/redis-runner.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { type ApiSettings, createApiImplementations } from "./api-implementations.js";
@@ -126,11 +126,11 @@ export function createApp(opts: AppOptions): App {
   const stopping = new AbortController();
   const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
   const metrics = opts.metrics ?? createServiceMetrics({ ready });
-  const call = createRedisCall({
+  const runRedis = createRedisRunner({
     observe: observeRedis(metrics),
     ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),
   });
-  const { impl, bearer, close } = createApiImplementations({ ...opts, call, metrics });
+  const { impl, bearer, close } = createApiImplementations({ ...opts, runRedis, metrics });
   const api = apiServices(impl);
   const reflection = createGrpcReflection({ services: [...api.map((s) => s.service), Health] });
   const services = [

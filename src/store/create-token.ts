@@ -1,6 +1,6 @@
 /**
  * Where a token is created: one script (lua/create-token.lua) that checks
- * the signed call and the user's limits and stores the record, atomic with
+ * the signed request and the user's limits and stores the record, atomic with
  * every check, and its rollback (lua/rollback-create.lua) when replicas did
  * not confirm it.
  *
@@ -10,15 +10,15 @@
 import type { DurableWriter } from "./durable-writer.js";
 import { liveMemberOf, redisKeysOf } from "./keys.js";
 import type { ScriptArg } from "./lua-script.js";
-import type { RedisCall } from "./redis-call.js";
+import type { RedisRunner } from "./redis-runner.js";
 import {
-  type CallRefusal,
+  type RequestRefusal,
   refusal,
-  type SignedCall,
-  type SignedCallLimits,
-  signedCallArgs,
-  signedCallKeys,
-} from "./signed-call.js";
+  type SignedRequest,
+  type SignedRequestLimits,
+  signedRequestArgs,
+  signedRequestKeys,
+} from "./signed-request.js";
 import { StoreError } from "./store-error.js";
 import { encodeTokenRecord, type TokenRecordExtras } from "./token-record.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
@@ -29,7 +29,7 @@ import { CREATE_TOKEN, ROLLBACK_CREATE } from "./token-scripts.js";
  * of the stored record (TokenRecord, token-record.ts); each one left out is
  * stored as its default.
  */
-export interface NewToken extends SignedCall, Partial<TokenRecordExtras> {
+export interface NewToken extends SignedRequest, Partial<TokenRecordExtras> {
   /** `tokenIdOf(messageDigest)`: a replay of the message finds the token by it. */
   tokenId: string;
   /** `tokenDigest()` of the bearer token; the token itself is never stored. */
@@ -45,24 +45,24 @@ export type CreateTokenOutcome =
   | { kind: "already-created" }
   | { kind: "name-taken" }
   | { kind: "too-many-tokens"; retryAfterMs: number }
-  | CallRefusal;
+  | RequestRefusal;
 
 /** Stores a token (TokenStore's `create`). */
 export type TokenCreator = (token: NewToken) => Promise<CreateTokenOutcome>;
 
 export interface TokenCreatorOptions {
-  redisCall: RedisCall;
+  runRedis: RedisRunner;
   writer: DurableWriter;
-  limits: SignedCallLimits;
+  limits: SignedRequestLimits;
   /** Most live tokens per user, session tokens included (decimal text). */
   maxActive: string;
 }
 
-/** The create script's keys and arguments: the signed call, the record and the user's limit. */
+/** The create script's keys and arguments: the signed request, the record and the user's limit. */
 function createArgs(
   token: NewToken,
   liveMember: Buffer,
-  limits: SignedCallLimits,
+  limits: SignedRequestLimits,
   maxActive: string,
 ): ScriptArg[] {
   const {
@@ -75,8 +75,8 @@ function createArgs(
     expiresAtMs,
     ...extras
   } = token;
-  return CREATE_TOKEN.call(signedCallKeys(token.userId, token.tokenId), {
-    ...signedCallArgs(token, limits),
+  return CREATE_TOKEN.argv(signedRequestKeys(token.userId, token.tokenId), {
+    ...signedRequestArgs(token, limits),
     record: encodeTokenRecord({ digest, name: name ?? "", expiresAtMs, extras }),
     liveMember,
     named: token.name === undefined ? "0" : "1",
@@ -90,7 +90,7 @@ function createArgs(
 /** The rollback's keys and arguments: what the create wrote, found again by name. */
 function rollbackArgs(token: NewToken, liveMember: Buffer): ScriptArg[] {
   const redisKeys = redisKeysOf(token.userId);
-  return ROLLBACK_CREATE.call(
+  return ROLLBACK_CREATE.argv(
     {
       token: redisKeys.token(token.tokenId),
       names: redisKeys.names,
@@ -124,7 +124,7 @@ function createOutcome(status: Status, retryAfterMs: number): CreateTokenOutcome
 }
 
 export function createTokenCreator(opts: TokenCreatorOptions): TokenCreator {
-  const { redisCall, writer, limits, maxActive } = opts;
+  const { runRedis, writer, limits, maxActive } = opts;
   return async (token) => {
     const liveMember = liveMemberOf(token.tokenId);
     const args = createArgs(token, liveMember, limits, maxActive);
@@ -132,7 +132,7 @@ export function createTokenCreator(opts: TokenCreatorOptions): TokenCreator {
     // Nobody receives the value of a token whose create was not confirmed or
     // whose reply was lost: it is rolled back (on the same connection, so after
     // the create should that still run), and a retry finds its name free.
-    const { reply, confirmed } = await redisCall("token.create", () =>
+    const { reply, confirmed } = await runRedis("token.create", () =>
       writer.write(
         (client) => client.perpsCreateToken(...args),
         (pipeline) => pipeline.perpsCreateToken(...args),

@@ -9,38 +9,40 @@
 import type { DurableWriter } from "./durable-writer.js";
 import { forgettingAfter } from "./forgetting-after.js";
 import { LEGACY_LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
-import type { RedisCall } from "./redis-call.js";
+import type { RedisRunner } from "./redis-runner.js";
 import {
-  type CallRefusal,
+  type RequestRefusal,
   refusal,
-  type SignedCall,
-  type SignedCallLimits,
-  signedCallArgs,
-  signedCallKeys,
-} from "./signed-call.js";
+  type SignedRequest,
+  type SignedRequestLimits,
+  signedRequestArgs,
+  signedRequestKeys,
+} from "./signed-request.js";
 import { StoreError } from "./store-error.js";
 import type { TokenRecordCache } from "./token-record-cache.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 import { DELETE_TOKEN } from "./token-scripts.js";
 
-export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | CallRefusal;
+export type DeleteTokenOutcome = { kind: "deleted" } | { kind: "not-found" } | RequestRefusal;
 
 /** Deletes a live token of the user (TokenStore's `delete`). */
-export type TokenDeleter = (call: SignedCall & { tokenId: string }) => Promise<DeleteTokenOutcome>;
+export type TokenDeleter = (
+  call: SignedRequest & { tokenId: string },
+) => Promise<DeleteTokenOutcome>;
 
 export interface TokenDeleterOptions {
-  redisCall: RedisCall;
+  runRedis: RedisRunner;
   writer: DurableWriter;
-  limits: SignedCallLimits;
+  limits: SignedRequestLimits;
   /** The token records kept in memory, if any. */
   cache: TokenRecordCache | undefined;
 }
 
 export function createTokenDeleter(opts: TokenDeleterOptions): TokenDeleter {
-  const { redisCall, writer, limits, cache } = opts;
+  const { runRedis, writer, limits, cache } = opts;
   return async (call) => {
-    const args = DELETE_TOKEN.call(signedCallKeys(call.userId, call.tokenId), {
-      ...signedCallArgs(call, limits),
+    const args = DELETE_TOKEN.argv(signedRequestKeys(call.userId, call.tokenId), {
+      ...signedRequestArgs(call, limits),
       liveMember: liveMemberOf(call.tokenId),
       tokenId: call.tokenId,
       legacyLiveMemberBytes: String(LEGACY_LIVE_MEMBER_BYTES),
@@ -48,7 +50,7 @@ export function createTokenDeleter(opts: TokenDeleterOptions): TokenDeleter {
     const { reply, confirmed } = await forgettingAfter(
       () => cache?.forget(redisKeysOf(call.userId).token(call.tokenId)),
       () =>
-        redisCall("token.delete", () =>
+        runRedis("token.delete", () =>
           writer.write(
             (client) => client.perpsDeleteToken(...args),
             (pipeline) => pipeline.perpsDeleteToken(...args),

@@ -8,7 +8,7 @@
 
 import type { RedisClient } from "../redis/redis-client.js";
 import { redisKeysOf } from "./keys.js";
-import type { RedisCall } from "./redis-call.js";
+import type { RedisRunner } from "./redis-runner.js";
 import { type TokenRecordExtras, tokenRecordExtras } from "./token-record.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 import { LIST_NAMED_TOKENS } from "./token-scripts.js";
@@ -49,7 +49,7 @@ export type NamedTokenLister = (userId: string, page: ListPageRequest) => Promis
 export interface NamedTokenListerOptions {
   /** The client with the token scripts defined on it (scripted-client.ts). */
   redis: () => RedisClient;
-  redisCall: RedisCall;
+  runRedis: RedisRunner;
   /** List calls per user per rate period (the list bucket's capacity, decimal text). */
   rateCapacity: string;
   /** The rate bucket's period, in ms (decimal text). */
@@ -57,10 +57,10 @@ export interface NamedTokenListerOptions {
 }
 
 export function createNamedTokenLister(opts: NamedTokenListerOptions): NamedTokenLister {
-  const { redis, redisCall, rateCapacity, ratePeriodMs } = opts;
+  const { redis, runRedis, rateCapacity, ratePeriodMs } = opts;
   return async (userId, page) => {
     const redisKeys = redisKeysOf(userId);
-    const args = LIST_NAMED_TOKENS.call(
+    const args = LIST_NAMED_TOKENS.argv(
       { names: redisKeys.names, nameIds: redisKeys.nameIds, listRate: redisKeys.listRate },
       {
         tokenPrefix: redisKeys.tokenPrefix,
@@ -71,7 +71,7 @@ export function createNamedTokenLister(opts: NamedTokenListerOptions): NamedToke
         afterName: page.after?.name ?? "",
       },
     );
-    const [status, retryAfterMs, more, lastExpiresAtMs, lastName, ...flat] = await redisCall(
+    const [status, retryAfterMs, more, lastExpiresAtMs, lastName, ...flat] = await runRedis(
       "token.list",
       () => redis().perpsListNamedTokensBuffer(...args),
       "read",

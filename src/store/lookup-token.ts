@@ -9,7 +9,7 @@
 
 import type { RedisClient } from "../redis/redis-client.js";
 import { redisKeysOf } from "./keys.js";
-import type { RedisCall } from "./redis-call.js";
+import type { RedisRunner } from "./redis-runner.js";
 import { decodeTokenRecord } from "./token-record.js";
 import type { TokenRecordCache, TrackedRead } from "./token-record-cache.js";
 import { LOOKUP_TOKEN } from "./token-scripts.js";
@@ -32,13 +32,13 @@ export type TokenLookup = (userId: string, tokenId: string) => Promise<StoredTok
 export interface TokenLookupOptions {
   /** The client with the token scripts defined on it (scripted-client.ts). */
   redis: () => RedisClient;
-  redisCall: RedisCall;
+  runRedis: RedisRunner;
   /** Token records kept in memory, dropped on Redis' invalidations; undefined: every lookup reads Redis. */
   cache: TokenRecordCache | undefined;
 }
 
 export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
-  const { redis, redisCall, cache } = opts;
+  const { redis, runRedis, cache } = opts;
   return async (userId, tokenId) => {
     const key = redisKeysOf(userId).token(tokenId);
     const cached = cache?.get(key);
@@ -48,7 +48,7 @@ export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
     // One GET on the user's primary (reads never go to a lagging replica,
     // which may still hold a deleted token); with a cache, on its tracking
     // connection when it can.
-    const read = await redisCall(
+    const read = await runRedis(
       "token.lookup",
       (): Promise<{ value: Buffer | null; keep?: TrackedRead["keep"] }> =>
         cache === undefined
@@ -72,9 +72,9 @@ export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
       return found;
     }
     // A record of layout 0 does not say when it expires: its key does.
-    const reply = await redisCall(
+    const reply = await runRedis(
       "token.lookup",
-      () => redis().perpsLookupTokenBuffer(...LOOKUP_TOKEN.call({ token: key }, {})),
+      () => redis().perpsLookupTokenBuffer(...LOOKUP_TOKEN.argv({ token: key }, {})),
       "read",
     );
     return reply === null

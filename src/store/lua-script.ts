@@ -25,7 +25,7 @@ export function luaConstants(constants: Readonly<Record<string, number>>): strin
  * A Lua script with its KEYS and ARGV declared once, by name and in order:
  * the script reads them as `KEY.<name>` and `ARG.<name>` (a prelude made
  * from the declaration binds them to `KEYS[i]` and `ARGV[i]`), and the
- * caller passes them by name (`call`), so neither side knows a position.
+ * caller passes them by name (`argv`), so neither side knows a position.
  * test/unit/store/lua-script.test.ts checks that a script reads no
  * position itself and every name it reads, and only those, is declared.
  */
@@ -39,7 +39,7 @@ export interface LuaScript<K extends string, A extends string> {
   /** The text Redis runs: the prelude, then `source`. */
   readonly lua: string;
   /** KEYS then ARGV, in the declared order. */
-  call(keys: Readonly<Record<K, string>>, args: Readonly<Record<A, ScriptArg>>): ScriptArg[];
+  argv(keys: Readonly<Record<K, string>>, args: Readonly<Record<A, ScriptArg>>): ScriptArg[];
 }
 
 export interface LuaScriptOptions<K extends string, A extends string> {
@@ -76,6 +76,6 @@ export function luaScript<const K extends string, const A extends string = never
     args: opts.args,
     source,
     lua: `${prelude}\n${source}`,
-    call: (keys, args) => [...opts.keys.map((k) => keys[k]), ...opts.args.map((a) => args[a])],
+    argv: (keys, args) => [...opts.keys.map((k) => keys[k]), ...opts.args.map((a) => args[a])],
   };
 }

@@ -8,7 +8,7 @@ import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
 import { luaScript, type ScriptArg } from "./lua-script.js";
-import { createRedisCall, type RedisCall } from "./redis-call.js";
+import { createRedisRunner, type RedisRunner } from "./redis-runner.js";
 import { scriptedClient } from "./scripted-client.js";
 import { StoreError } from "./store-error.js";
 import type { TokenRecordCache } from "./token-record-cache.js";
@@ -92,7 +92,7 @@ export interface PublicKeyStoreOptions {
   /** Connections for writes that wait for replicas (durable-writer.ts). Default: `redis`. */
   waitLanes?: readonly RedisHolder[];
   /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
-  call?: RedisCall;
+  runRedis?: RedisRunner;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
   /** How long to wait for those confirmations. Default: the durable writer's. */
@@ -106,7 +106,7 @@ export interface PublicKeyStoreOptions {
 /** The public keys of users, one Redis set per user and the date each was added. */
 export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStore {
   const redis = scriptedClient(opts.redis, PUBLIC_KEY_SCRIPTS);
-  const call = opts.call ?? createRedisCall();
+  const runRedis = opts.runRedis ?? createRedisRunner();
   const maxKeysPerUser = opts.maxKeysPerUser ?? 5;
   const max = String(maxKeysPerUser);
   const writer = createDurableWriter({
@@ -121,11 +121,11 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
     maxKeysPerUser,
     async put(userId, publicKey) {
       const redisKeys = redisKeysOf(userId);
-      const args = PUT_USER_KEY.call(
+      const args = PUT_USER_KEY.argv(
         { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
         { publicKey, maxKeys: max },
       );
-      const { reply, confirmed } = await call("key.put", () =>
+      const { reply, confirmed } = await runRedis("key.put", () =>
         writer.write(
           (client) => client.perpsPutUserKey(...args),
           (pipeline) => pipeline.perpsPutUserKey(...args),
@@ -138,7 +138,7 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
     },
     async delete(userId, publicKey) {
       const redisKeys = redisKeysOf(userId);
-      const args = DELETE_USER_KEY.call(
+      const args = DELETE_USER_KEY.argv(
         {
           publicKeys: redisKeys.publicKeys,
           publicKeysAdded: redisKeys.publicKeysAdded,
@@ -149,7 +149,7 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
         { publicKey, tokenPrefix: redisKeys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
       );
       try {
-        const { reply, confirmed } = await call("key.delete", () =>
+        const { reply, confirmed } = await runRedis("key.delete", () =>
           writer.write(
             (client) => client.perpsDeleteUserKey(...args),
             (pipeline) => pipeline.perpsDeleteUserKey(...args),
@@ -168,11 +168,11 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
     },
     async list(userId) {
       const redisKeys = redisKeysOf(userId);
-      const flat = await call(
+      const flat = await runRedis(
         "key.list",
         () =>
           redis().perpsListUserKeys(
-            ...LIST_USER_KEYS.call(
+            ...LIST_USER_KEYS.argv(
               { publicKeys: redisKeys.publicKeys, publicKeysAdded: redisKeys.publicKeysAdded },
               {},
             ),

@@ -9,7 +9,7 @@
 import type { DurableWriter } from "./durable-writer.js";
 import { forgettingAfter } from "./forgetting-after.js";
 import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
-import type { RedisCall } from "./redis-call.js";
+import type { RedisRunner } from "./redis-runner.js";
 import { StoreError } from "./store-error.js";
 import type { TokenRecordCache } from "./token-record-cache.js";
 import { REVOKE_USER_TOKENS } from "./token-scripts.js";
@@ -18,24 +18,24 @@ import { REVOKE_USER_TOKENS } from "./token-scripts.js";
 export type UserTokensRevoker = (userId: string) => Promise<number>;
 
 export interface UserTokensRevokerOptions {
-  redisCall: RedisCall;
+  runRedis: RedisRunner;
   writer: DurableWriter;
   /** The token records kept in memory, if any. */
   cache: TokenRecordCache | undefined;
 }
 
 export function createUserTokensRevoker(opts: UserTokensRevokerOptions): UserTokensRevoker {
-  const { redisCall, writer, cache } = opts;
+  const { runRedis, writer, cache } = opts;
   return async (userId) => {
     const redisKeys = redisKeysOf(userId);
-    const args = REVOKE_USER_TOKENS.call(
+    const args = REVOKE_USER_TOKENS.argv(
       { names: redisKeys.names, nameIds: redisKeys.nameIds, live: redisKeys.live },
       { tokenPrefix: redisKeys.tokenPrefix, idBytes: String(LIVE_MEMBER_BYTES) },
     );
     const { reply, confirmed } = await forgettingAfter(
       () => cache?.forgetPrefix(redisKeys.tokenPrefix),
       () =>
-        redisCall("token.revoke-all", () =>
+        runRedis("token.revoke-all", () =>
           writer.write(
             (client) => client.perpsRevokeUserTokens(...args),
             (pipeline) => pipeline.perpsRevokeUserTokens(...args),

@@ -1,6 +1,6 @@
 // The Lua scripts of the token store (lua/*.lua, read once at start-up), each
 // with its KEYS and ARGV declared once (`luaScript`). The create and delete
-// scripts share signed-call.lua, and both name their statuses
+// scripts share signed-request.lua, and both name their statuses
 // (token-script-status.ts) rather than spell numbers. Each is an ioredis
 // command on the store's clients (scripted-client.ts), typed with its reply below.
 
@@ -26,8 +26,8 @@ declare module "ioredis" {
   }
 }
 
-/** The user's keys a signed call touches (signed-call.lua); `token` is the call's token. */
-const SIGNED_CALL_KEYS = [
+/** The user's keys a signed call touches (signed-request.lua); `token` is the call's token. */
+const SIGNED_REQUEST_KEYS = [
   "publicKeys",
   "token",
   "names",
@@ -37,7 +37,7 @@ const SIGNED_CALL_KEYS = [
   "nameIds",
 ] as const;
 /** What a signed call brings and the limits it is held to. */
-const SIGNED_CALL_ARGS = [
+const SIGNED_REQUEST_ARGS = [
   "signerPublicKey",
   "messageDigest",
   "replayWindowMs",
@@ -48,9 +48,9 @@ const SIGNED_CALL_ARGS = [
 /** Stores a token, atomic with every check; replies `{status, retryAfterMs}`. */
 export const CREATE_TOKEN = luaScript({
   command: "perpsCreateToken",
-  keys: SIGNED_CALL_KEYS,
+  keys: SIGNED_REQUEST_KEYS,
   args: [
-    ...SIGNED_CALL_ARGS,
+    ...SIGNED_REQUEST_ARGS,
     /** The token's value (token-record.ts). */
     "record",
     /** Its member of the live zset (its id's raw bytes). */
@@ -62,22 +62,22 @@ export const CREATE_TOKEN = luaScript({
     "maxActive",
     "tokenId",
   ],
-  files: ["rate-bucket.lua", "signed-call.lua", "create-token.lua"],
+  files: ["rate-bucket.lua", "signed-request.lua", "create-token.lua"],
   constants: TokenScriptStatus,
 });
 
 /** Deletes a token, atomic with every check; replies `{status, retryAfterMs}`. */
 export const DELETE_TOKEN = luaScript({
   command: "perpsDeleteToken",
-  keys: SIGNED_CALL_KEYS,
+  keys: SIGNED_REQUEST_KEYS,
   args: [
-    ...SIGNED_CALL_ARGS,
+    ...SIGNED_REQUEST_ARGS,
     "liveMember",
     "tokenId",
     /** Bytes of a live member from before ids: the digest's first bytes. */
     "legacyLiveMemberBytes",
   ],
-  files: ["rate-bucket.lua", "signed-call.lua", "token-record.lua", "delete-token.lua"],
+  files: ["rate-bucket.lua", "signed-request.lua", "token-record.lua", "delete-token.lua"],
   // The record's layout, from its one declaration (token-record.ts).
   constants: { ...TokenScriptStatus, ...TOKEN_RECORD_LUA_CONSTANTS },
 });

@@ -21,10 +21,10 @@ import {
   type ListPageRequest,
 } from "./list-named-tokens.js";
 import { createTokenLookup, type StoredToken } from "./lookup-token.js";
-import { createRedisCall, type RedisCall } from "./redis-call.js";
+import { createRedisRunner, type RedisRunner } from "./redis-runner.js";
 import { createUserTokensRevoker } from "./revoke-user-tokens.js";
 import { scriptedClient } from "./scripted-client.js";
-import type { SignedCall, SignedCallLimits } from "./signed-call.js";
+import type { SignedRequest, SignedRequestLimits } from "./signed-request.js";
 import type { TokenRecordCache } from "./token-record-cache.js";
 import { TOKEN_SCRIPTS } from "./token-scripts.js";
 
@@ -37,7 +37,7 @@ export interface TokenStore {
   /** Stores a token: one round trip, atomic with every check. */
   create(token: NewToken): Promise<CreateTokenOutcome>;
   /** Deletes a live token of the user: one round trip, atomic with every check. */
-  delete(call: SignedCall & { tokenId: string }): Promise<DeleteTokenOutcome>;
+  delete(request: SignedRequest & { tokenId: string }): Promise<DeleteTokenOutcome>;
   /**
    * A page of the user's live named tokens (not expired by Redis's clock),
    * ordered by expiry then name, cut in Redis; session tokens are never
@@ -64,7 +64,7 @@ export interface TokenStoreOptions {
    */
   waitLanes?: readonly RedisHolder[];
   /** How each Redis operation is run (timed, failures made StoreErrors). Default: without metrics. */
-  call?: RedisCall;
+  runRedis?: RedisRunner;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
   /** How long to wait for those confirmations. Default: the durable writer's. */
@@ -88,10 +88,10 @@ export interface TokenStoreOptions {
 export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const { cache } = opts;
   const redis = scriptedClient(opts.redis, TOKEN_SCRIPTS);
-  const redisCall = opts.call ?? createRedisCall();
+  const runRedis = opts.runRedis ?? createRedisRunner();
   const maxActivePerUser = opts.maxActivePerUser ?? SETTING_DEFAULTS.tokenMaxActivePerUser;
   const ratePeriodMs = "60000";
-  const limits: SignedCallLimits = {
+  const limits: SignedRequestLimits = {
     replayWindowMs: String(opts.replayWindowMs ?? 300_000),
     rateCapacity: String(opts.rateLimitPerMinute ?? SETTING_DEFAULTS.tokenRateLimitPerMinute),
     ratePeriodMs,
@@ -108,23 +108,23 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   return {
     maxActivePerUser,
     publicKeys: (userId) =>
-      redisCall("keys.read", () => redis().smembers(redisKeysOf(userId).publicKeys), "read"),
+      runRedis("keys.read", () => redis().smembers(redisKeysOf(userId).publicKeys), "read"),
     create: createTokenCreator({
-      redisCall,
+      runRedis,
       writer,
       limits,
       maxActive: String(maxActivePerUser),
     }),
-    delete: createTokenDeleter({ redisCall, writer, limits, cache }),
+    delete: createTokenDeleter({ runRedis, writer, limits, cache }),
     listNamed: createNamedTokenLister({
       redis,
-      redisCall,
+      runRedis,
       rateCapacity: String(
         opts.listRateLimitPerMinute ?? SETTING_DEFAULTS.tokenListRateLimitPerMinute,
       ),
       ratePeriodMs,
     }),
-    lookup: createTokenLookup({ redis, redisCall, cache }),
-    revokeAll: createUserTokensRevoker({ redisCall, writer, cache }),
+    lookup: createTokenLookup({ redis, runRedis, cache }),
+    revokeAll: createUserTokensRevoker({ runRedis, writer, cache }),
   };
 }

@@ -9,7 +9,7 @@ import {
   TIMESTAMP_OUTSIDE_WINDOW,
   TOKEN_ALREADY_CREATED,
 } from "@perps/token-client/protocol";
-import type { CallRefusal } from "../store/signed-call.js";
+import type { RequestRefusal } from "../store/signed-request.js";
 
 /** Whole seconds, at least 1, for a `retry-after` header (the REST gateway forwards it). */
 function retryAfter(ms: number): Headers {
@@ -86,7 +86,7 @@ export const tooManyTokens = (retryAfterMs: number, max: number) =>
   );
 
 /** The error for a refusal that create and delete share. */
-export function refusalError(refusal: CallRefusal): ConnectError {
+export function refusalError(refusal: RequestRefusal): ConnectError {
   switch (refusal.kind) {
     case "key-revoked":
       return invalidSignature();

@@ -14,7 +14,7 @@ import {
   tokenIdOf,
 } from "@perps/token-client/protocol";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
-import type { CallRefusal, SignedCall } from "../store/signed-call.js";
+import type { RequestRefusal, SignedRequest } from "../store/signed-request.js";
 import type { TokenStore } from "../store/token-store.js";
 import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";
@@ -120,7 +120,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
   }
 
   /** A refusal of the store; a revoked key means the cached keys are stale. */
-  function refused(userId: string, outcome: CallRefusal): never {
+  function refused(userId: string, outcome: RequestRefusal): never {
     if (outcome.kind === "key-revoked") {
       publicKeyCache.delete(userId);
     }
@@ -128,11 +128,11 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
   }
 
   /** Finds the registered key that made `signature` over `message`; the call's identity. */
-  async function verifiedCall(
+  async function verifiedRequest(
     signedUserId: string,
     message: Uint8Array,
     signature: Uint8Array,
-  ): Promise<SignedCall> {
+  ): Promise<SignedRequest> {
     const userId = canonicalUserId(signedUserId);
     const signerPublicKey = await signerPublicKeyOf(userId, message, signature);
     if (signerPublicKey === undefined) {
@@ -149,7 +149,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       const checked = checkCreateRequest(req, { maxLifetimeSeconds: opts.maxLifetimeSeconds });
       const nowMs = now();
       checkTimeWindow(checked.timestamp, nowMs);
-      const call = await verifiedCall(
+      const call = await verifiedRequest(
         checked.userId,
         createTokenMessage(checked),
         checked.signature,
@@ -183,7 +183,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     async deleteToken(req) {
       const checked = checkDeleteRequest(req);
       checkTimeWindow(checked.timestamp, now());
-      const call = await verifiedCall(
+      const call = await verifiedRequest(
         checked.userId,
         deleteTokenMessage(checked),
         checked.signature,

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
 import { redisKeysOf } from "../../src/store/keys.js";
-import { createRedisCall } from "../../src/store/redis-call.js";
+import { createRedisRunner } from "../../src/store/redis-runner.js";
 import { createTokenStore } from "../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
@@ -73,7 +73,7 @@ describe("bearer authenticator", () => {
     const operations: string[] = [];
     const store = createTokenStore({
       redis: { client: redis },
-      call: createRedisCall({ observe: (operation) => operations.push(operation) }),
+      runRedis: createRedisRunner({ observe: (operation) => operations.push(operation) }),
     });
     const bearer = createBearerAuthenticator({ store });
     for (const bad of [

@@ -7,7 +7,7 @@ import type { Redis } from "ioredis";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import type { NewToken } from "../../src/store/create-token.js";
 import { redisKeysOf } from "../../src/store/keys.js";
-import { createRedisCall } from "../../src/store/redis-call.js";
+import { createRedisRunner } from "../../src/store/redis-runner.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "../../src/store/token-record.js";
 import { createTokenStore } from "../../src/store/token-store.js";
@@ -289,8 +289,8 @@ describe("token store lookup", () => {
   for (const name of ["bot ü", undefined]) {
     it(`a ${name === undefined ? "session" : "named"} token: digest, name and exact expiry in one GET`, async () => {
       const operations: string[] = [];
-      const call = createRedisCall({ observe: (operation) => operations.push(operation) });
-      const store = createTokenStore({ redis: { client: redis }, call });
+      const runRedis = createRedisRunner({ observe: (operation) => operations.push(operation) });
+      const store = createTokenStore({ redis: { client: redis }, runRedis });
       const token = await newToken(redis, name);
       assert.deepEqual(await store.create(token), { kind: "created" });
       operations.length = 0;

@@ -1,4 +1,4 @@
--- Creates a token (after signed-call.lua); KEY and ARG as token-scripts.ts
+-- Creates a token (after signed-request.lua); KEY and ARG as token-scripts.ts
 -- declares them. A session token touches neither the names zset nor the
 -- name -> id hash.
 

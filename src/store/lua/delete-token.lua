@@ -1,4 +1,4 @@
--- Deletes a live token of the user (after signed-call.lua and
+-- Deletes a live token of the user (after signed-request.lua and
 -- token-record.lua, which finds the name in the record); KEY and ARG as
 -- token-scripts.ts declares them.
 local refusal = refuseSignedCall(nil)

@@ -42,7 +42,7 @@ describe("Lua script contracts", () => {
     );
     const digest = Buffer.of(1, 2);
     assert.deepEqual(
-      script.call({ second: "k2", first: "k1" }, { three: "3", one: digest, two: "2" }),
+      script.argv({ second: "k2", first: "k1" }, { three: "3", one: digest, two: "2" }),
       ["k1", "k2", digest, "2", "3"],
     );
   });

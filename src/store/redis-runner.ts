@@ -7,7 +7,7 @@ import { StoreError } from "./store-error.js";
  * error reply a retry would get again). A "read" fails (unavailable) once the
  * read deadline passes, however long its command still waits.
  */
-export type RedisCall = <T>(
+export type RedisRunner = <T>(
   operation: string,
   run: () => Promise<T>,
   kind?: "read" | "write",
@@ -19,7 +19,7 @@ export type RedisObserver = (operation: string, seconds: number, failed: boolean
 /** Starts an operation's trace span, if any; the result ends it. */
 export type RedisTracer = (operation: string) => ((failed: boolean) => void) | undefined;
 
-export interface RedisCallOptions {
+export interface RedisRunnerOptions {
   /** Default: none (no metrics). */
   observe?: RedisObserver;
   /** Default: none (no spans). */
@@ -49,7 +49,7 @@ function withDeadline<T>(run: Promise<T>, ms: number): Promise<T> {
   return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
 }
 
-export function createRedisCall(opts: RedisCallOptions = {}): RedisCall {
+export function createRedisRunner(opts: RedisRunnerOptions = {}): RedisRunner {
   const { observe, trace } = opts;
   const readDeadlineMs = opts.readDeadlineMs ?? 1000;
   return async (operation, run, kind) => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createRedisCall } from "../../../src/store/redis-call.js";
+import { createRedisRunner } from "../../../src/store/redis-runner.js";
 import { StoreError } from "../../../src/store/store-error.js";
 
 /** An error as ioredis reports an error reply of the server. */
@@ -9,11 +9,11 @@ function replyError(message: string): Error {
   return Object.assign(new Error(message), { name: "ReplyError" });
 }
 
-/** A createRedisCall whose observer and tracer write down what they are told. */
+/** A createRedisRunner whose observer and tracer write down what they are told. */
 function recorded(readDeadlineMs?: number) {
   const observed: { operation: string; seconds: number; failed: boolean }[] = [];
   const spans: { operation: string; failed?: boolean }[] = [];
-  const call = createRedisCall({
+  const call = createRedisRunner({
     observe: (operation, seconds, failed) => observed.push({ operation, seconds, failed }),
     trace: (operation) => {
       const span: { operation: string; failed?: boolean } = { operation };
@@ -27,7 +27,7 @@ function recorded(readDeadlineMs?: number) {
   return { call, observed, spans };
 }
 
-describe("createRedisCall", () => {
+describe("createRedisRunner", () => {
   it("answers what the operation answered, observed and traced as a success", async () => {
     const { call, observed, spans } = recorded();
     assert.equal(await call("token.lookup", async () => "value", "read"), "value");
@@ -109,7 +109,7 @@ describe("createRedisCall", () => {
   });
 
   it("without observer or tracer it still answers and fails alike", async () => {
-    const call = createRedisCall();
+    const call = createRedisRunner();
     assert.equal(await call("keys.read", async () => 1, "read"), 1);
     await assert.rejects(
       call("keys.read", () => Promise.reject(replyError("ERR nope")), "read"),

@@ -1,11 +1,11 @@
-// What create and delete share, the TypeScript side of lua/signed-call.lua:
-// the keys and arguments of a signed call, and the refusals both may answer.
+// What create and delete share, the TypeScript side of lua/signed-request.lua:
+// the keys and arguments of a signed request, and the refusals both may answer.
 
 import { redisKeysOf } from "./keys.js";
 import { TokenScriptStatus as Status } from "./token-script-status.js";
 
-/** What every signed call carries to the store. */
-export interface SignedCall {
+/** What every signed request carries to the store. */
+export interface SignedRequest {
   /** Lowercase user id. */
   userId: string;
   /** The public key whose signature was verified; it must still be registered. */
@@ -15,13 +15,13 @@ export interface SignedCall {
 }
 
 /** Refusals shared by create and delete. */
-export type CallRefusal =
+export type RequestRefusal =
   | { kind: "key-revoked" }
   | { kind: "replayed" }
   | { kind: "rate-limited"; retryAfterMs: number };
 
-/** The limits every signed call is held to, as the scripts take them (decimal text). */
-export interface SignedCallLimits {
+/** The limits every signed request is held to, as the scripts take them (decimal text). */
+export interface SignedRequestLimits {
   /** How long a signed message is remembered, in ms. */
   replayWindowMs: string;
   /** Create and delete calls per user per rate period (the bucket's capacity). */
@@ -30,8 +30,8 @@ export interface SignedCallLimits {
   ratePeriodMs: string;
 }
 
-/** The user's keys a signed call touches (`SIGNED_CALL_KEYS` of token-scripts.ts); `token` is the call's. */
-export function signedCallKeys(userId: string, tokenId: string) {
+/** The user's keys a signed request touches (`SIGNED_REQUEST_KEYS` of token-scripts.ts); `token` is the request's. */
+export function signedRequestKeys(userId: string, tokenId: string) {
   const redisKeys = redisKeysOf(userId);
   return {
     publicKeys: redisKeys.publicKeys,
@@ -44,8 +44,8 @@ export function signedCallKeys(userId: string, tokenId: string) {
   };
 }
 
-/** What a signed call brings and the limits it is held to (`SIGNED_CALL_ARGS` of token-scripts.ts). */
-export function signedCallArgs(call: SignedCall, limits: SignedCallLimits) {
+/** What a signed request brings and the limits it is held to (`SIGNED_REQUEST_ARGS` of token-scripts.ts). */
+export function signedRequestArgs(call: SignedRequest, limits: SignedRequestLimits) {
   return {
     signerPublicKey: call.signerPublicKey,
     messageDigest: call.messageDigest,
@@ -56,7 +56,7 @@ export function signedCallArgs(call: SignedCall, limits: SignedCallLimits) {
 }
 
 /** The refusal a create or delete script answered; throws for any other status. */
-export function refusal(status: Status, retryAfterMs: number): CallRefusal {
+export function refusal(status: Status, retryAfterMs: number): RequestRefusal {
   switch (status) {
     case Status.KEY_REVOKED:
       return { kind: "key-revoked" };

@@ -4,10 +4,10 @@ import { describe, it } from "node:test";
 import { redisKeysOf } from "../../../src/store/keys.js";
 import {
   refusal,
-  type SignedCall,
-  signedCallArgs,
-  signedCallKeys,
-} from "../../../src/store/signed-call.js";
+  type SignedRequest,
+  signedRequestArgs,
+  signedRequestKeys,
+} from "../../../src/store/signed-request.js";
 import { TokenScriptStatus as Status } from "../../../src/store/token-script-status.js";
 import { CREATE_TOKEN, DELETE_TOKEN } from "../../../src/store/token-scripts.js";
 
@@ -17,7 +17,7 @@ describe("signed call", () => {
   it("keys: the user's, with the call's token, and every key create and delete declare", () => {
     const userId = randomUUID();
     const redisKeys = redisKeysOf(userId);
-    const keys = signedCallKeys(userId, "some-token-id");
+    const keys = signedRequestKeys(userId, "some-token-id");
     assert.deepEqual(keys, {
       publicKeys: redisKeys.publicKeys,
       token: redisKeys.token("some-token-id"),
@@ -33,12 +33,12 @@ describe("signed call", () => {
   });
 
   it("args: the signer, the message and the limits, the arguments create and delete begin with", () => {
-    const call: SignedCall = {
+    const call: SignedRequest = {
       userId: randomUUID(),
       signerPublicKey: "ab".repeat(32),
       messageDigest: Buffer.alloc(32, 7),
     };
-    const args = signedCallArgs(call, LIMITS);
+    const args = signedRequestArgs(call, LIMITS);
     assert.deepEqual(args, {
       signerPublicKey: call.signerPublicKey,
       messageDigest: call.messageDigest,
