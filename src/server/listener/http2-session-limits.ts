@@ -1,0 +1,90 @@
+import type { Http2Session } from "node:http2";
+import type { ConnectionCap } from "./connection-cap.js";
+import type { Http2Sessions } from "./http2-sessions.js";
+import type { ReportClientError } from "./transport-reports.js";
+
+export interface Http2SessionLimitsOptions {
+  sessions: Http2Sessions;
+  connections: ConnectionCap;
+  report: ReportClientError;
+  /** A session with no stream open for this long is closed. */
+  idleTimeoutMs: number;
+  /** Every session is sent a PING this often… */
+  pingIntervalMs: number;
+  /** …and one that does not answer within this time is destroyed with its connection. */
+  pingTimeoutMs: number;
+}
+
+/** The bounds every HTTP/2 session is held to, checked every `pingIntervalMs`. */
+export interface Http2SessionLimits {
+  /**
+   * Stops the periodic checks and closes every session (GOAWAY: no new
+   * streams, open ones finish), each probed once more with a short deadline:
+   * a session whose client is gone would hold the stop for the whole grace.
+   */
+  closeSessions(): void;
+}
+
+/**
+ * A session whose client reset its TLS connection can be left with a
+ * write that never completes, below node's JavaScript: no 'error', 'end'
+ * or 'close' comes on its socket or session, the idle timeout never fires
+ * (node defers it while a write is pending), and its streams never close.
+ * Its transport looks alive, so the only test that cannot be fooled is an
+ * answer from the peer: a PING not answered within its deadline ends the
+ * session and its connection, and with them its streams (whose answers
+ * are then logged and counted as cut). The same checks close sessions idle
+ * for `idleTimeoutMs`, which the PINGs themselves must not keep open.
+ */
+export function startHttp2SessionLimits(opts: Http2SessionLimitsOptions): Http2SessionLimits {
+  const { sessions, connections, report, idleTimeoutMs, pingTimeoutMs } = opts;
+  const probing = new Set<Http2Session>();
+  function probe(session: Http2Session, timeoutMs: number): void {
+    if (session.destroyed || probing.has(session)) {
+      return;
+    }
+    const deadline = setTimeout(() => {
+      probing.delete(session);
+      report(new Error(`no answer to a PING within ${timeoutMs} ms`), "http2-session");
+      session.destroy();
+      const conn = sessions.connectionOf(session);
+      if (conn !== undefined) {
+        connections.end(conn);
+      }
+    }, timeoutMs);
+    const answered = (): void => {
+      clearTimeout(deadline);
+      probing.delete(session);
+    };
+    try {
+      if (session.ping(answered)) {
+        probing.add(session);
+        return;
+      }
+    } catch {
+      // Closing already: its own close bounds it.
+    }
+    clearTimeout(deadline);
+  }
+  function probeSessions(): void {
+    const now = Date.now();
+    for (const session of sessions.open) {
+      const active = sessions.activityOf(session);
+      if (active !== undefined && active.open === 0 && now - active.since >= idleTimeoutMs) {
+        session.close(); // Idle: GOAWAY, and the session ends with no stream open.
+      }
+      probe(session, pingTimeoutMs);
+    }
+  }
+  const prober = setInterval(probeSessions, opts.pingIntervalMs);
+  prober.unref();
+  return {
+    closeSessions() {
+      clearInterval(prober);
+      for (const session of sessions.open) {
+        session.close(); // GOAWAY: no new streams, open ones finish.
+        probe(session, Math.min(pingTimeoutMs, 1000));
+      }
+    },
+  };
+}
