@@ -27,7 +27,8 @@ describe("createMetricsEndpoint", () => {
 
   it("GET /metrics: the exposition, in Prometheus's content type", async () => {
     metrics.tokensCreated.inc();
-    for (const headers of [{}, { "x-plain": "1" }]) {
+    const asked: Record<string, string>[] = [{}, { "x-plain": "1" }];
+    for (const headers of asked) {
       const res = await fetch(`${base}/metrics?x=1`, { headers });
       assert.equal(res.status, 200);
       assert.equal(res.headers.get("content-type"), metrics.registry.contentType);
