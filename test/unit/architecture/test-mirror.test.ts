@@ -199,6 +199,28 @@ function importedFiles(testFile: string, text: string): Set<string> {
   );
 }
 
+/**
+ * The files a test imports, and those its `test/support/` helpers import in
+ * turn: a test may reach its module through a shared set-up
+ * (test/support/rest-gateway-server.ts serves the gateway its tests call).
+ */
+function reachedFiles(root: string, testFile: string): Set<string> {
+  const reached = new Set<string>();
+  const read = (file: string) => {
+    for (const imported of importedFiles(file, readFileSync(join(root, file), "utf8"))) {
+      if (reached.has(imported)) {
+        continue;
+      }
+      reached.add(imported);
+      if (imported.startsWith("test/support/") && existsSync(join(root, imported))) {
+        read(imported);
+      }
+    }
+  };
+  read(testFile);
+  return reached;
+}
+
 /** The code folder a folder of unit tests mirrors (`test/unit/bench/ladder` → `bench/ladder`). */
 function mirroredFolder(testDir: string): string | undefined {
   // The most specific mirror: test/unit/bench/ is bench/'s, not src/bench/'s.
@@ -242,12 +264,13 @@ function mirrorFailures(root: string): { failures: string[]; modules: number } {
       );
       continue;
     }
-    const imported = importedFiles(testFile, read(testFile));
+    const imported = reachedFiles(root, testFile);
     const its = candidates.map((name) => `${codeDir}/${name}.ts`).filter((m) => imported.has(m));
     if (its.length === 0) {
       failures.push(
         `${testFile}: named after ${candidates.map((n) => `${codeDir}/${n}.ts`).join(" or ")} ` +
-          "but does not import it; test that module, or rename the file after the one it tests",
+          "but does not import it (itself or through test/support/); test that module, or " +
+          "rename the file after the one it tests",
       );
     }
     for (const module of its) {
@@ -388,6 +411,8 @@ describe("the test-mirror check itself", () => {
     write("test/unit/log/tested.test.ts", 'import { x } from "../../../src/log/tested.js";\n');
     write("src/log/topic.ts", fine);
     write("test/unit/log/topic-lines.test.ts", 'import("../../../src/log/topic.js");\n');
+    write("test/support/topic-suite.ts", 'export * from "../../src/log/topic.js";\n');
+    write("test/unit/log/topic-suite.test.ts", 'import "../../support/topic-suite.js";\n');
     write("src/log/shapes.ts", "export interface Shape { a: number }\n");
     write(
       "src/log/wired.ts",
@@ -416,7 +441,7 @@ describe("the test-mirror check itself", () => {
       failures.map((f) => f.slice(0, f.indexOf(";"))),
       [
         "test/unit/log/stray.test.ts: named after no module of src/log/",
-        "test/unit/log/tested-more.test.ts: named after src/log/tested.ts but does not import it",
+        "test/unit/log/tested-more.test.ts: named after src/log/tested.ts but does not import it (itself or through test/support/)",
         "test/unit/nowhere/a.test.ts: named after no module of src/nowhere/",
         "src/log/gone.ts: its Tested by line names test/integration/gone.test.ts, which does not exist",
         "src/log/late.ts: no unit test at test/unit/log/late.test.ts (or test/unit/log/late-<topic>.test.ts)",
