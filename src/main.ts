@@ -1,3 +1,10 @@
+// The entry point of `npm start`: reads the configuration and the files it
+// names, claims the data folder and the ports, starts the embedded Redis and
+// one service process or a primary with workers, and stops them on a signal.
+// Only whole starts show it. Tested by test/integration/start.test.ts,
+// test/integration/second-start.test.ts, test/integration/workers.test.ts,
+// test/integration/operator-credentials.test.ts.
+
 import cluster from "node:cluster";
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";

@@ -1,3 +1,6 @@
+// The page's elements, found and made for the console's other modules; only
+// a browser has them. Tested by test/integration/console.test.ts.
+
 /** The page's element with this id, checked to be of the expected kind. */
 export function byId<T extends HTMLElement>(id: string, kind: { new (): T; prototype: T }): T {
   const element = document.getElementById(id);

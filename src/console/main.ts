@@ -1,5 +1,7 @@
 // The token console: sign in with a key that never leaves this browser, then
 // list, create and revoke tokens through the service's public REST contract.
+// The page in a browser against a running service shows it.
+// Tested by test/integration/console.test.ts, test/integration/console-failures.test.ts.
 import type { TokenSummary } from "@perps/token-client";
 import { byId } from "./dom.js";
 import { errorText } from "./error-text.js";

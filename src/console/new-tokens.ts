@@ -1,3 +1,6 @@
+// The "New tokens" boxes of the page; only a browser shows them.
+// Tested by test/integration/console.test.ts.
+
 import type { CreatedToken } from "@perps/token-client";
 import { byId, create } from "./dom.js";
 

@@ -1,3 +1,6 @@
+// The page's "Revoke?" dialog; only a browser shows it.
+// Tested by test/integration/console.test.ts.
+
 import { byId } from "./dom.js";
 
 /** The answer the open dialog is waiting for; undefined while it is closed. */

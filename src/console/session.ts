@@ -1,3 +1,7 @@
+// A signed-in user's session (the SDK's calls, its session token renewed):
+// only a running service answering shows it.
+// Tested by test/integration/console.test.ts, test/integration/console-failures.test.ts.
+
 import {
   Code,
   type CreatedToken,

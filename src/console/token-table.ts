@@ -1,3 +1,6 @@
+// The page's table of tokens; only a browser shows it.
+// Tested by test/integration/console.test.ts.
+
 import type { TokenSummary } from "@perps/token-client";
 import { byId, create } from "./dom.js";
 

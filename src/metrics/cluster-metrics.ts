@@ -1,16 +1,17 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry, type Registry } from "prom-client";
 
-/** One registry's metrics as `getMetricsAsJSON` gives them. */
-type MetricsJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
-
 /**
  * One `/metrics` answer for the whole service when it runs as several
  * worker processes: the worker that takes the scrape asks the primary, the
  * primary collects every worker's registry over node:cluster's IPC channel
  * and sums them (prom-client's aggregation: counters and histograms add up),
- * so a scrape never depends on which worker the kernel picked.
+ * so a scrape never depends on which worker the kernel picked. It needs
+ * worker processes: Tested by test/integration/workers.test.ts.
  */
+
+/** One registry's metrics as `getMetricsAsJSON` gives them. */
+type MetricsJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
 
 const ASK = "perps-metrics:ask";
 const COLLECT = "perps-metrics:collect";

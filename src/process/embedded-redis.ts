@@ -1,3 +1,7 @@
+// The redis-server child of `npm start` without a configured Redis: only a
+// whole start shows it serving, keeping its data and stopping with the service.
+// Tested by test/integration/start.test.ts, test/integration/redis-persistence.test.ts.
+
 import { join, resolve } from "node:path";
 import {
   RedisBinaryMissingError,

@@ -1,3 +1,7 @@
+// One service process put together from its configuration, files and Redis:
+// only a running service shows it. Tested by test/integration/start.test.ts,
+// test/integration/operator-credentials.test.ts.
+
 import cluster from "node:cluster";
 import { loadOperatorCredentials } from "../admin-auth/operator-credentials.js";
 import { loadServiceCredentials } from "../admin-auth/service-credentials.js";

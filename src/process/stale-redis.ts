@@ -1,3 +1,7 @@
+// A start's look for a redis-server an earlier run left on its data folder:
+// only real orphaned servers show what it stops and what it leaves alone.
+// Tested by test/integration/start.test.ts.
+
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { connect } from "node:net";

@@ -1,3 +1,8 @@
+// The primary's worker processes (node:cluster): only forked workers show
+// them sharing ports, being replaced and giving up.
+// Tested by test/integration/workers.test.ts, test/integration/worker-channel.test.ts,
+// test/integration/second-start.test.ts.
+
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "../log/logger.js";
 

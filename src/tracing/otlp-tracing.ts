@@ -1,3 +1,7 @@
+// The OpenTelemetry SDK wired to an OTLP/HTTP exporter: what it does shows as
+// spans a collector receives from a running service.
+// Tested by test/integration/tracing.test.ts, test/integration/trace-printer.test.ts.
+
 import type { TracingConfig } from "../config/tracing-config.js";
 import { type CallTracing, createCallTracing } from "./call-tracing.js";
 
