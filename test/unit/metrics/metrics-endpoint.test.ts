@@ -15,7 +15,8 @@ describe("createMetricsEndpoint", () => {
 
   before(async () => {
     server = createServer((req, res) => {
-      const answered = req.headers["x-plain"] === undefined ? endpoint(req, res) : plain(req, res);
+      const answered =
+        req.headers["x-plain"] === undefined ? endpoint.answer(req, res) : plain.answer(req, res);
       if (!answered) {
         res.writeHead(404).end("not mine\n");
       }
