@@ -11,6 +11,7 @@ import { lateValue } from "../../support/late-value.js";
 import { tempDirs } from "../../support/temp-dirs.js";
 
 const dirs = tempDirs("redis-client-");
+after(() => dirs.removeAll());
 
 /** A client of a port where nothing listens, its errors (it keeps reconnecting) swallowed. */
 async function clientOfNothing(
@@ -33,7 +34,6 @@ describe("createRedisClient", () => {
   });
   after(async () => {
     await Promise.all([tcp.stop(), unix.stop()]);
-    dirs.removeAll();
   });
 
   it("connects to a server by URL, failing fast by default: 1 s timeouts, no offline queue, no retries", async () => {
