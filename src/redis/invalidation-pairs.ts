@@ -1,3 +1,7 @@
+// The pairs matter with a Cluster's masters and a Sentinel's failovers, so their
+// tests run the token cache (src/store/token-record-cache.ts) over each topology.
+// Tested by test/integration/token-cache.test.ts, test/integration/token-cache-topologies.test.ts, test/integration/token-cache-rebuild.test.ts.
+
 import { Cluster, type Redis } from "ioredis";
 import { clusterSlotOf } from "./cluster-slot.js";
 import {

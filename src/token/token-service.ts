@@ -1,3 +1,7 @@
+// What TokenService answers depends on the store's Redis scripts (replays, rates,
+// names, revoked keys), so its tests call a running service over a private Redis.
+// Tested by test/integration/token-service.test.ts, test/integration/token-service-shape.test.ts, test/integration/token-service-signatures.test.ts.
+
 import { generateKeyPairSync, hash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { BenchReport, PeerPoint, Phase, Series } from "../../../bench/bench-report.js";
-import { peakPhase } from "../../../bench/peak-phase.js";
 import { evaluateTargets, goalMet, goalText } from "../../../bench/targets.js";
 
 function phase(series: Series, concurrency: number, fields: Partial<Phase> = {}): Phase {
@@ -83,22 +82,6 @@ function goodRun(changes: Partial<CheckRun> = {}): CheckRun {
 
 const metOf = (run: CheckRun) =>
   Object.fromEntries(checkTargets(run).map((t) => [t.name, t.met] as const));
-
-describe("peakPhase", () => {
-  it("picks the phase of highest throughput", () => {
-    assert.equal(peakPhase(goodRun().floor)?.concurrency, 32);
-    assert.equal(peakPhase([]), undefined);
-  });
-
-  it("never takes a row with errors as a peak", () => {
-    const rows = [
-      phase("gRPC introspect", 32, { throughput: 10_000 }),
-      phase("gRPC introspect", 128, { throughput: 11_000, errors: 1 }),
-    ];
-    assert.equal(peakPhase(rows)?.concurrency, 32);
-    assert.equal(peakPhase(rows.slice(1)), undefined);
-  });
-});
 
 describe("evaluateTargets: the token checks", () => {
   it("meets every goal for a good run, comparing peaks with the floor's peak", () => {

@@ -1,8 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { readBufImage } from "../../../src/openapi/buf-image.js";
 import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
 import { configuredOpenApiDocument } from "../../../src/openapi/configured-document.js";
@@ -76,37 +73,5 @@ describe("the served document follows the configuration", () => {
         ]),
       /openapi\.json has no value at \/components\/schemas\/perps\.token\.v1\.Gone\/maximum/,
     );
-  });
-
-  describe("loading openapi-limits.json", () => {
-    const dir = mkdtempSync(join(tmpdir(), "limit-locations-"));
-    after(() => rmSync(dir, { recursive: true, force: true }));
-    const file = (name: string, value: unknown) => {
-      const path = join(dir, name);
-      writeFileSync(path, JSON.stringify(value));
-      return path;
-    };
-
-    it("refuses a file that is not a list of locations", () => {
-      for (const [name, value] of [
-        ["no-list.json", { $comment: "x" }],
-        ["unknown-limit.json", { locations: [{ pointer: "/a", number: "maxWorkers" }] }],
-        ["no-pointer.json", { locations: [{ text: "{maxActivePerUser}" }] }],
-        ["relative-pointer.json", { locations: [{ pointer: "a", text: "x" }] }],
-      ] as const) {
-        assert.throws(
-          () => loadLimitLocations(file(name, value)),
-          /is not a list of limit locations/,
-        );
-      }
-    });
-
-    it("reads one that is", () => {
-      const locations = [
-        { pointer: "/a~1b", number: "rateLimitPerMinute" },
-        { pointer: "/c/0", text: "{maxLifetimeSeconds} s" },
-      ];
-      assert.deepEqual(loadLimitLocations(file("good.json", { locations })), locations);
-    });
   });
 });

@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
-import { redisKeysOf } from "../../src/store/keys.js";
-import { createRedisRunner } from "../../src/store/redis-runner.js";
-import { createTokenStore } from "../../src/store/token-store.js";
-import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.js";
-import { redisServerSuite } from "../support/redis-server-suite.js";
+import { redisKeysOf } from "../../../src/store/keys.js";
+import { createRedisRunner } from "../../../src/store/redis-runner.js";
+import { createTokenStore } from "../../../src/store/token-store.js";
+import { createBearerAuthenticator } from "../../../src/token/bearer-authenticator.js";
+import { redisServerSuite } from "../../support/redis-server-suite.js";
 
 const SIGNER_PUBLIC_KEY = "cd".repeat(32);
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
-import { peerCreateFrame } from "../../../bench/peer/peer-requests.js";
+import { peerCreateFrame } from "../../../../bench/peer/peer-requests.js";
 
 describe("peerCreateFrame", () => {
   it("frames the peer's CreateTokenRequest, expires_in as an Int64Value message", () => {

@@ -4,8 +4,8 @@ import {
   ladderMarkdown,
   type StepRun,
   summarizeLadder,
-} from "../../../bench/ladder/ladder-report.js";
-import { LADDER_STEPS } from "../../../bench/ladder/ladder-steps.js";
+} from "../../../../bench/ladder/ladder-report.js";
+import { LADDER_STEPS } from "../../../../bench/ladder/ladder-steps.js";
 
 const run = (throughput: number, cpuUsPerRequest: number, errors = 0): StepRun => ({
   throughput,

@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ReplyError } from "ioredis";
+import { isTransientRedisFailure } from "../../../src/redis/redis-failure.js";
+
+describe("isTransientRedisFailure", () => {
+  it("is true for failures that say nothing of the command: connections, timeouts, anything thrown", () => {
+    assert.equal(isTransientRedisFailure(new Error("Command timed out")), true);
+    assert.equal(isTransientRedisFailure(new Error("Connection is closed.")), true);
+    assert.equal(
+      isTransientRedisFailure(
+        new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+      ),
+      true,
+    );
+    assert.equal(isTransientRedisFailure("not even an Error"), true);
+    assert.equal(isTransientRedisFailure(undefined), true);
+  });
+
+  it("is true for the replies of a server that cannot take the command now", () => {
+    for (const reply of [
+      "OOM command not allowed when used memory > 'maxmemory'.",
+      "LOADING Redis is loading the dataset in memory",
+      "READONLY You can't write against a read only replica.",
+      "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+      "CLUSTERDOWN The cluster is down",
+      "TRYAGAIN Multiple keys request during rehashing of slot",
+      "MOVED 3999 127.0.0.1:6381",
+      "ASK 3999 127.0.0.1:6381",
+      "NOSCRIPT No matching script. Please use EVAL.",
+      "BUSY Redis is busy running a script.",
+      "NOREPLICAS Not enough good replicas to write.",
+    ]) {
+      assert.equal(isTransientRedisFailure(new ReplyError(reply)), true, reply);
+    }
+  });
+
+  it("is false for an error reply a retry would get again", () => {
+    for (const reply of [
+      "ERR unknown command 'NOPE', with args beginning with: ",
+      "WRONGTYPE Operation against a key holding the wrong kind of value",
+      "ERR Error running script (call to f_1234): @user_script:1: oops",
+      "NOAUTH Authentication required.",
+      // A transient word inside a message is not that reply.
+      "ERR value is not an integer: MOVED",
+      "MOVEDX 1",
+    ]) {
+      assert.equal(isTransientRedisFailure(new ReplyError(reply)), false, reply);
+    }
+  });
+
+  it("tells a reply by its name, as ioredis reports one", () => {
+    const reply = Object.assign(new Error("ERR wrong number of arguments"), { name: "ReplyError" });
+    assert.equal(isTransientRedisFailure(reply), false);
+  });
+});

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { createHandlerContext } from "@connectrpc/connect";
+import {
+  IntrospectTokenRequestSchema,
+  IntrospectTokenResponseSchema,
+  TokenIntrospectionService,
+} from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import type {
+  BearerAuthenticator,
+  BearerIdentity,
+} from "../../../src/token/bearer-authenticator.js";
+import {
+  createTokenIntrospectionService,
+  introspectionAnswer,
+} from "../../../src/token/token-introspection-service.js";
+
+const identity: BearerIdentity = {
+  userId: "0b6d5c8e-6a53-4d5e-9c3b-1f2a3b4c5d6e",
+  tokenId: "YAnc9iX83Ws3U0fLFuOMmw",
+  name: "ci",
+  // 2026-11-21T23:59:59.999Z: the last millisecond of the day.
+  expiresAtMs: Date.UTC(2026, 10, 21, 23, 59, 59, 999),
+};
+
+/** An authenticator that knows one token, "live", as `identity`. */
+const authenticator: BearerAuthenticator = {
+  authenticate: async (token) => (token === "live" ? identity : undefined),
+};
+
+const context = () =>
+  createHandlerContext({
+    service: TokenIntrospectionService,
+    method: TokenIntrospectionService.method.introspectToken,
+    protocolName: "grpc",
+    requestMethod: "POST",
+    url: "http://localhost/perps.token.v1.TokenIntrospectionService/IntrospectToken",
+  });
+
+describe("introspectionAnswer", () => {
+  it("gives a live token's user, id, name and expiry as date and milliseconds", () => {
+    assert.deepEqual(
+      introspectionAnswer(identity),
+      create(IntrospectTokenResponseSchema, {
+        active: true,
+        userId: identity.userId,
+        tokenId: identity.tokenId,
+        name: "ci",
+        expiresAt: "2026-11-21",
+        expiresAtMs: BigInt(identity.expiresAtMs),
+      }),
+    );
+  });
+
+  it('gives a session token the name ""', () => {
+    assert.equal(introspectionAnswer({ ...identity, name: "" }).name, "");
+  });
+
+  it("answers no identity with active: false and nothing more", () => {
+    assert.deepEqual(
+      introspectionAnswer(undefined),
+      create(IntrospectTokenResponseSchema, { active: false }),
+    );
+  });
+});
+
+describe("createTokenIntrospectionService", () => {
+  it("answers what the authenticator says of the token, and tells observe", async () => {
+    const seen: boolean[] = [];
+    const service = createTokenIntrospectionService({
+      authenticator,
+      observe: (active) => seen.push(active),
+    });
+    const ask = (token: string) =>
+      service.introspectToken(create(IntrospectTokenRequestSchema, { token }), context());
+    assert.deepEqual(await ask("live"), introspectionAnswer(identity));
+    assert.deepEqual(await ask("other"), create(IntrospectTokenResponseSchema, { active: false }));
+    assert.deepEqual(await ask(""), create(IntrospectTokenResponseSchema, { active: false }));
+    assert.deepEqual(seen, [true, false, false]);
+  });
+
+  it("fails the call when the authenticator cannot answer, telling observe nothing", async () => {
+    const seen: boolean[] = [];
+    const down = new Error("Redis unavailable");
+    const service = createTokenIntrospectionService({
+      authenticator: { authenticate: () => Promise.reject(down) },
+      observe: (active) => seen.push(active),
+    });
+    await assert.rejects(
+      async () =>
+        service.introspectToken(create(IntrospectTokenRequestSchema, { token: "live" }), context()),
+      (e) => e === down,
+    );
+    assert.deepEqual(seen, []);
+  });
+
+  it("needs no observer", async () => {
+    const service = createTokenIntrospectionService({ authenticator });
+    const answer = await service.introspectToken(
+      create(IntrospectTokenRequestSchema, { token: "live" }),
+      context(),
+    );
+    assert.equal(answer.active, true);
+  });
+});
