@@ -4,7 +4,7 @@
  * on the user's primary. The hottest path of the service: no allocation,
  * closure or await per call beyond the ones below.
  *
- * Tested by test/integration/token-store.test.ts, test/integration/token-cache.test.ts, test/integration/bearer-authenticator.test.ts.
+ * Tested by test/integration/token-store.test.ts, test/integration/token-cache.test.ts, test/unit/token/bearer-authenticator.test.ts.
  */
 
 import type { RedisClient } from "../redis/redis-client.js";

@@ -6,7 +6,7 @@
  * script: create-token.ts, delete-token.ts, list-named-tokens.ts,
  * lookup-token.ts (the bearer check) and revoke-user-tokens.ts.
  *
- * Tested by test/integration/token-store.test.ts, test/integration/token-store-list-pages.test.ts, test/integration/bearer-authenticator.test.ts.
+ * Tested by test/integration/token-store.test.ts, test/integration/token-store-list-pages.test.ts, test/unit/token/bearer-authenticator.test.ts.
  */
 
 import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
