@@ -419,7 +419,7 @@ describe("the test-mirror check itself", () => {
     write("bench/tool.ts", fine);
     write("test/unit/bench/tool.test.ts", 'import "../../../bench/tool.js";\n');
     write("test/unit/architecture/anything.test.ts", "");
-    // test/support/topic-suite.ts counts: a test of its own would mirror it.
+    // The planted support module counts too: a test of its own would mirror it.
     assert.deepEqual(mirrorFailures(root), { failures: [], modules: 6 });
 
     write("src/log/untested.ts", fine);
