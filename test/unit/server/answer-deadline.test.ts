@@ -122,11 +122,14 @@ describe("the answer deadline, on raw HTTP/2 streams", () => {
 describe("the answer deadline, on HTTP/1.1 responses", () => {
   const deadline = createAnswerDeadline(SWEEP_MS);
   const ANSWER_BYTES = 32 * 1024 * 1024;
-  let closing: (socket: Promise<Socket>) => void = () => {};
+  // The request's connection, and its response's close (wrapped: a promise of a promise is flattened).
+  let answering: (answer: { closed: Promise<Socket> }) => void = () => {};
   const server = createHttp1Server((req, res) => {
     deadline.watch(res);
     const { socket } = req;
-    closing(new Promise<Socket>((resolve) => res.once("close", () => resolve(socket))));
+    answering({
+      closed: new Promise<Socket>((resolve) => res.once("close", () => resolve(socket))),
+    });
     res.writeHead(200, { "content-type": "application/octet-stream" });
     // More than the sockets' buffers hold: the rest waits in node for the client.
     res.end(Buffer.alloc(ANSWER_BYTES));
@@ -143,15 +146,15 @@ describe("the answer deadline, on HTTP/1.1 responses", () => {
   });
 
   it("closes the connection of a client that stops reading", async () => {
-    const closed = new Promise<Promise<Socket>>((resolve) => {
-      closing = resolve;
+    const answered = new Promise<{ closed: Promise<Socket> }>((resolve) => {
+      answering = resolve;
     });
     const client = connectTcp(port, "127.0.0.1");
     try {
       client.write("GET / HTTP/1.1\r\nHost: test\r\n\r\n");
       // The client reads nothing until the server gave up on it.
       client.pause();
-      const socket = await within(await closed, BOUND_MS, "the close");
+      const socket = await within((await answered).closed, BOUND_MS, "the close");
       assert.equal(socket.destroyed, true, "its connection is closed");
       // What the client can still read is what had left node: not the whole answer.
       let received = 0;
