@@ -1,3 +1,7 @@
+// The contract's services over their stores: what the app serves.
+//
+// Tested by test/integration/token-service.test.ts, test/integration/incident-tools.test.ts, test/integration/token-introspection.test.ts, test/integration/operability.test.ts.
+
 import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";

@@ -1,3 +1,8 @@
+// The whole service: both listeners, with every endpoint, service and
+// interceptor each one serves, built from the configuration.
+//
+// Tested by test/integration/edge-answers.test.ts, test/integration/operability.test.ts, test/integration/cors.test.ts, test/integration/console.test.ts, test/integration/graceful-stop.test.ts.
+
 import type { OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { createCallGate } from "../admin-auth/call-gate.js";
 import { type ServiceLookup, serviceCredentialCheck } from "../admin-auth/service-credential.js";

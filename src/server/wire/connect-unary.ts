@@ -1,3 +1,7 @@
+// The Connect protocol's unary calls, served off node's request and response.
+//
+// Tested by test/unit/server/wire/connect-handler-parity.test.ts, test/unit/server/wire/connect-handler-calls.test.ts.
+
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Compression, compressionNegotiate } from "@connectrpc/connect/protocol";
 import * as connect from "@connectrpc/connect/protocol-connect";

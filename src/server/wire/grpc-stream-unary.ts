@@ -1,3 +1,7 @@
+// The common gRPC unary call, served off a raw HTTP/2 stream.
+//
+// Tested by test/unit/server/wire/connect-handler-parity.test.ts, test/integration/read-limits.test.ts.
+
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Message } from "@bufbuild/protobuf";
 import type { ContextValues } from "@connectrpc/connect";

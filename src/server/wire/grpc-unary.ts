@@ -1,3 +1,7 @@
+// gRPC and gRPC-Web unary calls, served off node's request and response.
+//
+// Tested by test/unit/server/wire/connect-handler-parity.test.ts, test/unit/server/wire/connect-handler-calls.test.ts, test/integration/read-limits.test.ts.
+
 import type { Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import {
