@@ -32,24 +32,6 @@ const NOT_MIRRORS = new Set(["test/unit/architecture", "test/unit/proto"]);
 /** Folders never walked: generated code (and any dependencies' folder). */
 const SKIPPED = new Set(["src/gen"]);
 
-/**
- * TEMPORARY: modules and test folders whose owners are bringing them under the rule at the same
- * time as this check lands (the server and call path, store, openapi, redis, rest, token, the web
- * headers, bench/ and scripts/). Their failures are listed, not failed; remove each prefix once
- * its modules pass, and this set with the last one.
- */
-const PENDING: readonly string[] = [
-  "src/server/",
-  "src/openapi/",
-  "src/redis/",
-  "src/rest/",
-  "src/token/",
-  "src/http/web-headers.ts",
-  "test/unit/server/",
-  "test/unit/openapi/",
-  "test/unit/bench/",
-];
-
 /** Every `.ts` file under `dir` (relative to `root`, `/`-separated), skipped folders aside. */
 function tsFilesUnder(root: string, dir: string): string[] {
   if (SKIPPED.has(dir) || dir.endsWith("node_modules") || !existsSync(join(root, dir))) {
@@ -301,24 +283,11 @@ function mirrorFailures(root: string): { failures: string[]; modules: number } {
   return { failures, modules: modules.length };
 }
 
-/** Whether a failure line is about a path whose owner is still bringing it under the rule. */
-const isPending = (failure: string) => PENDING.some((prefix) => failure.startsWith(prefix));
-
 describe("every module's tests are findable from its path (test-mirror)", () => {
-  it("holds for every module and unit test file (those in PENDING listed, not failed)", (t) => {
+  it("holds for every module and unit test file", () => {
     const { failures, modules } = mirrorFailures(ROOT);
     assert.ok(modules > 150, `too few modules read: ${modules}`);
-    const pending = PENDING.map((prefix) => ({
-      prefix,
-      count: failures.filter((f) => f.startsWith(prefix)).length,
-    })).filter(({ count }) => count > 0);
-    if (pending.length > 0) {
-      t.diagnostic(
-        `still pending (PENDING): ${pending.map(({ prefix, count }) => `${prefix} ${count}`).join(", ")}`,
-      );
-    }
-    const failing = failures.filter((f) => !isPending(f));
-    assert.equal(failing.length, 0, `${failing.length} failures:\n${failing.join("\n")}`);
+    assert.equal(failures.length, 0, `${failures.length} failures:\n${failures.join("\n")}`);
   });
 });
 
