@@ -10,7 +10,7 @@
 #   auth      GET /auth over 32 HTTP/1.1 keep-alive connections (forward-auth)
 # Run it from the project's root on a quiet machine (`uptime` load below 0.5, nothing else running).
 # usage: bench/cpu-per-call-ab.sh DIR_A DIR_B      (each a built checkout: npm ci && npm run build)
-# env: ROUNDS (5), N (calls per load and round, 20000)
+# env: ROUNDS (5), N (calls per load and round, 20000), LOADS (the loads to run, default all: "grpc grpc-web connect rest auth")
 set -u
 [ $# -eq 2 ] || { echo "usage: $0 DIR_A DIR_B" >&2; exit 2; }
 dirs=("$(cd "$1" && pwd)" "$(cd "$2" && pwd)")
@@ -70,7 +70,7 @@ measure() { local before after out ok
   ok=$(awk '/status codes:/{print $3}' <<<"$out"); ok=${ok:-0}
   if [ "$ok" -ne "$N" ] || grep -q 'errored' <<<"$(grep '^requests:' <<<"$out" | grep -v ' 0 errored')"; then echo 0; return; fi
   awk -v d=$((after - before)) -v hz="$hz" -v n="$N" 'BEGIN{printf "%.1f", d / hz * 1e6 / n}'; }
-loads=(grpc grpc-web connect rest auth)
+read -r -a loads <<<"${LOADS:-grpc grpc-web connect rest auth}"
 for l in "${loads[@]}"; do N=2000 measure 0 "$l" >/dev/null; N=2000 measure 1 "$l" >/dev/null; done
 echo "$(node --version), WORKERS=1, N=$N, $ROUNDS rounds; CPU µs per call, A | B"
 echo "A: ${dirs[0]} ($(git -C "${dirs[0]}" rev-parse --short HEAD 2>/dev/null))"
