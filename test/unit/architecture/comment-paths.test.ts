@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
+import { sourceComments } from "../../support/source-comments.js";
 import { tempDirs } from "../../support/temp-dirs.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -49,23 +49,7 @@ function commentsOf(file: string, text: string): string[] {
   if (file.endsWith(".lua")) {
     return [...text.matchAll(/--[^\n]*/g)].map((m) => m[0]);
   }
-  // Comments are trivia around the syntax tree's nodes: reading them there,
-  // rather than with a regular expression, leaves `//` inside strings alone.
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
-  const comments = new Map<number, string>();
-  const add = (ranges: ts.CommentRange[] | undefined) => {
-    for (const range of ranges ?? []) {
-      comments.set(range.pos, text.slice(range.pos, range.end));
-    }
-  };
-  const visit = (node: ts.Node) => {
-    add(ts.getLeadingCommentRanges(text, node.pos));
-    add(ts.getTrailingCommentRanges(text, node.end));
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  add(ts.getLeadingCommentRanges(text, source.endOfFileToken.pos));
-  return [...comments.values()];
+  return sourceComments(file, text).map((comment) => comment.text);
 }
 
 /** What the comments of the repository at `root` name, and which of those do not exist. */

@@ -4,6 +4,7 @@ import { dirname, join, posix } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { sourceComments } from "../../support/source-comments.js";
 import { tempDirs } from "../../support/temp-dirs.js";
 
 // The rule (CONTRIBUTING.md, "Tests mirror the code"): a module's unit tests are found from its
@@ -69,26 +70,6 @@ function isTypeOnly(file: string, text: string): boolean {
   );
 }
 
-/** Every comment of a TypeScript source, in order, as `{ pos, end, text }`. */
-function commentsOf(file: string, text: string): { pos: number; end: number; text: string }[] {
-  // Read as trivia around the syntax tree's nodes, so `//` inside a string is no comment.
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
-  const found = new Map<number, { pos: number; end: number; text: string }>();
-  const add = (ranges: ts.CommentRange[] | undefined) => {
-    for (const { pos, end } of ranges ?? []) {
-      found.set(pos, { pos, end, text: text.slice(pos, end) });
-    }
-  };
-  const visit = (node: ts.Node) => {
-    add(ts.getLeadingCommentRanges(text, node.pos));
-    add(ts.getTrailingCommentRanges(text, node.end));
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  add(ts.getLeadingCommentRanges(text, source.endOfFileToken.pos));
-  return [...found.values()].sort((a, b) => a.pos - b.pos);
-}
-
 /** A comment's words without its markers (`/**`, ` * `, `//`, `*\/`), lines joined by spaces. */
 function commentWords(comment: string): string {
   return comment
@@ -104,7 +85,7 @@ function commentWords(comment: string): string {
  * lines right under it (a block); "" when it has none.
  */
 function leadingComment(file: string, text: string): string {
-  const comments = commentsOf(file, text);
+  const comments = sourceComments(file, text);
   const first = comments[0];
   if (first === undefined) {
     return "";
@@ -260,7 +241,9 @@ function mirrorFailures(root: string): { failures: string[]; modules: number } {
   for (const module of needTests) {
     const text = read(module);
     // Every Tested-by line names files that exist, wherever in the module it is.
-    const named = commentsOf(module, text).flatMap((c) => testedBy(commentWords(c.text)).flat());
+    const named = sourceComments(module, text).flatMap((c) =>
+      testedBy(commentWords(c.text)).flat(),
+    );
     for (const path of named.filter((p) => !existsSync(join(root, p)))) {
       failures.push(
         `${module}: its Tested by line names ${path}, which does not exist; ` +

@@ -1,27 +1,12 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { operatorKey } from "../../../src/admin-auth/admin-auth-interceptor.js";
 import { callerKey } from "../../../src/admin-auth/caller-context.js";
-import { createLogger } from "../../../src/log/logger.js";
 import { createAuditLog } from "../../../src/server/audit-line.js";
 import { requestIdKey } from "../../../src/server/request-id.js";
-
-/** A logger at `level` whose lines are kept, parsed. */
-function keptLines(level: string) {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n").filter(Boolean)) {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { logger: createLogger({ level, destination }), lines };
-}
+import { keptLogLines } from "../../support/kept-log-lines.js";
 
 /** The handler context of an operator's call, as the interceptors leave it. */
 function operatorCall() {
@@ -41,7 +26,7 @@ function operatorCall() {
 
 describe("audit lines", () => {
   it("say what was done, by which operator, from where, in which call", () => {
-    const { logger, lines } = keptLines("info");
+    const { logger, lines } = keptLogLines("info");
     const audit = createAuditLog(logger);
     audit(
       { audit: "PutUserKey", userId: "u-1", fingerprint: "SHA256:abc", stored: true },
@@ -62,7 +47,7 @@ describe("audit lines", () => {
 
   it("are written whatever LOG_LEVEL drops", () => {
     for (const level of ["warn", "error", "silent"]) {
-      const { logger, lines } = keptLines(level);
+      const { logger, lines } = keptLogLines(level);
       logger.info("dropped");
       createAuditLog(logger)(
         { audit: "RevokeUserTokens", userId: "u-2", revokedTokens: 3 },

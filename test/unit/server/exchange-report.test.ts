@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
@@ -9,25 +8,17 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import { createLogger } from "../../../src/log/logger.js";
 import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
 import { Exchange } from "../../../src/server/exchange.js";
 import { createExchangeReport } from "../../../src/server/exchange-report.js";
 import { createCallTracing } from "../../../src/tracing/call-tracing.js";
+import { keptLogLines } from "../../support/kept-log-lines.js";
 
 const CREATE = "perps.token.v1.TokenService/CreateToken";
 
 /** A report whose lines (debug and up) are kept, parsed, and whose counts can be read. */
 function reported() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n").filter(Boolean)) {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
+  const { logger, lines } = keptLogLines();
   const metrics = createServiceMetrics({ processMetrics: false });
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({
@@ -36,7 +27,7 @@ function reported() {
   });
   const tracing = createCallTracing(provider.getTracer("t"), new W3CTraceContextPropagator());
   const report = createExchangeReport({
-    logger: createLogger({ level: "debug", destination }),
+    logger,
     metrics,
     tracing,
   });

@@ -1,25 +1,15 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { createLogger } from "../../../src/log/logger.js";
 import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
 import { createAnswerTelemetry } from "../../../src/server/answer-telemetry.js";
 import { listenerTransport } from "../../../src/server/listener-transport.js";
+import { keptLogLines } from "../../support/kept-log-lines.js";
 
 const TLS = { cert: "CERT PEM", key: "KEY PEM" };
 
 /** Both listeners' transports over one logger (lines kept, debug and up) and metrics. */
 function transports(opts: { tls?: typeof TLS; adminClientCa?: string } = {}) {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n").filter(Boolean)) {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  const logger = createLogger({ level: "debug", destination });
+  const { logger, lines } = keptLogLines();
   const metrics = createServiceMetrics({ processMetrics: false });
   const telemetry = createAnswerTelemetry({ logger, metrics });
   const options = {
