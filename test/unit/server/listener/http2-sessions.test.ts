@@ -14,15 +14,7 @@ import {
   type Http2Sessions,
   trackHttp2Sessions,
 } from "../../../../src/server/listener/http2-sessions.js";
-
-/** Resolves once `check` holds, looking again every few milliseconds; fails after 5 s. */
-async function until(check: () => boolean): Promise<void> {
-  const giveUp = Date.now() + 5000;
-  while (!check()) {
-    assert.ok(Date.now() < giveUp, `still not so: ${check}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+import { until } from "../../../support/until.js";
 
 describe("HTTP/2 sessions", () => {
   let tcp: Server;

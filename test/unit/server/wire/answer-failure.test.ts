@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { createServer as createHttp1Server, request } from "node:http";
 import { connect, createServer as createHttp2Server, type ServerHttp2Stream } from "node:http2";
-import type { AddressInfo, Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { NodeServerResponse } from "../../../../src/http/node-handler.js";
 import { Exchange } from "../../../../src/server/exchange.js";
 import { callError, detach, failAnswer } from "../../../../src/server/wire/answer-failure.js";
+import { serverPool } from "../../../support/server-pool.js";
 import { send } from "../../../support/wire-exchange.js";
 
 describe("a call's failure", () => {
@@ -33,7 +33,7 @@ describe("the service's own failure while answering", () => {
   const exchanges = new Map<string, Exchange>();
   // How each request ended on the server: whether its answer's target was destroyed.
   const ended = new Map<string, { destroyed: boolean }>();
-  const servers: Server[] = [];
+  const pool = serverPool();
   const ports = { http1: 0, http2: 0, stream: 0 };
 
   /** Does to `to` what the request's path says, then fails the answer. */
@@ -62,28 +62,20 @@ describe("the service's own failure while answering", () => {
     }
   }
 
-  async function listen(server: Server): Promise<number> {
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return (server.address() as AddressInfo).port;
-  }
-
   before(async () => {
     const compat = (
       req: { url?: string; headers: Record<string, unknown> },
       res: NodeServerResponse,
     ) => answer(res, req.url ?? "", String(req.headers["x-n"]));
-    ports.http1 = await listen(createHttp1Server(compat));
-    ports.http2 = await listen(createHttp2Server(compat));
+    ports.http1 = await pool.listen(createHttp1Server(compat));
+    ports.http2 = await pool.listen(createHttp2Server(compat));
     const raw = createHttp2Server();
     raw.on("stream", (stream, headers) =>
       answer(stream, String(headers[":path"]), String(headers["x-n"])),
     );
-    ports.stream = await listen(raw);
+    ports.stream = await pool.listen(raw);
   });
-  after(() =>
-    Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))),
-  );
+  after(() => pool.closeAll());
 
   let counter = 0;
   const nextN = () => String(counter++);

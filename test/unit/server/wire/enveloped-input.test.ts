@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { createServer as createHttp1Server, type IncomingHttpHeaders } from "node:http";
 import { createServer as createHttp2Server } from "node:http2";
-import type { AddressInfo, Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
 import { create, type DescMethod, isMessage, toBinary } from "@bufbuild/protobuf";
@@ -17,6 +16,7 @@ import {
   readEnvelopedInput,
   singleMessage,
 } from "../../../../src/server/wire/enveloped-input.js";
+import { serverPool } from "../../../support/server-pool.js";
 import { type Sent, send } from "../../../support/wire-exchange.js";
 
 const READ_MAX_BYTES = 64;
@@ -71,23 +71,17 @@ const request = (service: string) =>
   toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, { service }));
 
 describe("the enveloped input of a unary gRPC or gRPC-Web request", () => {
-  const servers: Server[] = [];
+  const pool = serverPool();
   // Each source of a body the wire paths read: node's HTTP/1.1 request, its HTTP/2 request, a raw HTTP/2 stream.
   const ports = { http1: 0, http2: 0, stream: 0 };
 
-  async function listen(server: Server): Promise<number> {
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return (server.address() as AddressInfo).port;
-  }
-
   before(async () => {
-    ports.http1 = await listen(
+    ports.http1 = await pool.listen(
       createHttp1Server((req, res) => {
         void read(req, req.headers).then((r) => res.end(JSON.stringify(r)));
       }),
     );
-    ports.http2 = await listen(
+    ports.http2 = await pool.listen(
       createHttp2Server((req, res) => {
         void read(req, req.headers).then((r) => res.end(JSON.stringify(r)));
       }),
@@ -99,11 +93,9 @@ describe("the enveloped input of a unary gRPC or gRPC-Web request", () => {
         stream.end(JSON.stringify(r));
       });
     });
-    ports.stream = await listen(raw);
+    ports.stream = await pool.listen(raw);
   });
-  after(() =>
-    Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))),
-  );
+  after(() => pool.closeAll());
 
   /** What each of the three sources made of these bytes: the same, checked, and returned. */
   async function readEverywhere(body: Uint8Array, headers: Record<string, string> = {}) {

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { createServer as createHttp1Server, type IncomingHttpHeaders } from "node:http";
 import { connect, createServer as createHttp2Server } from "node:http2";
-import type { AddressInfo, Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -17,6 +16,7 @@ import {
   refuseGrpc,
 } from "../../../../src/server/wire/grpc-answer.js";
 import { holdStream, within } from "../../../support/held-stream.js";
+import { serverPool } from "../../../support/server-pool.js";
 import { type Answer, type Sent, send } from "../../../support/wire-exchange.js";
 
 const MESSAGE = Buffer.from("the answer's message bytes");
@@ -75,29 +75,21 @@ function answer(to: GrpcAnswerTarget, path: string, headers: IncomingHttpHeaders
 }
 
 describe("the gRPC and gRPC-Web answer writer", () => {
-  const servers: Server[] = [];
+  const pool = serverPool();
   const ports = { http1: 0, http2: 0, stream: 0 };
 
-  async function listen(server: Server): Promise<number> {
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return (server.address() as AddressInfo).port;
-  }
-
   before(async () => {
-    ports.http1 = await listen(
+    ports.http1 = await pool.listen(
       createHttp1Server((req, res) => answer(res, req.url ?? "", req.headers)),
     );
-    ports.http2 = await listen(
+    ports.http2 = await pool.listen(
       createHttp2Server((req, res) => answer(res, req.url ?? "", req.headers)),
     );
     const raw = createHttp2Server();
     raw.on("stream", (stream, headers) => answer(stream, String(headers[":path"]), headers));
-    ports.stream = await listen(raw);
+    ports.stream = await pool.listen(raw);
   });
-  after(() =>
-    Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))),
-  );
+  after(() => pool.closeAll());
 
   let counter = 0;
 
