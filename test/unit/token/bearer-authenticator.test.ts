@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
+import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
 import { redisKeysOf } from "../../../src/store/keys.js";
 import { createRedisRunner } from "../../../src/store/redis-runner.js";
 import { createTokenStore } from "../../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../../src/token/bearer-authenticator.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
+import { storedToken } from "../../support/stored-token.js";
 
 const SIGNER_PUBLIC_KEY = "cd".repeat(32);
 
@@ -18,20 +19,13 @@ describe("bearer authenticator", () => {
   async function stored(name: string | undefined, expiresAtMs: number) {
     const userId = randomUUID();
     await redis.sadd(redisKeysOf(userId).publicKeys, SIGNER_PUBLIC_KEY);
-    const messageDigest = randomBytes(32);
-    const tokenId = tokenIdOf(messageDigest);
-    const token = generateToken(userId, tokenId);
     const store = createTokenStore({ redis: { client: redis } });
-    const outcome = await store.create({
+    const { token, tokenId } = await storedToken(store, {
       userId,
       signerPublicKey: SIGNER_PUBLIC_KEY,
-      messageDigest,
-      tokenId,
-      tokenDigest: tokenDigest(token),
       name,
       expiresAtMs,
     });
-    assert.deepEqual(outcome, { kind: "created" });
     return { userId, tokenId, token, store };
   }
 

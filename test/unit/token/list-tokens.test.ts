@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { Code, type ConnectError, createHandlerContext } from "@connectrpc/connect";
@@ -7,7 +7,6 @@ import {
   ListTokensRequestSchema,
   TokenService,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
 import { redisKeysOf } from "../../../src/store/keys.js";
 import { createTokenStore, type TokenStore } from "../../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../../src/token/bearer-authenticator.js";
@@ -19,6 +18,7 @@ import {
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../../../src/token/token-errors.js";
 import { connectError } from "../../support/connect-error.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
+import { storedToken } from "../../support/stored-token.js";
 
 const SIGNER_PUBLIC_KEY = "ef".repeat(32);
 const DAY_MS = 86_400_000;
@@ -56,20 +56,7 @@ describe("createListTokensHandler", () => {
     const userId = randomUUID();
     await redis.sadd(redisKeysOf(userId).publicKeys, SIGNER_PUBLIC_KEY);
     return async (name: string | undefined, expiresAtMs: number) => {
-      const messageDigest = randomBytes(32);
-      const tokenId = tokenIdOf(messageDigest);
-      const token = generateToken(userId, tokenId);
-      const outcome = await store.create({
-        userId,
-        signerPublicKey: SIGNER_PUBLIC_KEY,
-        messageDigest,
-        tokenId,
-        tokenDigest: tokenDigest(token),
-        name,
-        expiresAtMs,
-      });
-      assert.deepEqual(outcome, { kind: "created" });
-      return { token, tokenId };
+      return storedToken(store, { userId, signerPublicKey: SIGNER_PUBLIC_KEY, name, expiresAtMs });
     };
   }
 
