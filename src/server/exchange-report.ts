@@ -71,9 +71,9 @@ export function createExchangeReport(opts: ExchangeReportOptions): ExchangeRepor
     } else {
       const message = exchange.message || (STATUS_CODES[exchange.status] ?? "");
       // A readiness probe answering 503 is the probe working, not a failure;
-      // forward-auth's 503 (method "forward-auth") is one.
-      const probe = code === Code.Unavailable && exchange.method === "http" && protocol === "http";
-      if (isServerFault(code) && !probe) {
+      // any other 503 (forward-auth's, a call's) is one.
+      const probeWorking = code === Code.Unavailable && exchange.probe;
+      if (isServerFault(code) && !probeWorking) {
         logger.error({ ...line, cause: message }, "request failed");
       } else {
         logger.info({ ...line, message }, "request");

@@ -103,7 +103,9 @@ describe("the report of an exchange", () => {
 
   it("a readiness probe's 503 is the probe working: an info line, not an error", async () => {
     const { report, lines } = reported();
-    report.exchange(exchangeOf("r-6", "http", "http", 503), undefined);
+    const readiness = exchangeOf("r-6", "http", "http", 503);
+    readiness.markProbe();
+    report.exchange(readiness, undefined);
     assert.equal(lines[0]?.level, 30);
     assert.equal(lines[0]?.code, "Unavailable");
     const auth = exchangeOf("r-7", "forward-auth", "http", 503);
