@@ -16,14 +16,13 @@ import {
   cacheMetrics,
   createToken,
   deleteToken,
+  OTHERS_BOUND_MS,
+  OWN_BOUND_MS,
   untilElapsed,
   waitUntilCached,
 } from "../support/token-cache-checks.js";
 
 after(killMainProcesses);
-
-const OWN_BOUND_MS = 5;
-const OTHERS_BOUND_MS = 50;
 
 /** Another client deletes the token's key: every check is refused within the bound. */
 async function refusedAfterOthersDelete(
