@@ -49,7 +49,7 @@ export function signatureExpired(timestamp: bigint, nowMs: number, toleranceMs: 
       desc: LocalizedMessageSchema,
       value: {
         locale: "en-US",
-        message: `Signature expired: the timestamp is ${durationText(Number(offsetMs))} ${clock} of server time (${serverTime}); within ±${durationText(Number(toleranceMs))} is accepted`,
+        message: `Signature expired: the timestamp is ${durationText(Number(offsetMs))} ${clock === "ahead" ? "ahead of" : "behind"} server time (${serverTime}); within ±${durationText(Number(toleranceMs))} is accepted`,
       },
     },
   ]);

@@ -54,7 +54,7 @@ describe("signatureExpired", () => {
       [
         [
           "en-US",
-          "Signature expired: the timestamp is 2.5 min behind of server time (2026-01-02T03:04:05.678Z); within ±2.0 min is accepted",
+          "Signature expired: the timestamp is 2.5 min behind server time (2026-01-02T03:04:05.678Z); within ±2.0 min is accepted",
         ],
       ],
     );
