@@ -1,6 +1,4 @@
 // Whether the service can do its work: /readyz, gRPC health and the ready gauge ask it.
-//
-// Tested by test/integration/redis-outage.test.ts, test/integration/graceful-stop.test.ts.
 
 import type { RedisHolder } from "../redis/redis-holder.js";
 
