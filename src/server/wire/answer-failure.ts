@@ -21,9 +21,13 @@ export function detach(answering: void | Promise<void>): void {
 /**
  * A failure of the service itself while answering, not of a call (a call's
  * failure is an answer): recorded on the exchange (its cause is logged), then
- * an empty 500, or the end of the stream if the answer has begun. Nothing to
- * do once the client is gone. The one empty 500 of the service, on node's
- * responses and on raw HTTP/2 streams alike.
+ * an empty 500. If the answer has begun, it is cut so that the client can
+ * tell: HTTP/2's stream reset with INTERNAL_ERROR, HTTP/1.1's connection closed
+ * before the body's end. (A bare destroy resets with NO_ERROR, and node's
+ * close(INTERNAL_ERROR) ends the stream before its reset: both read as a
+ * complete answer.) Nothing to do once the client is gone. The
+ * one empty 500 of the service, on node's responses and on raw HTTP/2 streams
+ * alike.
  */
 export function failAnswer(
   to: NodeServerResponse | ServerHttp2Stream,
@@ -36,7 +40,15 @@ export function failAnswer(
   }
   exchange?.recordOutcome(Code.Internal, String(reason));
   if (to.headersSent) {
-    to.destroy();
+    if (stream || "stream" in to) {
+      // Destroyed with an error, node resets with INTERNAL_ERROR. The error is
+      // then emitted on the stream: handled here, whoever else listens.
+      const target = stream ? to : to.stream;
+      target.once("error", () => {});
+      target.destroy(new Error("the service failed while answering"));
+    } else {
+      to.destroy();
+    }
   } else if (stream) {
     const head: Record<string, string | number> = { ":status": 500 };
     if (exchange !== undefined && exchange.requestId !== "") {
