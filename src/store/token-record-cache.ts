@@ -7,6 +7,9 @@ import {
   type InvalidationPairsEvents,
 } from "../redis/invalidation-pairs.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
+import { createDigestSlabs } from "./digest-slabs.js";
+import { createInFlightReads } from "./in-flight-reads.js";
+import { startInvalidationLagProbe } from "./invalidation-lag-probe.js";
 
 /** A token's record as the bearer check needs it (layout 1 records only: they carry their expiry). */
 export interface CachedTokenRecord {
@@ -74,38 +77,7 @@ interface Entry extends CachedTokenRecord {
   epoch: number;
 }
 
-interface Ticket {
-  key: string;
-  pair: InvalidationPair;
-  epoch: number;
-  /** A change of the key came while the read was in flight. */
-  poisoned: boolean;
-  /** Past the tick its reply came in: later invalidations no longer see it. */
-  settled: boolean;
-}
-
 const NOT_KEPT: TrackedRead["keep"] = () => undefined;
-
-/**
- * Copies digests into slabs that hold only digests. A copy from node's shared
- * 8 KiB pool (Buffer.from) would keep its whole slab alive, with whatever
- * each request allocated beside it: about 300 bytes per cached token, measured.
- */
-function createDigestSlabs(slabBytes: number): (digest: Buffer) => Buffer {
-  let slab = Buffer.allocUnsafeSlow(slabBytes);
-  let used = 0;
-  return (digest) => {
-    if (used + digest.length > slab.length) {
-      slab = Buffer.allocUnsafeSlow(Math.max(slabBytes, digest.length));
-      used = 0;
-    }
-    const copy = slab.subarray(used, used + digest.length);
-    digest.copy(copy);
-    used += digest.length;
-    return copy;
-  };
-}
-const PROBE_PREFIX = "perps:cache-probe:";
 
 /**
  * Token records kept in memory and dropped when Redis says they changed
@@ -119,41 +91,22 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
   const entries = createBoundedCache<string, Entry>(opts.maxEntries);
   // A slab is freed once every digest in it is (entries go oldest first).
   const copyDigest = createDigestSlabs(64 * 1024);
-  const inFlight = new Map<string, Ticket[]>();
-  const probeKey = `${PROBE_PREFIX}${process.pid}:${Math.random().toString(36).slice(2)}`;
-  let probeSentAt: number | undefined;
+  const inFlight = createInFlightReads();
 
-  function poison(key: string): void {
-    const tickets = inFlight.get(key);
-    if (tickets !== undefined) {
-      for (const ticket of tickets) {
-        ticket.poisoned = true;
-      }
-    }
-  }
   function dropAll(reason: InvalidationLossReason | "flush"): void {
     entries.clear();
-    for (const tickets of inFlight.values()) {
-      for (const ticket of tickets) {
-        ticket.poisoned = true;
-      }
-    }
+    inFlight.poisonAll();
     observer?.dropped(reason);
     observer?.entries(0);
   }
-  function settle(ticket: Ticket): void {
-    ticket.settled = true;
-    const tickets = inFlight.get(ticket.key);
-    if (tickets === undefined) {
-      return;
-    }
-    const left = tickets.filter((t) => t !== ticket);
-    if (left.length === 0) {
-      inFlight.delete(ticket.key);
-    } else {
-      inFlight.set(ticket.key, left);
-    }
-  }
+
+  const probe = startInvalidationLagProbe({
+    redis: opts.redis,
+    // The pairs in use when it fires (declared below: rebuilt after a loss).
+    pairs: () => pairs,
+    intervalMs: opts.probeIntervalMs ?? 10_000,
+    lag: (seconds) => observer?.lag(seconds),
+  });
 
   const events: InvalidationPairsEvents = {
     invalidated(keys) {
@@ -164,16 +117,13 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       let counted = 0;
       for (const raw of keys) {
         const key = raw.toString();
-        if (key === probeKey) {
-          if (probeSentAt !== undefined) {
-            observer?.lag((performance.now() - probeSentAt) / 1000);
-            probeSentAt = undefined;
-          }
+        if (key === probe.key) {
+          probe.arrived();
           continue;
         }
         counted += 1;
         entries.delete(key);
-        poison(key);
+        inFlight.poison(key);
       }
       if (counted > 0) {
         observer?.invalidated(counted);
@@ -212,26 +162,6 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
     return pairs;
   }
 
-  const probeIntervalMs = opts.probeIntervalMs ?? 10_000;
-  const probe =
-    probeIntervalMs > 0
-      ? setInterval(async () => {
-          const pair = pairs.pairOf(probeKey);
-          if (pair?.up !== true) {
-            return;
-          }
-          try {
-            // Tracked by the read, then changed by another connection.
-            await pair.read(probeKey);
-            probeSentAt = performance.now();
-            await opts.redis.client.set(probeKey, String(Date.now()), "PX", probeIntervalMs * 3);
-          } catch {
-            probeSentAt = undefined;
-          }
-        }, probeIntervalMs)
-      : undefined;
-  probe?.unref();
-
   return {
     get(key) {
       const entry = entries.get(key);
@@ -250,20 +180,14 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       if (pair?.up !== true) {
         return { value: await fallback(), keep: NOT_KEPT };
       }
-      const ticket: Ticket = { key, pair, epoch: pair.epoch, poisoned: false, settled: false };
-      const tickets = inFlight.get(key);
-      if (tickets === undefined) {
-        inFlight.set(key, [ticket]);
-      } else {
-        tickets.push(ticket);
-      }
+      const ticket = inFlight.start(key, pair);
       let value: Buffer | null;
       try {
         value = await pair.read(key);
       } finally {
         // Invalidations handled in the same tick as the reply still poison
         // it; keep() runs before this (the check goes on in microtasks).
-        setImmediate(() => settle(ticket));
+        setImmediate(() => inFlight.settle(ticket));
       }
       return {
         value,
@@ -285,24 +209,18 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
 
     forget(key) {
       entries.delete(key);
-      poison(key);
+      inFlight.poison(key);
       observer?.entries(entries.size);
     },
 
     forgetPrefix(prefix) {
       entries.deleteIf((key) => key.startsWith(prefix));
-      for (const key of inFlight.keys()) {
-        if (key.startsWith(prefix)) {
-          poison(key);
-        }
-      }
+      inFlight.poisonPrefix(prefix);
       observer?.entries(entries.size);
     },
 
     close() {
-      if (probe !== undefined) {
-        clearInterval(probe);
-      }
+      probe.stop();
       pairs.close();
       entries.clear();
     },

@@ -1,0 +1,87 @@
+import type { InvalidationPair } from "../redis/invalidation-pair.js";
+
+/** A read of a token key on a tracking connection, from its start until the tick after its reply. */
+export interface InFlightRead {
+  readonly key: string;
+  readonly pair: InvalidationPair;
+  /** The pair's epoch when the read started. */
+  readonly epoch: number;
+  /** A change of the key came while the read was in flight. */
+  readonly poisoned: boolean;
+  /** Past the tick its reply came in: later invalidations no longer see it. */
+  readonly settled: boolean;
+}
+
+/**
+ * The reads of the token cache in flight, by key. An invalidation and the
+ * reply of a read of the same key come on two sockets, so the invalidation
+ * may overtake the reply: it poisons the read, whose record is then not kept.
+ */
+export interface InFlightReads {
+  start(key: string, pair: InvalidationPair): InFlightRead;
+  /** The read is over: no later invalidation concerns it. */
+  settle(read: InFlightRead): void;
+  poison(key: string): void;
+  poisonPrefix(prefix: string): void;
+  poisonAll(): void;
+}
+
+interface Ticket {
+  key: string;
+  pair: InvalidationPair;
+  epoch: number;
+  poisoned: boolean;
+  settled: boolean;
+}
+
+/** Tested by test/unit/store/token-record-cache.test.ts (the race logic, events ordered by hand). */
+export function createInFlightReads(): InFlightReads {
+  const byKey = new Map<string, Ticket[]>();
+  const poisonEach = (tickets: Ticket[] | undefined) => {
+    for (const ticket of tickets ?? []) {
+      ticket.poisoned = true;
+    }
+  };
+  const ticketOf = (read: InFlightRead): Ticket | undefined =>
+    byKey.get(read.key)?.find((ticket) => ticket === read);
+  return {
+    start(key, pair) {
+      const ticket: Ticket = { key, pair, epoch: pair.epoch, poisoned: false, settled: false };
+      const tickets = byKey.get(key);
+      if (tickets === undefined) {
+        byKey.set(key, [ticket]);
+      } else {
+        tickets.push(ticket);
+      }
+      return ticket;
+    },
+    settle(read) {
+      const ticket = ticketOf(read);
+      if (ticket === undefined) {
+        return;
+      }
+      ticket.settled = true;
+      const left = (byKey.get(read.key) ?? []).filter((t) => t !== ticket);
+      if (left.length === 0) {
+        byKey.delete(read.key);
+      } else {
+        byKey.set(read.key, left);
+      }
+    },
+    poison(key) {
+      poisonEach(byKey.get(key));
+    },
+    poisonPrefix(prefix) {
+      for (const [key, tickets] of byKey) {
+        if (key.startsWith(prefix)) {
+          poisonEach(tickets);
+        }
+      }
+    },
+    poisonAll() {
+      for (const tickets of byKey.values()) {
+        poisonEach(tickets);
+      }
+    },
+  };
+}
