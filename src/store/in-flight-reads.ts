@@ -34,7 +34,6 @@ interface Ticket {
   settled: boolean;
 }
 
-/** Tested by test/unit/store/token-record-cache.test.ts (the race logic, events ordered by hand). */
 export function createInFlightReads(): InFlightReads {
   const byKey = new Map<string, Ticket[]>();
   const poisonEach = (tickets: Ticket[] | undefined) => {
