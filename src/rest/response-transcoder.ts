@@ -19,18 +19,22 @@ export function transcodeResponse(route: RestRoute, message: Message): JsonValue
     const inner = value.isSet(field) ? value.get(field).message : create(field.message);
     return toJson(field.message, inner);
   }
-  // Serialize a copy holding only this field, with its default emitted, so
-  // the body always has a value ([] for an empty list, 0 for zero, ...).
+  // A copy holding only this field, in protobuf JSON as the rest of the
+  // answer (the defaults of nested messages left out); the field itself
+  // always has a value: its default when unset ([] for an empty list, 0, "").
   const only = reflect(output);
   if (value.isSet(field)) {
     only.set(field, value.get(field));
   }
-  const json = toJson(output, only.message, { alwaysEmitImplicit: true });
-  const fieldJson =
-    typeof json === "object" && json !== null && !Array.isArray(json)
-      ? json[field.jsonName]
-      : undefined;
-  return fieldJson ?? null;
+  return (
+    fieldOf(toJson(output, only.message), field.jsonName) ??
+    fieldOf(toJson(output, create(output), { alwaysEmitImplicit: true }), field.jsonName) ??
+    null
+  );
+}
+
+function fieldOf(json: JsonValue, name: string): JsonValue | undefined {
+  return typeof json === "object" && json !== null && !Array.isArray(json) ? json[name] : undefined;
 }
 
 /**

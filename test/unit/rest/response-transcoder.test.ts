@@ -95,4 +95,15 @@ describe("transcodeResponse of response_body", () => {
     ]);
     assert.equal(transcodeResponse(next, page), "p2");
   });
+
+  it("leaves the defaults inside a listed message out, as the whole message's JSON does", () => {
+    const tokens = { ...listRoute, responseBody: ListTokensResponseSchema.field.tokens };
+    const page = create(ListTokensResponseSchema, {
+      tokens: [{ id: "i1" }, { id: "i2", name: "bot" }],
+    });
+    assert.deepEqual(transcodeResponse(tokens, page), [{ id: "i1" }, { id: "i2", name: "bot" }]);
+    assert.deepEqual(transcodeResponse(listRoute, page), {
+      tokens: [{ id: "i1" }, { id: "i2", name: "bot" }],
+    });
+  });
 });
