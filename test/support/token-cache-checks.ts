@@ -10,9 +10,8 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * through the service is refused by the process that answered it before that
  * answer, and by every other process within OWN_BOUND_MS of it; a change made
  * to Redis by anyone else within OTHERS_BOUND_MS. Another process's
- * invalidation travels on a socket of its own, so "at once" is not promised
- * there: about 3 checks in 1000 made right after the answer still see the
- * token, none 5 ms later (measured on one machine, 2026-11-27).
+ * invalidation comes beside the delete's reply, not before it, so "at once"
+ * is not promised there (measured: docs/security.md).
  */
 export const OWN_BOUND_MS = 5;
 export const OTHERS_BOUND_MS = 50;
