@@ -14,3 +14,12 @@ export function isTransientRedisFailure(err: unknown): boolean {
   const isReply = err instanceof Error && err.name === "ReplyError";
   return !isReply || TRANSIENT_REPLY.test(err.message);
 }
+
+/**
+ * Whether a reply sends the command to another node of a Redis Cluster: the
+ * key's slot has moved (MOVED) or is moving (ASK). A connection to one node
+ * cannot follow it; the cluster client can.
+ */
+export function isClusterRedirect(err: unknown): boolean {
+  return err instanceof Error && err.name === "ReplyError" && /^(MOVED|ASK) /.test(err.message);
+}

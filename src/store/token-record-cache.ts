@@ -6,6 +6,7 @@ import {
   type InvalidationPairs,
   type InvalidationPairsEvents,
 } from "../redis/invalidation-pairs.js";
+import { isClusterRedirect } from "../redis/redis-failure.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDigestSlabs } from "./digest-slabs.js";
 import { createInFlightReads } from "./in-flight-reads.js";
@@ -184,6 +185,14 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       let value: Buffer | null;
       try {
         value = await pair.read(key);
+      } catch (err) {
+        if (!isClusterRedirect(err)) {
+          throw err;
+        }
+        // A resharding moves the slot away from the pair's node: the cluster
+        // client follows it (and learns the new slot map, which drops the
+        // cache); a read from there is not tracked, so it is not kept.
+        return { value: await fallback(), keep: NOT_KEPT };
       } finally {
         // Invalidations handled in the same tick as the reply still poison
         // it; keep() runs before this (the check goes on in microtasks).

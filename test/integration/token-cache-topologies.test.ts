@@ -137,6 +137,37 @@ describe("the token cache in every topology", () => {
     }
   });
 
+  it("Cluster: a slot moved to another master (resharding): every check answers, and the cache follows the keys", async () => {
+    const cluster = await startTestRedisCluster({ replicasPerPrimary: 0 });
+    const service = await startTestService({ redis: cluster.topology });
+    const other = new Cluster(cluster.topology.nodes);
+    other.on("error", () => undefined);
+    try {
+      const user = await registeredUser(service);
+      const { token } = await createToken(service.publicUrl, user);
+      await waitUntilCached(service.internalUrl, token);
+      const from = await cluster.primaryPortOf(tokenKey(token));
+      const to = (await cluster.primaryPorts()).find((port) => port !== from);
+      assert.ok(to !== undefined);
+      // While the keys have moved and the slot not yet (the old owner answers
+      // ASK), then once the slot has (MOVED): the token is live, 200 each time.
+      const answers: number[] = [];
+      await cluster.moveSlotOf(tokenKey(token), to, async () => {
+        answers.push(await authStatus(service.internalUrl, token));
+      });
+      answers.push(await authStatus(service.internalUrl, token));
+      assert.deepEqual(answers, [200, 200]);
+      assert.equal(await cluster.primaryPortOf(tokenKey(token)), to);
+      // The new owner's invalidations reach the cache.
+      await waitUntilCached(service.internalUrl, token);
+      await refusedAfterOthersDelete(other, service.internalUrl, token);
+    } finally {
+      other.disconnect();
+      await service.stop();
+      await cluster.dispose();
+    }
+  });
+
   it("Cluster: each master's keys are tracked; a master's failover drops the cache and its successor is tracked", async () => {
     const cluster = await startTestRedisCluster({ nodeTimeoutMs: 1000 });
     const service = await startTestService({ redis: cluster.topology });

@@ -25,6 +25,15 @@ export interface TestRedisCluster {
   readonly topology: Extract<RedisTopology, { kind: "cluster" }>;
   /** The port of the primary that serves `key`'s slot now. */
   primaryPortOf(key: string): Promise<number>;
+  /** The ports of the primaries serving slots now. */
+  primaryPorts(): Promise<number[]>;
+  /**
+   * Moves `key`'s slot, with every key in it, to the primary on `toPort`, as
+   * a resharding does: IMPORTING and MIGRATING, MIGRATE, then the slot given
+   * to its new owner on every primary. `whileMoving` runs once the keys have
+   * moved and before the slot has (the old owner then answers ASK).
+   */
+  moveSlotOf(key: string, toPort: number, whileMoving?: () => Promise<void>): Promise<void>;
   /** Kills a node at once (SIGKILL), as a crash would. */
   kill(port: number): Promise<void>;
   /** Starts a killed node again with its data and cluster config. */
@@ -118,6 +127,22 @@ export async function startTestRedisCluster(
     throw failed.reason;
   }
 
+  /** Runs `use` on a connection of its own to the node on `port`. */
+  const onNode = async <T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> => {
+    const client = new Redis({
+      port,
+      host: "127.0.0.1",
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+    });
+    try {
+      await client.connect();
+      return await use(client);
+    } finally {
+      client.disconnect();
+    }
+  };
+
   const findNode = (port: number) => {
     const node = nodes.find((n) => n.port === port);
     if (node === undefined) {
@@ -154,6 +179,46 @@ export async function startTestRedisCluster(
         }
       }
       throw new Error(`no node knows the primary of ${key}`);
+    },
+    async primaryPorts() {
+      const text = await onNode(nodes[0]?.port ?? 0, (client) => client.call("CLUSTER", "NODES"));
+      return String(text)
+        .split("\n")
+        .map((line) => line.split(" "))
+        .filter((fields) => fields[2]?.includes("master") === true && fields.length > 8)
+        .map((fields) => Number(fields[1]?.split(":")[1]?.split("@")[0]));
+    },
+    async moveSlotOf(key, toPort, whileMoving) {
+      const fromPort = await cluster.primaryPortOf(key);
+      const slot = String(
+        await onNode(fromPort, (client) => client.call("CLUSTER", "KEYSLOT", key)),
+      );
+      const idOf = (port: number) =>
+        onNode(port, async (client) => String(await client.call("CLUSTER", "MYID")));
+      const [fromId, toId] = [await idOf(fromPort), await idOf(toPort)];
+      await onNode(toPort, (client) =>
+        client.call("CLUSTER", "SETSLOT", slot, "IMPORTING", fromId),
+      );
+      await onNode(fromPort, async (client) => {
+        await client.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId);
+        const keys = (await client.call("CLUSTER", "GETKEYSINSLOT", slot, "1000")) as string[];
+        if (keys.length > 0) {
+          await client.call(
+            "MIGRATE",
+            "127.0.0.1",
+            String(toPort),
+            "",
+            "0",
+            "5000",
+            "KEYS",
+            ...keys,
+          );
+        }
+      });
+      await whileMoving?.();
+      for (const port of [toPort, fromPort, ...(await cluster.primaryPorts())]) {
+        await onNode(port, (client) => client.call("CLUSTER", "SETSLOT", slot, "NODE", toId));
+      }
     },
     async kill(port) {
       const node = findNode(port);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ReplyError } from "ioredis";
-import { isTransientRedisFailure } from "../../../src/redis/redis-failure.js";
+import { isClusterRedirect, isTransientRedisFailure } from "../../../src/redis/redis-failure.js";
 
 describe("isTransientRedisFailure", () => {
   it("is true for failures that say nothing of the command: connections, timeouts, anything thrown", () => {
@@ -52,5 +52,26 @@ describe("isTransientRedisFailure", () => {
   it("tells a reply by its name, as ioredis reports one", () => {
     const reply = Object.assign(new Error("ERR wrong number of arguments"), { name: "ReplyError" });
     assert.equal(isTransientRedisFailure(reply), false);
+  });
+});
+
+describe("isClusterRedirect", () => {
+  it("is true for MOVED and ASK replies", () => {
+    for (const reply of ["MOVED 3999 127.0.0.1:6381", "ASK 3999 127.0.0.1:6381"]) {
+      assert.equal(isClusterRedirect(new ReplyError(reply)), true, reply);
+    }
+  });
+
+  it("is false for other replies, for the same words not in a reply, and for anything else", () => {
+    for (const err of [
+      new ReplyError("CLUSTERDOWN The cluster is down"),
+      new ReplyError("TRYAGAIN Multiple keys request during rehashing of slot"),
+      new ReplyError("MOVEDX 1 a:1"),
+      new Error("MOVED 3999 127.0.0.1:6381"),
+      "MOVED 3999 127.0.0.1:6381",
+      undefined,
+    ]) {
+      assert.equal(isClusterRedirect(err), false, String(err));
+    }
   });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setImmediate as nextMacrotask } from "node:timers/promises";
-import { Redis } from "ioredis";
+import { Redis, ReplyError } from "ioredis";
 import type { InvalidationPair } from "../../../src/redis/invalidation-pair.js";
 import type { InvalidationPairsEvents } from "../../../src/redis/invalidation-pairs.js";
 import {
@@ -16,6 +16,7 @@ import {
 interface Reply {
   key: string;
   resolve(value: Buffer | null): void;
+  reject(reason: Error): void;
 }
 
 function scriptedPair() {
@@ -25,8 +26,8 @@ function scriptedPair() {
     epoch: 1,
     ended: false,
     read: (key: string) =>
-      new Promise<Buffer | null>((resolve) => {
-        replies.push({ key, resolve });
+      new Promise<Buffer | null>((resolve, reject) => {
+        replies.push({ key, resolve, reject });
       }),
     close() {},
   };
@@ -176,6 +177,30 @@ describe("createTokenRecordCache", () => {
     pair.up = true;
     read.keep(record("a"));
     assert.equal(cache.get("k1"), undefined);
+  });
+
+  it("a read its node redirects (the slot moved: MOVED, ASK) goes through the fallback, not kept", async () => {
+    const { cache, replies } = setUp();
+    for (const reply of ["MOVED 3999 127.0.0.1:7002", "ASK 3999 127.0.0.1:7002"]) {
+      const reading = cache.read("k1", async () => Buffer.from("from the cluster client"));
+      replies.shift()?.reject(new ReplyError(reply));
+      const read = await reading;
+      assert.deepEqual(read.value, Buffer.from("from the cluster client"), reply);
+      read.keep(record("a"));
+      assert.equal(cache.get("k1"), undefined, reply);
+    }
+  });
+
+  it("any other failure of a read fails it: no second read elsewhere", async () => {
+    const { cache, replies } = setUp();
+    for (const failure of [
+      new ReplyError("CLUSTERDOWN The cluster is down"),
+      new Error("timeout"),
+    ]) {
+      const reading = cache.read("k1", fallback);
+      replies.shift()?.reject(failure);
+      await assert.rejects(reading, failure);
+    }
   });
 
   it("answers no hit while the pair is down, even before the loss is reported", async () => {
