@@ -4,9 +4,9 @@ import { parseToken } from "@perps/token-client/protocol";
 import { Cluster, Redis } from "ioredis";
 import { freePorts } from "../../src/process/free-port.js";
 import { redisKeysOf } from "../../src/store/keys.js";
-import { register } from "../support/forward-auth-calls.js";
+import { json, register } from "../support/forward-auth-calls.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
-import { newUser, type TestUser } from "../support/signing.js";
+import { newUser, signedCreate, type TestUser } from "../support/signing.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 import { startTestRedisCluster } from "../support/test-redis-cluster.js";
 import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
@@ -33,6 +33,17 @@ async function refusedAfterOthersDelete(
   await other.del(tokenKey(token));
   await untilElapsed(performance.now(), OTHERS_BOUND_MS);
   assert.equal(await authStatus(internalUrl, token), 401);
+}
+
+/** The status of a signed REST create, whatever it is. */
+async function createStatus(publicUrl: string, user: TestUser): Promise<number> {
+  const res = await fetch(`${publicUrl}/user/tokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: json(await signedCreate(user)),
+  });
+  await res.arrayBuffer();
+  return res.status;
 }
 
 function tokenKey(token: string): string {
@@ -151,13 +162,20 @@ describe("the token cache in every topology", () => {
       assert.ok(to !== undefined);
       // While the keys have moved and the slot not yet (the old owner answers
       // ASK), then once the slot has (MOVED): the token is live, 200 each time.
+      // A create in the slot while it moves writes keys Redis cannot place
+      // yet (TRYAGAIN): 503, to be tried again; once moved, 201.
       const answers: number[] = [];
+      let createWhileMoving = 0;
       await cluster.moveSlotOf(tokenKey(token), to, async () => {
         answers.push(await authStatus(service.internalUrl, token));
+        createWhileMoving = await createStatus(service.publicUrl, user);
       });
       answers.push(await authStatus(service.internalUrl, token));
       assert.deepEqual(answers, [200, 200]);
+      assert.ok([201, 503].includes(createWhileMoving), String(createWhileMoving));
       assert.equal(await cluster.primaryPortOf(tokenKey(token)), to);
+      const created = await createToken(service.publicUrl, user);
+      await deleteToken(service.publicUrl, user, created.id);
       // The new owner's invalidations reach the cache.
       await waitUntilCached(service.internalUrl, token);
       await refusedAfterOthersDelete(other, service.internalUrl, token);
