@@ -2,29 +2,15 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Phase } from "../../../bench/bench-report.js";
 import { peakPhase } from "../../../bench/peak-phase.js";
+import { benchPhase } from "../../support/bench-phase.js";
 
 function phase(concurrency: number, throughput: number, errors = 0): Phase {
-  return {
-    series: "Floor check",
-    concurrency,
+  return benchPhase("Floor check", concurrency, {
     throughput,
-    p50Ms: 1,
-    p90Ms: 2,
-    p99Ms: 3,
-    sent: 1000,
     ok: 1000 - errors,
     errors,
     failures: errors > 0 ? { transport: errors } : {},
-    seconds: 1,
-    rssBeforeMb: 100,
-    rssAfterMb: 100,
-    redisRoundTrips: 1,
-    redisCommands: {},
-    serviceCpuUsPerRequest: 100,
-    eventLoopCpuUsPerRequest: 80,
-    loadGeneratorCpuUsPerRequest: 10,
-    redisCpuUsPerRequest: 10,
-  };
+  });
 }
 
 describe("peakPhase", () => {

@@ -1,32 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { BenchReport, PeerPoint, Phase, Series } from "../../../bench/bench-report.js";
+import type { BenchReport, PeerPoint, Phase } from "../../../bench/bench-report.js";
 import { evaluateTargets, goalMet, goalText } from "../../../bench/targets.js";
-
-function phase(series: Series, concurrency: number, fields: Partial<Phase> = {}): Phase {
-  return {
-    series,
-    concurrency,
-    throughput: 1000,
-    p50Ms: 1,
-    p90Ms: 2,
-    p99Ms: 3,
-    sent: 1000,
-    ok: 1000,
-    errors: 0,
-    failures: {},
-    seconds: 1,
-    rssBeforeMb: 100,
-    rssAfterMb: 100,
-    redisRoundTrips: 1,
-    redisCommands: {},
-    serviceCpuUsPerRequest: 100,
-    eventLoopCpuUsPerRequest: 80,
-    loadGeneratorCpuUsPerRequest: 10,
-    redisCpuUsPerRequest: 10,
-    ...fields,
-  };
-}
+import { benchPhase } from "../../support/bench-phase.js";
 
 /** What the check phases of one run measured. */
 interface CheckRun {
@@ -65,17 +41,17 @@ const checkTargets = (run: CheckRun) => evaluateTargets(reportOf(run)).targets;
 function goodRun(changes: Partial<CheckRun> = {}): CheckRun {
   return {
     introspect: [
-      phase("gRPC introspect", 8, { throughput: 7000 }),
-      phase("gRPC introspect", 32, { throughput: 8000 }),
+      benchPhase("gRPC introspect", 8, { throughput: 7000 }),
+      benchPhase("gRPC introspect", 32, { throughput: 8000 }),
     ],
-    forwardAuth: [phase("Forward-auth", 32, { throughput: 9000 })],
+    forwardAuth: [benchPhase("Forward-auth", 32, { throughput: 9000 })],
     floor: [
-      phase("Floor check", 8, { throughput: 9000 }),
-      phase("Floor check", 32, { throughput: 10000 }),
+      benchPhase("Floor check", 8, { throughput: 9000 }),
+      benchPhase("Floor check", 32, { throughput: 10000 }),
     ],
-    introspectHalfPeak: phase("gRPC introspect", 64, { throughput: 4000, p99Ms: 4 }),
-    forwardAuthHalfPeak: phase("Forward-auth", 64, { throughput: 4500, p99Ms: 2 }),
-    floorHalfPeak: phase("Floor check", 64, { throughput: 5000, p99Ms: 1 }),
+    introspectHalfPeak: benchPhase("gRPC introspect", 64, { throughput: 4000, p99Ms: 4 }),
+    forwardAuthHalfPeak: benchPhase("Forward-auth", 64, { throughput: 4500, p99Ms: 2 }),
+    floorHalfPeak: benchPhase("Floor check", 64, { throughput: 5000, p99Ms: 1 }),
     ...changes,
   };
 }
@@ -92,7 +68,7 @@ describe("evaluateTargets: the token checks", () => {
   });
 
   it("misses the floor ratio below 0.7 × the floor's peak", () => {
-    const run = goodRun({ forwardAuth: [phase("Forward-auth", 32, { throughput: 6999 })] });
+    const run = goodRun({ forwardAuth: [benchPhase("Forward-auth", 32, { throughput: 6999 })] });
     const met = metOf(run);
     assert.equal(met["Forward-auth (HTTP/1.1 keep-alive) vs the check floor (peaks)"], false);
     assert.equal(met["IntrospectToken (gRPC) vs the check floor (peaks)"], true);
@@ -100,7 +76,7 @@ describe("evaluateTargets: the token checks", () => {
 
   it("misses the tail goal above 5 ms at half peak", () => {
     const met = metOf(
-      goodRun({ introspectHalfPeak: phase("gRPC introspect", 64, { p99Ms: 5.001 }) }),
+      goodRun({ introspectHalfPeak: benchPhase("gRPC introspect", 64, { p99Ms: 5.001 }) }),
     );
     assert.equal(met["p99 at half of its own peak (IntrospectToken)"], false);
     assert.equal(met["p99 at half of its own peak (forward-auth)"], true);
@@ -108,14 +84,14 @@ describe("evaluateTargets: the token checks", () => {
 
   it("misses the round-trip goal when any check phase needs more than one", () => {
     const run = goodRun({
-      forwardAuthHalfPeak: phase("Forward-auth", 64, { redisRoundTrips: 1.5 }),
+      forwardAuthHalfPeak: benchPhase("Forward-auth", 64, { redisRoundTrips: 1.5 }),
     });
     assert.equal(metOf(run)["Redis round trips per check (IntrospectToken / forward-auth)"], false);
   });
 
   it("misses when the load generator costs a fifth of the service or more", () => {
     const heavy = goodRun({
-      introspect: [phase("gRPC introspect", 32, { loadGeneratorCpuUsPerRequest: 20 })],
+      introspect: [benchPhase("gRPC introspect", 32, { loadGeneratorCpuUsPerRequest: 20 })],
     });
     const name =
       "Load generator CPU per IntrospectToken vs the service's, at its peak (the client must not be the limit)";
@@ -123,13 +99,13 @@ describe("evaluateTargets: the token checks", () => {
   });
 
   it("counts the errors of every check phase, the floor's included", () => {
-    const run = goodRun({ floorHalfPeak: phase("Floor check", 64, { errors: 2 }) });
+    const run = goodRun({ floorHalfPeak: benchPhase("Floor check", 64, { errors: 2 }) });
     const errors = checkTargets(run).find((t) => t.name === "Errors (check phases)");
     assert.deepEqual(errors && [errors.measured, errors.met], ["2", false]);
   });
 
   it("never meets a ratio against a floor that served nothing", () => {
-    const run = goodRun({ floor: [phase("Floor check", 32, { throughput: 0 })] });
+    const run = goodRun({ floor: [benchPhase("Floor check", 32, { throughput: 0 })] });
     assert.equal(metOf(run)["IntrospectToken (gRPC) vs the check floor (peaks)"], false);
   });
 });
@@ -156,12 +132,12 @@ function point(
 ): PeerPoint {
   const series = protocol === "REST create" ? "Peer REST create" : "Peer gRPC create";
   const a = [
-    phase(protocol, c, { throughput: ours - 100 }),
-    phase(protocol, c, { throughput: ours }),
+    benchPhase(protocol, c, { throughput: ours - 100 }),
+    benchPhase(protocol, c, { throughput: ours }),
   ];
   const b = [
-    phase(series, c, { throughput: theirs }),
-    phase(series, c, { throughput: theirs - 50 }),
+    benchPhase(series, c, { throughput: theirs }),
+    benchPhase(series, c, { throughput: theirs - 50 }),
   ];
   return {
     protocol,
@@ -206,7 +182,7 @@ describe("evaluateTargets: the peer and partial runs", () => {
 
   it("counts the peer's errors too", () => {
     const failing = point("REST create", 8, 1100, 1000);
-    failing.peer[1] = phase("Peer REST create", 8, { errors: 3 });
+    failing.peer[1] = benchPhase("Peer REST create", 8, { errors: 3 });
     const { targets } = evaluateTargets(
       reportOf(goodRun(), { peer: { binary: "peer", requests: 1000, points: [failing] } }),
     );
@@ -218,8 +194,8 @@ describe("evaluateTargets: the peer and partial runs", () => {
 describe("evaluateTargets: issue 27's table", () => {
   const withPeer = (ours: number, theirs: number, oursP99 = 3, peerP99 = 3) => {
     const p = point("gRPC create", 32, ours, theirs);
-    p.oursTaken = phase("gRPC create", 32, { throughput: ours, p99Ms: oursP99 });
-    p.peerTaken = phase("Peer gRPC create", 32, { throughput: theirs, p99Ms: peerP99 });
+    p.oursTaken = benchPhase("gRPC create", 32, { throughput: ours, p99Ms: oursP99 });
+    p.peerTaken = benchPhase("Peer gRPC create", 32, { throughput: theirs, p99Ms: peerP99 });
     return { binary: "peer", requests: 1000, points: [p] };
   };
   const grpcCreateRun = (service: number, floor: number, extra: Partial<BenchReport> = {}) =>
@@ -227,10 +203,10 @@ describe("evaluateTargets: issue 27's table", () => {
       evaluateTargets(
         reportOf(goodRun(), {
           phases: [
-            phase("gRPC create", 32, { throughput: service }),
+            benchPhase("gRPC create", 32, { throughput: service }),
             // Concurrency 128 is not a target's: its row does not count.
-            phase("gRPC create", 128, { throughput: 2 * floor }),
-            phase("Floor gRPC create", 64, { throughput: floor }),
+            benchPhase("gRPC create", 128, { throughput: 2 * floor }),
+            benchPhase("Floor gRPC create", 64, { throughput: floor }),
           ],
           ...extra,
         }),
