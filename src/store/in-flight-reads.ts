@@ -41,8 +41,6 @@ export function createInFlightReads(): InFlightReads {
       ticket.poisoned = true;
     }
   };
-  const ticketOf = (read: InFlightRead): Ticket | undefined =>
-    byKey.get(read.key)?.find((ticket) => ticket === read);
   return {
     start(key, pair) {
       const ticket: Ticket = { key, pair, epoch: pair.epoch, poisoned: false, settled: false };
@@ -55,16 +53,15 @@ export function createInFlightReads(): InFlightReads {
       return ticket;
     },
     settle(read) {
-      const ticket = ticketOf(read);
+      const tickets = byKey.get(read.key) ?? [];
+      const ticket = tickets.find((t) => t === read);
       if (ticket === undefined) {
         return;
       }
       ticket.settled = true;
-      const left = (byKey.get(read.key) ?? []).filter((t) => t !== ticket);
-      if (left.length === 0) {
+      tickets.splice(tickets.indexOf(ticket), 1);
+      if (tickets.length === 0) {
         byKey.delete(read.key);
-      } else {
-        byKey.set(read.key, left);
       }
     },
     poison(key) {

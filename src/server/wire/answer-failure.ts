@@ -22,12 +22,11 @@ export function detach(answering: void | Promise<void>): void {
  * A failure of the service itself while answering, not of a call (a call's
  * failure is an answer): recorded on the exchange (its cause is logged), then
  * an empty 500. If the answer has begun, it is cut so that the client can
- * tell: HTTP/2's stream reset with INTERNAL_ERROR, HTTP/1.1's connection closed
- * before the body's end. (A bare destroy resets with NO_ERROR, and node's
- * close(INTERNAL_ERROR) ends the stream before its reset: both read as a
- * complete answer.) Nothing to do once the client is gone. The
- * one empty 500 of the service, on node's responses and on raw HTTP/2 streams
- * alike.
+ * tell: HTTP/2's stream reset with INTERNAL_ERROR, HTTP/1.1's connection
+ * closed before the body's end. (A bare destroy resets with NO_ERROR, and
+ * node's close(INTERNAL_ERROR) ends the stream before its reset: both read as
+ * a complete answer.) Nothing to do once the client is gone. The one empty
+ * 500 of the service, on node's responses and on raw HTTP/2 streams alike.
  */
 export function failAnswer(
   to: NodeServerResponse | ServerHttp2Stream,
