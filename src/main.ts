@@ -156,6 +156,7 @@ async function claimOrExit(config: Config): Promise<() => boolean> {
 function operatorsOf(
   config: Config,
   configured: CredentialsFileRead | undefined,
+  logger: Logger,
 ): CredentialsFileRead | undefined {
   if (!generatesOperator(config)) {
     return configured;
@@ -174,8 +175,14 @@ function operatorsOf(
     return file;
   });
   if (generated.created) {
-    process.stderr.write(
-      `No ADMIN_CREDENTIALS_FILE: generated operator "local", its secret in ${generated.secretFile} (perps-tokens reads ./.data/redis/operator-secret by default, else --operator-secret-file), its hash in ${generated.credentialsFile}\n`,
+    // A warning: a production deployment names its operators in a file of its own.
+    logger.warn(
+      {
+        operator: "local",
+        secretFile: generated.secretFile,
+        credentialsFile: generated.credentialsFile,
+      },
+      `no ADMIN_CREDENTIALS_FILE: generated operator local, its secret in ${generated.secretFile} (perps-tokens reads ./.data/redis/operator-secret by default, else --operator-secret-file)`,
     );
   }
   return read;
@@ -202,6 +209,11 @@ function sayReady(config: Config, ports: ListeningPorts): void {
       workers: config.workers,
     })}\n`,
   );
+}
+
+/** Resolves once the lines logged so far are written (the log is batched, see createLogger). */
+function flushed(logger: Logger): Promise<void> {
+  return new Promise((done) => logger.flush(() => done()));
 }
 
 /** Whether the first start writes operator `local` into the data folder (no ADMIN_CREDENTIALS_FILE, no mTLS). */
@@ -293,12 +305,17 @@ async function main(): Promise<void> {
     process.on("SIGINT", () => {});
     process.on("SIGHUP", () => service.reloadCredentials());
     onSignals(logger, () => service.stop(), ["SIGTERM"]);
+    // The primary's ready line follows every worker's own lines.
+    await flushed(logger);
     process.send?.({ listening: service.ports });
     return;
   }
 
   const lockHeld = await claimOrExit(config);
-  const settled = { ...files, adminCredentials: operatorsOf(config, files.adminCredentials) };
+  const settled = {
+    ...files,
+    adminCredentials: operatorsOf(config, files.adminCredentials, logger),
+  };
   const embedded =
     config.redis === undefined
       ? await embeddedRedis(config.embeddedRedisDir, logger, lockHeld)
@@ -325,6 +342,7 @@ async function main(): Promise<void> {
       await service.stop();
       await embedded?.stop();
     });
+    await flushed(logger);
     sayReady(config, service.ports);
     return;
   }
@@ -350,7 +368,9 @@ async function main(): Promise<void> {
     logger,
     env,
     onRestart: () => primaryMetrics.workerRestarts.inc(),
-    onListening: (ports) => sayReady(config, ports),
+    onListening: (ports) => {
+      void flushed(logger).then(() => sayReady(config, ports));
+    },
     giveUp: {
       exitCode: IN_USE_EXIT_CODE,
       onGiveUp: (line) => {

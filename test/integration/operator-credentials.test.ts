@@ -358,14 +358,22 @@ describe("ADMIN_CREDENTIALS_FILE and the generated operator (npm start)", () => 
     const { run, internalUrl } = await started({ ADMIN_CREDENTIALS_FILE: "", WORKERS: "2" }, cwd);
     const secretFile = join(cwd, ".data/redis/operator-secret");
     const credentialsFile = join(cwd, ".data/redis/admin-credentials");
+    // Every line of the start is written before the ready line.
+    await run.waitFor(/perps-token-service ready/);
     const said = run
       .output()
       .split("\n")
-      .filter((line) => line.includes("operator"));
+      .filter((line) => line.includes("generated operator"));
     assert.equal(said.length, 1, run.output());
+    // A log line like the others (JSON on stdout), naming both files.
+    const line = JSON.parse(said[0] ?? "") as Record<string, unknown>;
+    assert.equal(line.level, 40);
+    assert.equal(line.operator, "local");
+    assert.equal(line.secretFile, secretFile);
+    assert.equal(line.credentialsFile, credentialsFile);
     assert.match(
-      said[0] ?? "",
-      new RegExp(`generated operator "local", its secret in ${secretFile}`),
+      String(line.msg),
+      new RegExp(`generated operator local, its secret in ${secretFile}`),
     );
     assert.equal(statSync(secretFile).mode & 0o777, 0o600);
     const secret = readFileSync(secretFile, "utf8").trim();

@@ -63,6 +63,36 @@ describe("npm start", () => {
     assert.equal(existsSync(join(cwd, ".data/redis/redis.sock")), false);
   });
 
+  it("a first start writes JSON lines only, and its ready line (stderr) after them all", async () => {
+    const run = startMainProcess(
+      { PUBLIC_PORT: "0", INTERNAL_PORT: "0", WORKERS: "2", ADMIN_CREDENTIALS_FILE: "" },
+      tempDir(),
+      // Both streams into one pipe, so the lines arrive in the order they were written.
+      { executable: "sh", args: ["-c", 'exec "$0" "$1" 2>&1', process.execPath] },
+    );
+    await run.waitFor(/perps-token-service ready/);
+    const lines = run
+      .output()
+      .split("\n")
+      .filter((line) => line !== "");
+    const ready = lines.findIndex((line) => line.startsWith("perps-token-service ready"));
+    const messages = lines.slice(0, ready).map((line) => {
+      assert.match(line, /^\{.*\}$/, `not a JSON line: ${line}`);
+      return String((JSON.parse(line) as { msg?: unknown }).msg);
+    });
+    assert.equal(messages.filter((msg) => msg === "listening").length, 2, run.output());
+    assert.ok(messages.includes("started workers"), run.output());
+    assert.ok(
+      messages.some((msg) => msg.startsWith("no ADMIN_CREDENTIALS_FILE: generated operator local")),
+      run.output(),
+    );
+    run.child.kill("SIGTERM");
+    assert.equal(await run.exitedWithin(), 0);
+    for (const line of lines.slice(ready + 1)) {
+      assert.match(line, /^\{.*\}$/, `not a JSON line: ${line}`);
+    }
+  });
+
   it("CONSOLE=off: no token console", async () => {
     const run = startMainProcess(
       { PUBLIC_PORT: "0", INTERNAL_PORT: "0", CONSOLE: "off" },
