@@ -12,6 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { signedIn, signIn } from "../support/console-sign-in.js";
 import {
   documentedFiles,
   type MarkdownBlock,
@@ -20,6 +21,7 @@ import {
 } from "../support/markdown-blocks.js";
 import { outputShape } from "../support/output-shape.js";
 import { ShellSession } from "../support/shell-session.js";
+import { launchBrowser } from "../support/test-browser.js";
 import { TEST_OPERATOR } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -185,7 +187,8 @@ describe("the documentation's examples, run as printed", () => {
 
   before(async () => {
     redis = await startTestRedis();
-    service = await startTestService({ redis: redis.topology });
+    // With its console, which the README's console section signs in to.
+    service = await startTestService({ redis: redis.topology, console: true });
     root = mkdtempSync(join(tmpdir(), "perps-doc-examples-"));
     mkdirSync(join(root, "tmp"));
     checkout = readerCheckout(root);
@@ -292,6 +295,29 @@ describe("the documentation's examples, run as printed", () => {
             `${where(block)}: its last command exited ${result.status}; it printed:\n${result.output}`,
           );
           assertOutput(example, result.output);
+        });
+      }
+      if (file === "README.md") {
+        // What the README's console section asks of a reader who ran the blocks above in order.
+        it("README.md: after its blocks, the console's sign-in with the walkthrough's key.pem", async () => {
+          const printed = await shell().run(
+            'printf "%s\\n" "$USER_ID" "$PWD/key.pem"',
+            SCRIPT_TIMEOUT_MS,
+          );
+          const [userId = "", keyPath = ""] = printed.output.trim().split("\n");
+          assert.ok(existsSync(keyPath), `no key file at ${keyPath}`);
+          const browser = await launchBrowser();
+          try {
+            const page = await browser.newPage();
+            await page.goto(`${service.publicUrl}/`);
+            await signIn(page, userId, keyPath);
+            await signedIn(page);
+            // Signing out deletes the page's session token: the next files' user starts with none.
+            await page.getByRole("button", { name: "Sign out" }).click();
+            await page.getByText("Signed out: the session token is deleted").waitFor();
+          } finally {
+            await browser.close();
+          }
         });
       }
     });

@@ -10,6 +10,8 @@ import { type RecordedRequest, recordRequests } from "./test-browser.js";
 import { operatorHeaders } from "./test-operator.js";
 import type { TestService } from "./test-service.js";
 
+export { signedIn, signIn } from "./console-sign-in.js";
+
 // The token console as a user drives it in a browser (console*.test.ts).
 
 export const execFileAsync = promisify(execFile);
@@ -129,16 +131,6 @@ export async function noSideScroll(page: Page): Promise<boolean> {
   return (
     (await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")) === true
   );
-}
-
-export async function signIn(page: Page, userId: string, keyPath: string): Promise<void> {
-  await page.getByRole("textbox", { name: "User ID" }).fill(userId);
-  await page.getByLabel("Private key").setInputFiles(keyPath);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
-
-export async function signedIn(page: Page): Promise<void> {
-  await page.getByRole("button", { name: "Sign out" }).waitFor();
 }
 
 export async function createToken(page: Page, name: string, days = 30): Promise<void> {

@@ -4,6 +4,8 @@
 // to both sides, so a fixed word that happens to look like a value (such as
 // the 16-letter INVALID_ARGUMENT) stays equal on both.
 const VARIABLE: readonly [RegExp, string][] = [
+  // A folder `mktemp -d` made (tmp. + 10 characters), wherever TMPDIR put it.
+  [/(?:\/[^\s/]+)*\/tmp\.[A-Za-z0-9]{10}(?![A-Za-z0-9])/g, "<temp dir>"],
   // A public key's fingerprint: SHA256: + 43 base64 characters (before the
   // base64 in it can look like an id).
   [/SHA256:[A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])/g, "<fingerprint>"],
