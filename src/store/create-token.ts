@@ -2,9 +2,10 @@
  * Where a token is created: one script (lua/create-token.lua) that checks
  * the signed request and the user's limits and stores the record, atomic with
  * every check, and its rollback (lua/rollback-create.lua) when replicas did
- * not confirm it.
+ * not confirm it or its reply was lost, which undoes that attempt's writes
+ * and never a retry's.
  *
- * Tested by test/integration/token-store.test.ts, test/integration/replica-wait.test.ts.
+ * Tested by test/integration/token-store.test.ts, test/integration/create-rollback.test.ts, test/integration/replica-wait.test.ts, test/integration/create-retries.test.ts.
  */
 
 import type { DurableWriter } from "./durable-writer.js";
@@ -58,13 +59,8 @@ export interface TokenCreatorOptions {
   maxActive: string;
 }
 
-/** The create script's keys and arguments: the signed request, the record and the user's limit. */
-function createArgs(
-  token: NewToken,
-  liveMember: Buffer,
-  limits: SignedRequestLimits,
-  maxActive: string,
-): ScriptArg[] {
+/** The record this create stores: this attempt's own, as its bearer token is (its digest). */
+function recordOf(token: NewToken): Buffer {
   const {
     userId: _user,
     signerPublicKey: _signer,
@@ -75,9 +71,20 @@ function createArgs(
     expiresAtMs,
     ...extras
   } = token;
+  return encodeTokenRecord({ digest, name: name ?? "", expiresAtMs, extras });
+}
+
+/** The create script's keys and arguments: the signed request, the record and the user's limit. */
+function createArgs(
+  token: NewToken,
+  record: Buffer,
+  liveMember: Buffer,
+  limits: SignedRequestLimits,
+  maxActive: string,
+): ScriptArg[] {
   return CREATE_TOKEN.argv(signedRequestKeys(token.userId, token.tokenId), {
     ...signedRequestArgs(token, limits),
-    record: encodeTokenRecord({ digest, name: name ?? "", expiresAtMs, extras }),
+    record,
     liveMember,
     named: token.name === undefined ? "0" : "1",
     name: token.name ?? "",
@@ -87,8 +94,13 @@ function createArgs(
   });
 }
 
-/** The rollback's keys and arguments: what the create wrote, found again by name. */
-function rollbackArgs(token: NewToken, liveMember: Buffer): ScriptArg[] {
+/**
+ * The rollback's keys and arguments: what the create wrote, found again by
+ * name, and its record, by which the script tells this attempt's writes from
+ * those of another attempt of the same signed request (same keys, another
+ * bearer token).
+ */
+function rollbackArgs(token: NewToken, record: Buffer, liveMember: Buffer): ScriptArg[] {
   const redisKeys = redisKeysOf(token.userId);
   return ROLLBACK_CREATE.argv(
     {
@@ -99,6 +111,7 @@ function rollbackArgs(token: NewToken, liveMember: Buffer): ScriptArg[] {
       nameIds: redisKeys.nameIds,
     },
     {
+      record,
       name: token.name ?? "",
       liveMember,
       messageDigest: token.messageDigest,
@@ -127,11 +140,14 @@ export function createTokenCreator(opts: TokenCreatorOptions): TokenCreator {
   const { runRedis, writer, limits, maxActive } = opts;
   return async (token) => {
     const liveMember = liveMemberOf(token.tokenId);
-    const args = createArgs(token, liveMember, limits, maxActive);
-    const undoArgs = rollbackArgs(token, liveMember);
+    const record = recordOf(token);
+    const args = createArgs(token, record, liveMember, limits, maxActive);
+    const undoArgs = rollbackArgs(token, record, liveMember);
     // Nobody receives the value of a token whose create was not confirmed or
     // whose reply was lost: it is rolled back (on the same connection, so after
-    // the create should that still run), and a retry finds its name free.
+    // the create should that still run), and a retry finds its name free. The
+    // rollback may still be retried after this answers, once a retry of the
+    // request has stored its own record: it undoes only this attempt's.
     const { reply, confirmed } = await runRedis("token.create", () =>
       writer.write(
         (client) => client.perpsCreateToken(...args),

@@ -82,11 +82,22 @@ export const DELETE_TOKEN = luaScript({
   constants: { ...TokenScriptStatus, ...TOKEN_RECORD_LUA_CONSTANTS },
 });
 
-/** Undoes a create that replicas did not confirm, or whose reply was lost. */
+/**
+ * Undoes one attempt of a create that replicas did not confirm, or whose
+ * reply was lost, only while the token's key holds that attempt's record;
+ * replies 1 if it undid it, 0 if it touched nothing.
+ */
 export const ROLLBACK_CREATE = luaScript({
   command: "perpsRollbackCreate",
   keys: ["token", "names", "live", "replay", "nameIds"],
-  args: ["name", "liveMember", "messageDigest", "tokenId"],
+  args: [
+    /** The record the attempt's create stores (its CREATE_TOKEN `record`): it names the attempt. */
+    "record",
+    "name",
+    "liveMember",
+    "messageDigest",
+    "tokenId",
+  ],
   files: ["rollback-create.lua"],
 });
 

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,11 +43,24 @@ export async function startTestRedis(): Promise<TestRedis> {
   return startTestRedisServer();
 }
 
+export interface TestRedisServer extends TestRedis {
+  /** Kills the server at once (SIGKILL), as a crash would; what its AOF holds stays for `restart`. */
+  crash(): Promise<void>;
+}
+
+export interface TestRedisServerOptions {
+  /** More redis-server arguments, e.g. `["--appendfsync", "always"]`. */
+  extraArgs?: readonly string[];
+}
+
 /** A private redis-server on a free port in a temp folder. */
-export async function startTestRedisServer(): Promise<TestRedis> {
+export async function startTestRedisServer(
+  opts: TestRedisServerOptions = {},
+): Promise<TestRedisServer> {
   const dir = mkdtempSync(join(tmpdir(), "perps-redis-"));
   const port = await freePort();
-  const start = () => startRedisServerProcess({ dir, port, appendOnly: true });
+  const extraArgs = [...(opts.extraArgs ?? [])];
+  const start = () => startRedisServerProcess({ dir, port, appendOnly: true, extraArgs });
   let server: RedisServerProcess | undefined = await start();
   const url = `redis://127.0.0.1:${port}`;
   return {
@@ -56,6 +70,15 @@ export async function startTestRedisServer(): Promise<TestRedis> {
     async stop() {
       await server?.stop();
       server = undefined;
+    },
+    async crash() {
+      const child = server?.child;
+      server = undefined;
+      if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, "exit");
+        child.kill("SIGKILL");
+        await exited;
+      }
     },
     async restart() {
       server = await start();
