@@ -5,7 +5,7 @@
  * not confirm it or its reply was lost, which undoes that attempt's writes
  * and never a retry's.
  *
- * Tested by test/integration/token-store.test.ts, test/integration/create-rollback.test.ts, test/integration/replica-wait.test.ts, test/integration/create-retries.test.ts.
+ * Tested by test/integration/token-store.test.ts, test/integration/create-rollback.test.ts, test/integration/replica-wait.test.ts, test/integration/create-retries.test.ts, test/integration/create-retries-failover.test.ts.
  */
 
 import type { DurableWriter } from "./durable-writer.js";

@@ -14,6 +14,8 @@ export interface TestRedisSentinel {
   readonly primaryPort: number;
   /** Kills the primary at once (SIGKILL), as a crash would. */
   killPrimary(): Promise<void>;
+  /** The port of the server the sentinel names primary now. */
+  currentPrimaryPort(): Promise<number>;
   /**
    * One failover: kills the current primary (SIGKILL) and resolves with when.
    * `rejoin` readies the next one: it waits until the sentinel names the
@@ -124,6 +126,7 @@ export async function startTestRedisSentinel(): Promise<TestRedisSentinel> {
       name: "main",
     },
     primaryPort,
+    currentPrimaryPort: currentPrimary,
     async killPrimary() {
       const exited = new Promise((resolve) => primary.child.once("exit", resolve));
       primary.child.kill("SIGKILL");
