@@ -64,7 +64,10 @@ export function startWorkers(opts: WorkersOptions): Workers {
     // exit handler deals with the worker; unhandled, the error would end the
     // primary.
     worker.on("error", (err: Error) => {
-      opts.logger.debug({ pid: worker.process.pid, err }, "message to a worker not delivered");
+      opts.logger.debug(
+        { workerPid: worker.process.pid, err },
+        "message to a worker not delivered",
+      );
     });
     return worker;
   };
@@ -93,7 +96,11 @@ export function startWorkers(opts: WorkersOptions): Workers {
       return;
     }
     if (!stopping) {
-      opts.logger.error({ pid: worker.process.pid, code, signal }, "worker died; starting another");
+      // `workerPid`, not `pid`: the line's `pid` is the primary's (the logger's base).
+      opts.logger.error(
+        { workerPid: worker.process.pid, code, signal },
+        "worker died; starting another",
+      );
       opts.onRestart?.();
       fork();
     }

@@ -149,8 +149,16 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
     // Its log lines are written in batches (at the latest after 100 ms): let it write them
     // before the kill, so that the last test still finds every create's line.
     await new Promise((done) => setTimeout(done, 500));
-    process.kill(Number(first?.[1]), "SIGKILL");
-    await main.waitFor(/"msg":"worker died; starting another"/);
+    const killed = Number(first?.[1]);
+    process.kill(killed, "SIGKILL");
+    const [died] = await main.waitFor(/\{[^\n]*"msg":"worker died; starting another"[^\n]*/);
+    // The raw text: JSON.parse would keep the last of two `pid`s, and so do log pipelines.
+    const keys = [...(died?.[0] ?? "").matchAll(/[{,]"(\w+)":/g)].map((m) => m[1]);
+    assert.deepEqual(keys, [...new Set(keys)], died?.[0]);
+    const line = JSON.parse(died?.[0] ?? "") as Record<string, unknown>;
+    assert.equal(line.workerPid, killed);
+    assert.equal(line.pid, main.child.pid, "the line's pid is the primary's");
+    assert.equal(line.signal, "SIGKILL");
     // Two from the start, one from the new worker.
     await main.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/, 3);
     for (let i = 0; i < 4; i++) {
