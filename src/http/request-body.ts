@@ -98,26 +98,33 @@ function cutShort(req: BodySource): boolean {
  * before it ended), once that answer is complete; call it after the answer's
  * `end`. HTTP/2: the stream is reset with NO_ERROR after the whole answer
  * (RFC 9113 §8.1; grpc-go does the same), so the client stops sending and
- * nothing more is buffered, and the connection goes on. `trailers`: the
- * answer ends with trailers, which must go out first. HTTP/1.1: the rest is
- * discarded as it comes, keeping the connection (REQUEST_TIMEOUT_MS bounds it).
+ * nothing more is buffered, and the connection goes on. Then what arrived
+ * before the reset flows away: node destroys a stream closed with NO_ERROR
+ * only once its body has been read to the end, so a paused one would stay
+ * open on its session for good, and a graceful close of the connection
+ * (the client's `session.close()`, the service's stop) would wait for it.
+ * `trailers`: the answer ends with trailers, which must go out first.
+ * HTTP/1.1: the rest is discarded as it comes, keeping the connection
+ * (REQUEST_TIMEOUT_MS bounds it).
  */
 export function readNoMore(req: BodySource, trailers: boolean): void {
   const stream = "respond" in req ? req : "stream" in req ? req.stream : undefined;
-  if (stream === undefined) {
+  const drain = () => {
     if (!req.readableEnded) {
       req.resume();
     }
+  };
+  if (stream === undefined || stream.closed || stream.state.remoteClose === 1) {
+    drain();
     return;
   }
-  if (stream.closed || stream.state.remoteClose === 1) {
-    return;
-  }
-  // Reset now and the trailers would be lost: after they are sent.
+  // Reset now and the trailers would be lost: after they are sent. Drained
+  // before the reset and the client could send all the rest.
   const close = () => {
     if (!stream.closed) {
       stream.close(h2constants.NGHTTP2_NO_ERROR);
     }
+    drain();
   };
   if (trailers) {
     stream.once("wantTrailers", () => setImmediate(close));

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type ClientHttp2Session, connect } from "node:http2";
+import { once } from "node:events";
+import { type ClientHttp2Session, connect, type IncomingHttpHeaders } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { trailerParse } from "@connectrpc/connect/protocol-grpc-web";
 import { envelopePrefix, type HeldAnswer, holdStream, within } from "../support/held-stream.js";
@@ -20,6 +21,14 @@ const TWO_MIB = 2 * 1024 * 1024;
 // Every answer below is due as soon as the service has read what it needs;
 // a generous bound for a loaded machine, far below the request timeout.
 const PROMPT_MS = 10_000;
+// A graceful close takes one round trip once no stream is open; a stream left
+// open on the service's side holds it for good.
+const CLOSE_MS = 5_000;
+
+/** Closes `session` gracefully (GOAWAY, then its streams' end); resolves once it has closed. */
+function closed(session: ClientHttp2Session): Promise<void> {
+  return new Promise((resolve) => session.close(resolve));
+}
 
 /** IntrospectToken's request message for `token`, in an envelope. */
 function introspectMessage(token: string): Buffer {
@@ -151,6 +160,74 @@ describe("read limits enforced while reading (issue 34)", () => {
     assert.equal(restAnswer.headers[":status"], 413);
     assert.equal(restAnswer.rstCode, 0);
     session.destroy();
+  });
+
+  // Issue 40: a refused message the client sent whole (END_STREAM after
+  // 100 KiB, more than the 64 KiB stream window) leaves nothing open: the
+  // stream paused at the limit is let flow away after its reset, so the
+  // client's graceful close (GOAWAY, then waiting for the service to close
+  // the connection) completes, after a later call on the same connection.
+  const HUNDRED_KIB = 100 * 1024;
+  const refusedWhole: {
+    protocol: string;
+    headers: Record<string, string>;
+    body: Buffer;
+    refused: (answer: HeldAnswer) => boolean;
+  }[] = [
+    {
+      protocol: "gRPC (the raw stream path)",
+      headers: { "content-type": "application/grpc" },
+      body: Buffer.concat([envelopePrefix(HUNDRED_KIB), Buffer.alloc(HUNDRED_KIB, 0x61)]),
+      refused: (a) => statusOf(a).code === "8",
+    },
+    {
+      protocol: "gRPC, compressed (Connect's gRPC path)",
+      headers: { "content-type": "application/grpc", "grpc-encoding": "gzip" },
+      body: Buffer.concat([
+        Buffer.from([1]),
+        envelopePrefix(HUNDRED_KIB).subarray(1),
+        Buffer.alloc(HUNDRED_KIB, 0x61),
+      ]),
+      refused: (a) => statusOf(a).code === "8",
+    },
+    {
+      protocol: "gRPC-Web",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: Buffer.concat([envelopePrefix(HUNDRED_KIB), Buffer.alloc(HUNDRED_KIB, 0x61)]),
+      refused: (a) => statusOf(a).code === "8",
+    },
+    {
+      protocol: "Connect",
+      headers: { "content-type": "application/json" },
+      body: Buffer.alloc(HUNDRED_KIB, 0x20),
+      refused: (a) => Number(a.headers[":status"]) === 429,
+    },
+  ];
+  for (const call of refusedWhole) {
+    it(`${call.protocol}: after a refused 100 KiB message the client's session.close() completes`, async () => {
+      session = connect(service.internalUrl);
+      const held = holdStream(session, INTROSPECT, call.headers);
+      held.stream.end(call.body);
+      const answer = await within(held.closed, PROMPT_MS, "the refusal");
+      assert.ok(call.refused(answer), JSON.stringify(answer.headers));
+      await stillServes(session);
+      await within(closed(session), CLOSE_MS, "session.close()");
+    });
+  }
+
+  it("REST: after a refused 100 KiB body the client's session.close() completes", async () => {
+    session = connect(service.publicUrl);
+    const held = holdStream(session, "/user/tokens", { "content-type": "application/json" });
+    held.stream.end(Buffer.alloc(HUNDRED_KIB, 0x20));
+    const answer = await within(held.closed, PROMPT_MS, "REST's 413");
+    assert.equal(answer.headers[":status"], 413);
+    const health = session.request({ ":path": "/healthz" });
+    health.resume();
+    const [headers] = (await within(once(health, "response"), PROMPT_MS, "/healthz")) as [
+      IncomingHttpHeaders,
+    ];
+    assert.equal(headers[":status"], 200);
+    await within(closed(session), CLOSE_MS, "session.close()");
   });
 
   for (const [path, contentType] of [
