@@ -1,7 +1,8 @@
 // Replies that mean "the server cannot take this now", not "this command is wrong":
-// redirections and missing scripts show up here while a cluster fails over.
+// redirections and missing scripts show up here while a cluster fails over, and
+// UNBLOCKED ends a WAIT on a primary made a replica (a Sentinel failover).
 const TRANSIENT_REPLY =
-  /^(OOM|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|MOVED|ASK|NOSCRIPT|BUSY|NOREPLICAS)\b/;
+  /^(OOM|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|MOVED|ASK|NOSCRIPT|BUSY|NOREPLICAS|UNBLOCKED)\b/;
 
 /**
  * Whether a failed Redis call says nothing about the command itself: an

@@ -30,6 +30,7 @@ describe("isTransientRedisFailure", () => {
       "NOSCRIPT No matching script. Please use EVAL.",
       "BUSY Redis is busy running a script.",
       "NOREPLICAS Not enough good replicas to write.",
+      "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
     ]) {
       assert.equal(isTransientRedisFailure(new ReplyError(reply)), true, reply);
     }
