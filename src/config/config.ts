@@ -4,6 +4,9 @@ import { ConfigError } from "./config-error.js";
 import { SETTING_DEFAULTS } from "./setting-defaults.js";
 import { type TracingConfig, tracingConfig } from "./tracing-config.js";
 
+/** REDIS_REVOKE_REPLICAS_ACK: "auto", or how many replicas (0: none). */
+export type RevokeReplicasAck = number | "auto";
+
 /** The service's settings, parsed once from the environment at start-up. */
 export interface Config {
   /** HOST: bind address of the public listener. Default 127.0.0.1. */
@@ -31,6 +34,14 @@ export interface Config {
   redis: RedisTopology | undefined;
   /** REDIS_MIN_REPLICAS_ACK: replicas that must confirm each write (WAIT). Default 0. */
   redisMinReplicasAck: number;
+  /**
+   * REDIS_REVOKE_REPLICAS_ACK: replicas that must confirm each revocation (a
+   * delete, an operator's revoke, a key's removal) before it is acknowledged:
+   * "auto" (one where the topology has replicas: Sentinel, a Cluster whose
+   * primaries have some) or 0 to 16; never fewer than REDIS_MIN_REPLICAS_ACK.
+   * Default auto.
+   */
+  redisRevokeReplicasAck: RevokeReplicasAck;
   /** REDIS_WAIT_TIMEOUT_MS: how long WAIT may take before the write counts as unconfirmed. Default 500. */
   redisWaitTimeoutMs: number;
   /** EMBEDDED_REDIS_DIR: data folder of the embedded redis-server (relative to the cwd). Default .data/redis. */
@@ -122,6 +133,21 @@ function integer(
   const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+/** REDIS_REVOKE_REPLICAS_ACK: "auto" or a count of replicas, as REDIS_MIN_REPLICAS_ACK's. */
+function revokeReplicasAck(env: Record<string, string | undefined>): RevokeReplicasAck {
+  const raw = set(env, "REDIS_REVOKE_REPLICAS_ACK") ?? SETTING_DEFAULTS.redisRevokeReplicasAck;
+  if (raw === "auto") {
+    return raw;
+  }
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value > 16) {
+    throw new ConfigError(
+      `REDIS_REVOKE_REPLICAS_ACK must be auto or an integer from 0 to 16, got "${raw}"`,
+    );
   }
   return value;
 }
@@ -384,6 +410,7 @@ export function parseConfig(
     oldNames: [PUBLIC_PORT, INTERNAL_PORT].filter((v) => set(env, v.old) !== undefined),
     redis: checked(() => redisTopology(env), undefined),
     redisMinReplicasAck: checked(() => integer(env, "REDIS_MIN_REPLICAS_ACK", 0, 0, 16), 0),
+    redisRevokeReplicasAck: checked(() => revokeReplicasAck(env), 0),
     redisWaitTimeoutMs: checked(
       () => integer(env, "REDIS_WAIT_TIMEOUT_MS", SETTING_DEFAULTS.redisWaitTimeoutMs, 1, 60_000),
       0,

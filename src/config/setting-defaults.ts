@@ -12,6 +12,11 @@ export const SETTING_DEFAULTS = {
   tokenRateLimitPerMinute: 60,
   /** TOKEN_LIST_RATE_LIMIT_PER_MINUTE. */
   tokenListRateLimitPerMinute: 120,
+  /**
+   * REDIS_REVOKE_REPLICAS_ACK: "auto" waits for one replica where the
+   * topology has replicas (src/store/revocation-replicas.ts).
+   */
+  redisRevokeReplicasAck: "auto",
   /** REDIS_WAIT_TIMEOUT_MS. */
   redisWaitTimeoutMs: 500,
   /** REQUEST_TIMEOUT_MS. */

@@ -10,10 +10,12 @@ import type { Config } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { redactedUrl } from "../log/redacted-url.js";
 import { clusterMetricsSource } from "../metrics/cluster-metrics.js";
+import { createPrimaryWatch } from "../redis/primary-watch.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { openRedisConnections } from "../redis/redis-connections.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { createApp } from "../server/app.js";
+import { followRevocationReplicas, revocationsMayWait } from "../store/revocation-replicas.js";
 import { startOtlpTracing } from "../tracing/otlp-tracing.js";
 import type { StartFiles } from "./start-files.js";
 
@@ -72,13 +74,17 @@ export async function runService(
           onReload: logReload("services", "service credentials file read"),
         });
   const { tls, adminClientCa, console: consoleAssets } = files;
-  const durability = {
+  const replicasAck = {
     minReplicasAck: config.redisMinReplicasAck,
-    waitTimeoutMs: config.redisWaitTimeoutMs,
+    revokeReplicasAck: config.redisRevokeReplicasAck,
   };
+  const primaries = createPrimaryWatch((change) => logger.warn(change, "redis primary changed"));
   const redis = openRedisConnections({
     topology,
-    ...durability,
+    minReplicasAck: config.redisMinReplicasAck,
+    revocationsMayWait: revocationsMayWait(topology.kind, replicasAck),
+    waitTimeoutMs: config.redisWaitTimeoutMs,
+    onMainClient: primaries.watch,
     // Every Redis error event goes to the log (ioredis would print an unheard one
     // to the console, outside the JSON log). A cluster reports its nodes' apart.
     onClient: (client: RedisClient) => {
@@ -97,6 +103,12 @@ export async function runService(
     .catch((err: unknown) =>
       logger.warn({ err: String(err) }, "redis not ready yet; serving and retrying"),
     );
+  const revocationReplicas = followRevocationReplicas(topology.kind, redis.main, replicasAck);
+  const durability = {
+    minReplicasAck: config.redisMinReplicasAck,
+    revocationReplicasAck: revocationReplicas.current,
+    waitTimeoutMs: config.redisWaitTimeoutMs,
+  };
   // The SDK and exporter are imported only when OTEL_* variables turn tracing on.
   const otlp = config.tracing === undefined ? undefined : await startOtlpTracing(config.tracing);
   const app = createApp({
@@ -155,6 +167,7 @@ export async function runService(
       credentials?.close();
       services?.close();
       await app.stop();
+      revocationReplicas.close();
       redis.close();
       await otlp?.shutdown();
     },

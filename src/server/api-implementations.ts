@@ -6,12 +6,15 @@ import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
-import { createTokenCacheMetrics } from "../metrics/token-cache-metrics.js";
+import { createTokenCacheMetrics, type TokenCacheMetrics } from "../metrics/token-cache-metrics.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import type { DurableWriterOptions } from "../store/durable-writer.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisRunner } from "../store/redis-runner.js";
-import { createTokenRecordCache } from "../store/token-record-cache.js";
+import {
+  createTokenRecordCache,
+  type TokenRecordCacheObserver,
+} from "../store/token-record-cache.js";
 import { createTokenStore, type TokenStoreOptions } from "../store/token-store.js";
 import {
   type BearerAuthenticator,
@@ -31,7 +34,10 @@ export type TokenLimits = Pick<
 >;
 
 /** How each write waits for replicas (Redis WAIT), as the durable writer declares it. */
-export type WriteDurability = Pick<DurableWriterOptions, "minReplicasAck" | "waitTimeoutMs">;
+export type WriteDurability = Pick<
+  DurableWriterOptions,
+  "minReplicasAck" | "revocationReplicasAck" | "waitTimeoutMs"
+>;
 
 /** The token rules and write durability the services keep (part of the app's options). */
 export interface ApiSettings {
@@ -62,6 +68,22 @@ export interface ApiImplementationOptions extends ApiSettings {
 }
 
 /**
+ * The cache's metrics, and a line for each whole-cache drop: after an
+ * incident (a failover, a lost connection) the log tells when the checks
+ * went back to reading Redis. `info`: the drop is the cache doing its job,
+ * and a Redis event behind it has a `warn` line of its own.
+ */
+function loggedDrops(metrics: TokenCacheMetrics, logger: Logger): TokenRecordCacheObserver {
+  return {
+    ...metrics,
+    dropped(reason, entries) {
+      metrics.dropped(reason);
+      logger.info({ reason, entries }, "token cache dropped");
+    },
+  };
+}
+
+/**
  * The contract's services over their stores, and the bearer check that
  * IntrospectToken and forward-auth share.
  */
@@ -83,7 +105,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
       ? createTokenRecordCache({
           redis,
           maxEntries,
-          observer: createTokenCacheMetrics(metrics.registry),
+          observer: loggedDrops(createTokenCacheMetrics(metrics.registry), opts.logger),
         })
       : undefined;
   const cache = tokenCache === undefined ? {} : { cache: tokenCache };

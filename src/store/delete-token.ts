@@ -51,14 +51,18 @@ export function createTokenDeleter(opts: TokenDeleterOptions): TokenDeleter {
       () => cache?.forget(redisKeysOf(call.userId).token(call.tokenId)),
       () =>
         runRedis("token.delete", () =>
-          writer.write(
+          writer.revoke(
             (client) => client.perpsDeleteToken(...args),
             (pipeline) => pipeline.perpsDeleteToken(...args),
           ),
         ),
     );
     const [status, retryAfterMs] = reply;
-    if (status === Status.DONE && !confirmed) {
+    // A token not found may be one an earlier delete removed without a
+    // replica's confirmation (that delete answered 503, and this is its
+    // retry): the script remembered this message, so its WAIT covers that
+    // delete too, and only a confirmed absence is answered as one.
+    if ((status === Status.DONE || status === Status.NOT_FOUND) && !confirmed) {
       throw new StoreError("unconfirmed-write");
     }
     switch (status) {

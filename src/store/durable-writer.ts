@@ -20,6 +20,12 @@ export interface DurableWriterOptions {
   lanes?: readonly (() => RedisClient)[];
   /** Replicas that must confirm each write (Redis WAIT); 0 waits for none. Default 0. */
   minReplicasAck?: number;
+  /**
+   * Replicas that must confirm each revocation (`revoke`), asked at each one:
+   * what the topology has may be learnt while the service runs
+   * (revocation-replicas.ts). Default: `minReplicasAck`.
+   */
+  revocationReplicasAck?: () => number;
   /** How long WAIT may take before the write counts as unconfirmed. Default: the config's. */
   waitTimeoutMs?: number;
   /**
@@ -59,6 +65,14 @@ export interface DurableWriter {
     queued: (pipeline: ChainableCommander) => ChainableCommander,
     undo?: WriteUndo<T>,
   ): Promise<{ reply: T; confirmed: boolean }>;
+  /**
+   * Runs a revocation: as `write` (without undo: a deletion is never rolled
+   * back), confirmed by `revocationReplicasAck()` replicas.
+   */
+  revoke<T>(
+    direct: (client: RedisClient) => Promise<T>,
+    queued: (pipeline: ChainableCommander) => ChainableCommander,
+  ): Promise<{ reply: T; confirmed: boolean }>;
 }
 
 /** The write's outcome is unknown: its reply never came. */
@@ -67,7 +81,8 @@ function replyLost(err: unknown): boolean {
 }
 
 export function createDurableWriter(opts: DurableWriterOptions): DurableWriter {
-  const required = opts.minReplicasAck ?? 0;
+  const minReplicasAck = opts.minReplicasAck ?? 0;
+  const revocationReplicasAck = opts.revocationReplicasAck ?? (() => minReplicasAck);
   const timeout = opts.waitTimeoutMs ?? SETTING_DEFAULTS.redisWaitTimeoutMs;
   const laneWaitMs = opts.laneWaitMs ?? 1000;
   const undoBudgetMs = opts.undoBudgetMs ?? 5000;
@@ -146,50 +161,54 @@ export function createDurableWriter(opts: DurableWriterOptions): DurableWriter {
     throw err;
   };
 
-  return {
-    async write<T>(
-      direct: (client: RedisClient) => Promise<T>,
-      queued: (pipeline: ChainableCommander) => ChainableCommander,
-      undo?: WriteUndo<T>,
-    ) {
-      if (required === 0) {
-        try {
-          return { reply: await direct(opts.redis()), confirmed: true };
-        } catch (err) {
-          return failed(err, opts.redis, undo as WriteUndo<never> | undefined);
-        }
-      }
-      const lane = await lease();
-      const client = lanes[lane] ?? opts.redis;
+  const run = async <T>(
+    required: number,
+    direct: (client: RedisClient) => Promise<T>,
+    queued: (pipeline: ChainableCommander) => ChainableCommander,
+    undo?: WriteUndo<T>,
+  ): Promise<{ reply: T; confirmed: boolean }> => {
+    if (required === 0) {
       try {
-        let results: [Error | null, unknown][];
-        try {
-          results = (await queued(client().pipeline()).wait(required, timeout).exec()) ?? [];
-        } catch (err) {
-          return await failed(err, client, undo as WriteUndo<never> | undefined);
-        }
-        const [write, wait] = results;
-        if (write === undefined || wait === undefined) {
-          throw new Error("the write pipeline returned no replies");
-        }
-        if (write[0] !== null) {
-          return await failed(write[0], client, undo as WriteUndo<never> | undefined);
-        }
-        const reply = write[1] as T;
-        if (wait[0] !== null) {
-          if (undo?.needed(reply) === true) {
-            await undoOn(client, undo.run);
-          }
-          throw wait[0];
-        }
-        const confirmed = Number(wait[1]) >= required;
-        if (!confirmed && undo?.needed(reply) === true) {
+        return { reply: await direct(opts.redis()), confirmed: true };
+      } catch (err) {
+        return failed(err, opts.redis, undo as WriteUndo<never> | undefined);
+      }
+    }
+    const lane = await lease();
+    const client = lanes[lane] ?? opts.redis;
+    try {
+      let results: [Error | null, unknown][];
+      try {
+        results = (await queued(client().pipeline()).wait(required, timeout).exec()) ?? [];
+      } catch (err) {
+        return await failed(err, client, undo as WriteUndo<never> | undefined);
+      }
+      const [write, wait] = results;
+      if (write === undefined || wait === undefined) {
+        throw new Error("the write pipeline returned no replies");
+      }
+      if (write[0] !== null) {
+        return await failed(write[0], client, undo as WriteUndo<never> | undefined);
+      }
+      const reply = write[1] as T;
+      if (wait[0] !== null) {
+        if (undo?.needed(reply) === true) {
           await undoOn(client, undo.run);
         }
-        return { reply, confirmed };
-      } finally {
-        release(lane);
+        throw wait[0];
       }
-    },
+      const confirmed = Number(wait[1]) >= required;
+      if (!confirmed && undo?.needed(reply) === true) {
+        await undoOn(client, undo.run);
+      }
+      return { reply, confirmed };
+    } finally {
+      release(lane);
+    }
+  };
+
+  return {
+    write: (direct, queued, undo) => run(minReplicasAck, direct, queued, undo),
+    revoke: (direct, queued) => run(revocationReplicasAck(), direct, queued),
   };
 }

@@ -95,6 +95,8 @@ export interface PublicKeyStoreOptions {
   runRedis?: RedisRunner;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
+  /** Replicas that must confirm a key's removal (it revokes tokens), asked at each. Default: `minReplicasAck`. */
+  revocationReplicasAck?: () => number;
   /** How long to wait for those confirmations. Default: the durable writer's. */
   waitTimeoutMs?: number;
   /** Most keys one user may have at once (room for rotation). Default 5. */
@@ -115,6 +117,9 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
       ? {}
       : { lanes: opts.waitLanes.map((lane) => scriptedClient(lane, PUBLIC_KEY_SCRIPTS)) }),
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
+    ...(opts.revocationReplicasAck === undefined
+      ? {}
+      : { revocationReplicasAck: opts.revocationReplicasAck }),
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
   return {
@@ -150,7 +155,7 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
       );
       try {
         const { reply, confirmed } = await runRedis("key.delete", () =>
-          writer.write(
+          writer.revoke(
             (client) => client.perpsDeleteUserKey(...args),
             (pipeline) => pipeline.perpsDeleteUserKey(...args),
           ),

@@ -36,7 +36,7 @@ export function createUserTokensRevoker(opts: UserTokensRevokerOptions): UserTok
       () => cache?.forgetPrefix(redisKeys.tokenPrefix),
       () =>
         runRedis("token.revoke-all", () =>
-          writer.write(
+          writer.revoke(
             (client) => client.perpsRevokeUserTokens(...args),
             (pipeline) => pipeline.perpsRevokeUserTokens(...args),
           ),

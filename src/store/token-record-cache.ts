@@ -36,8 +36,8 @@ export interface TokenRecordCacheObserver {
   miss(): void;
   /** Keys Redis reported changed (entries dropped or not). */
   invalidated(keys: number): void;
-  /** The whole cache dropped, and why. */
-  dropped(reason: InvalidationLossReason | "flush"): void;
+  /** The whole cache dropped: why, and how many records it held. */
+  dropped(reason: InvalidationLossReason | "flush", entries: number): void;
   entries(count: number): void;
   /** From a probe key's change to its invalidation's arrival. */
   lag(seconds: number): void;
@@ -94,11 +94,16 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
   const copyDigest = createDigestSlabs(64 * 1024);
   const inFlight = createInFlightReads();
 
+  let closing = false;
   function dropAll(reason: InvalidationLossReason | "flush"): void {
+    const held = entries.size;
     entries.clear();
     inFlight.poisonAll();
-    observer?.dropped(reason);
-    observer?.entries(0);
+    // Closing the cache (the service stopping) is no drop to tell of.
+    if (!closing) {
+      observer?.dropped(reason, held);
+      observer?.entries(0);
+    }
   }
 
   const probe = startInvalidationLagProbe({
@@ -229,6 +234,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
     },
 
     close() {
+      closing = true;
       probe.stop();
       pairs.close();
       entries.clear();

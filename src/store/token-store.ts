@@ -67,6 +67,11 @@ export interface TokenStoreOptions {
   runRedis?: RedisRunner;
   /** Replicas that must confirm each write before it is acknowledged. Default 0. */
   minReplicasAck?: number;
+  /**
+   * Replicas that must confirm each revocation (delete, revokeAll), asked at
+   * each (revocation-replicas.ts). Default: `minReplicasAck`.
+   */
+  revocationReplicasAck?: () => number;
   /** How long to wait for those confirmations. Default: the durable writer's. */
   waitTimeoutMs?: number;
   /** Most live tokens per user, session tokens included. Default: the config's. */
@@ -102,6 +107,9 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
       ? {}
       : { lanes: opts.waitLanes.map((lane) => scriptedClient(lane, TOKEN_SCRIPTS)) }),
     ...(opts.minReplicasAck === undefined ? {} : { minReplicasAck: opts.minReplicasAck }),
+    ...(opts.revocationReplicasAck === undefined
+      ? {}
+      : { revocationReplicasAck: opts.revocationReplicasAck }),
     ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
   });
 

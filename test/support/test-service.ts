@@ -1,13 +1,19 @@
 import { Writable } from "node:stream";
 import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
 import type { ServiceLookup } from "../../src/admin-auth/service-credential.js";
+import type { RevokeReplicasAck } from "../../src/config/config.js";
 import { SETTING_DEFAULTS } from "../../src/config/setting-defaults.js";
 import { createLogger } from "../../src/log/logger.js";
+import { createPrimaryWatch } from "../../src/redis/primary-watch.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";
 import { openRedisConnections, type RedisConnections } from "../../src/redis/redis-connections.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { createApp } from "../../src/server/app.js";
 import { loadConsoleAssets } from "../../src/server/console-assets.js";
+import {
+  followRevocationReplicas,
+  revocationsMayWait,
+} from "../../src/store/revocation-replicas.js";
 import { buildIfStale } from "./build.js";
 import { issuedSignatures } from "./signing.js";
 import { testOperatorLookup } from "./test-operator.js";
@@ -58,6 +64,8 @@ export interface TestServiceOptions {
   redis?: RedisTopology;
   /** Replicas that must confirm each write. Default 0. */
   redisMinReplicasAck?: number;
+  /** Replicas that must confirm each revocation. Default the service's ("auto"). */
+  redisRevokeReplicasAck?: RevokeReplicasAck;
   /** How long WAIT may take. Default the service's. */
   redisWaitTimeoutMs?: number;
   /** Serve TLS with this PEM certificate and key. */
@@ -107,9 +115,16 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
   if (topology === undefined) {
     throw new Error("startTestService needs redisUrl or redis");
   }
+  const replicasAck = {
+    minReplicasAck: opts.redisMinReplicasAck ?? 0,
+    revokeReplicasAck: opts.redisRevokeReplicasAck ?? SETTING_DEFAULTS.redisRevokeReplicasAck,
+  };
+  const primaries = createPrimaryWatch((change) => logger.warn(change, "redis primary changed"));
   const redis = openRedisConnections({
     topology,
-    minReplicasAck: opts.redisMinReplicasAck ?? 0,
+    minReplicasAck: replicasAck.minReplicasAck,
+    revocationsMayWait: revocationsMayWait(topology.kind, replicasAck),
+    onMainClient: primaries.watch,
     waitTimeoutMs: opts.redisWaitTimeoutMs ?? SETTING_DEFAULTS.redisWaitTimeoutMs,
     onClient: (client) =>
       client.on("error", () => {
@@ -118,6 +133,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     onRebuild: (rebuilds) => logger.warn({ rebuilds }, "redis client replaced"),
   });
   await redis.ready(5000);
+  const revocationReplicas = followRevocationReplicas(topology.kind, redis.main, replicasAck);
   if (opts.console === true) {
     // The console is served from dist/console: never a build older than src/.
     buildIfStale();
@@ -143,6 +159,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       : { tokenCacheMaxEntries: opts.tokenCacheMaxEntries }),
     durability: {
       minReplicasAck: opts.redisMinReplicasAck,
+      revocationReplicasAck: revocationReplicas.current,
       waitTimeoutMs: opts.redisWaitTimeoutMs,
     },
     listenerLimits: {
@@ -168,6 +185,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     logs,
     async stop() {
       await app.stop(1000);
+      revocationReplicas.close();
       redis.close();
       assertNoSecretsInLogs(logs);
     },

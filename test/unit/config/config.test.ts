@@ -14,6 +14,7 @@ describe("parseConfig", () => {
       oldNames: [],
       redis: undefined,
       redisMinReplicasAck: 0,
+      redisRevokeReplicasAck: "auto",
       redisWaitTimeoutMs: 500,
       embeddedRedisDir: ".data/redis",
       workers: 1,
@@ -183,6 +184,14 @@ describe("parseConfig", () => {
     assert.equal(scale.redisWaitTimeoutMs, 250);
   });
 
+  it("reads REDIS_REVOKE_REPLICAS_ACK as auto or a count of replicas", () => {
+    assert.equal(parseConfig({ REDIS_REVOKE_REPLICAS_ACK: "auto" }).redisRevokeReplicasAck, "auto");
+    assert.equal(parseConfig({ REDIS_REVOKE_REPLICAS_ACK: "" }).redisRevokeReplicasAck, "auto");
+    assert.equal(parseConfig({ REDIS_REVOKE_REPLICAS_ACK: "0" }).redisRevokeReplicasAck, 0);
+    assert.equal(parseConfig({ REDIS_REVOKE_REPLICAS_ACK: "2" }).redisRevokeReplicasAck, 2);
+    assert.equal(parseConfig({ REDIS_REVOKE_REPLICAS_ACK: "16" }).redisRevokeReplicasAck, 16);
+  });
+
   it("needs REDIS_SENTINEL_NAME with REDIS_SENTINELS", () => {
     assert.throws(
       () => parseConfig({ REDIS_SENTINELS: "s1:26379" }),
@@ -217,6 +226,10 @@ describe("parseConfig", () => {
     ["WORKERS", "0"],
     ["TLS_CERT_FILE", "cert.pem"],
     ["REDIS_MIN_REPLICAS_ACK", "-1"],
+    ["REDIS_REVOKE_REPLICAS_ACK", "on"],
+    ["REDIS_REVOKE_REPLICAS_ACK", "17"],
+    ["REDIS_REVOKE_REPLICAS_ACK", "-1"],
+    ["REDIS_REVOKE_REPLICAS_ACK", "AUTO"],
     ["REQUEST_TIMEOUT_MS", "99"],
     ["REQUEST_TIMEOUT_MS", "30s"],
     ["MAX_CONNECTIONS_PER_LISTENER", "0"],

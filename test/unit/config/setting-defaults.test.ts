@@ -16,6 +16,7 @@ const OPTION_NAMES: Record<keyof typeof SETTING_DEFAULTS, readonly string[]> = {
   tokenMaxActivePerUser: ["tokenMaxActivePerUser", "maxActivePerUser"],
   tokenRateLimitPerMinute: ["tokenRateLimitPerMinute", "rateLimitPerMinute"],
   tokenListRateLimitPerMinute: ["tokenListRateLimitPerMinute", "listRateLimitPerMinute"],
+  redisRevokeReplicasAck: ["redisRevokeReplicasAck", "revokeReplicasAck"],
   redisWaitTimeoutMs: ["redisWaitTimeoutMs", "waitTimeoutMs"],
   requestTimeoutMs: ["requestTimeoutMs"],
   maxConnectionsPerListener: ["maxConnectionsPerListener", "maxConnections"],

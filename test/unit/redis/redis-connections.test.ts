@@ -67,6 +67,24 @@ describe("openRedisConnections", () => {
     two.close();
   });
 
+  it("gives lanes to revocations that may wait though other writes do not; onMainClient sees main alone", async () => {
+    const mains: RedisClient[] = [];
+    const redis = openRedisConnections({
+      topology: { kind: "url", url: server.url },
+      minReplicasAck: 0,
+      revocationsMayWait: true,
+      waitTimeoutMs: 500,
+      waitLanes: 2,
+      onMainClient: (client) => mains.push(client),
+    });
+    try {
+      assert.equal(redis.waitLanes.length, 2);
+      assert.deepEqual(mains, [redis.main.client]);
+    } finally {
+      redis.close();
+    }
+  });
+
   it("ready() rejects when a client is not ready in time", async () => {
     const redis = openRedisConnections({
       topology: { kind: "url", url: "redis://127.0.0.1:1" },

@@ -53,7 +53,7 @@ function setUp(maxEntries = 10) {
       invalidated: (n) => {
         seen.invalidated += n;
       },
-      dropped: (reason) => seen.drops.push(reason),
+      dropped: (reason, entries) => seen.drops.push(`${reason} ${entries}`),
       entries: (n) => {
         seen.entries = n;
       },
@@ -165,7 +165,8 @@ describe("createTokenRecordCache", () => {
     pair.up = true;
     read.keep(record("b"));
     assert.equal(cache.get("k2"), undefined);
-    assert.deepEqual(seen.drops, ["connection"]);
+    // With how many records it held then: k1's.
+    assert.deepEqual(seen.drops, ["connection 1"]);
   });
 
   it("reads through the fallback, and keeps nothing, while the pair is down", async () => {
@@ -237,7 +238,15 @@ describe("createTokenRecordCache", () => {
     (await readAnswered(cache, replies, "k1")).keep(record("a"));
     events.invalidated(null);
     assert.equal(cache.get("k1"), undefined);
-    assert.deepEqual(seen.drops, ["flush"]);
+    assert.deepEqual(seen.drops, ["flush 1"]);
+  });
+
+  it("closing is no drop to tell of", async () => {
+    const { cache, replies, events, seen } = setUp();
+    (await readAnswered(cache, replies, "k1")).keep(record("a"));
+    cache.close();
+    events.lost("closed");
+    assert.deepEqual(seen.drops, []);
   });
 
   it("holds at most maxEntries records, the oldest out first", async () => {
