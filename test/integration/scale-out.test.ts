@@ -50,7 +50,8 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 describe("Redis Cluster failover under load", () => {
   it("answers 503 (never 500, never a hang) during the gap, recovers by itself, and loses no acknowledged token", async () => {
     const cluster = await startTestRedisCluster({ nodeTimeoutMs: 1000 });
-    const fast = await startTestService({ redis: cluster.topology });
+    // "fast" waits for no replica at all, revocations included; "durable" for one on every write.
+    const fast = await startTestService({ redis: cluster.topology, redisRevokeReplicasAck: 0 });
     const durable = await startTestService({ redis: cluster.topology, redisMinReplicasAck: 1 });
     try {
       // Users whose slot is on the primary that will be killed.
@@ -123,6 +124,17 @@ describe("Redis Cluster failover under load", () => {
       assert.ok(recoveredAt > 0, "the service did not recover within 20 s");
       const recoveryMs = recoveredAt - killedAt;
       console.log(`failover: first success ${recoveryMs} ms after the primary was killed`);
+      // Both services' logs name the slots' primary that went and the replica promoted.
+      for (const service of [fast, durable]) {
+        assert.ok(
+          service.logs.some(
+            (line) =>
+              line.includes('"msg":"redis primary changed"') &&
+              line.includes(`"from":"127.0.0.1:${victim}"`),
+          ),
+          "the primary's change was not logged",
+        );
+      }
       assert.ok(recoveryMs < 10_000, `recovery took ${recoveryMs} ms`);
       for (const { answer } of answers) {
         assert.ok(
@@ -160,7 +172,9 @@ describe("Sentinel-managed primary", () => {
     const sentinel = await startTestRedisSentinel();
     // Writes confirmed by a replica (REDIS_MIN_REPLICAS_ACK=1) before the crash...
     const durable = await startTestService({ redis: sentinel.topology, redisMinReplicasAck: 1 });
-    const fast = await startTestService({ redis: sentinel.topology });
+    // Waits for no replica, revocations included: its delete on the new primary, which has none
+    // left, would answer 503 otherwise (docs/operating-at-scale.md, durability).
+    const fast = await startTestService({ redis: sentinel.topology, redisRevokeReplicasAck: 0 });
     try {
       const user = await newUser();
       // A 503 "could not confirm" is answered while a just-synced replica is
