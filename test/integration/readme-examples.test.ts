@@ -124,6 +124,33 @@ function assertOutput(example: Example, output: string): void {
   }
 }
 
+/**
+ * A ```sh block marked so prints the path of a key file: the reader then signs in to the token
+ * console with it as the user `$USER_ID` of the block's shell, and so does this test, in Chromium.
+ */
+const CONSOLE_SIGN_IN = "console-sign-in";
+
+async function consoleSignIn(
+  session: ShellSession,
+  publicUrl: string,
+  keyPath: string,
+): Promise<void> {
+  const userId = (await session.run('printf "%s" "$USER_ID"', SCRIPT_TIMEOUT_MS)).output;
+  assert.ok(existsSync(keyPath), `no key file at ${keyPath}`);
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${publicUrl}/`);
+    await signIn(page, userId, keyPath);
+    await signedIn(page);
+    // Signing out deletes the page's session token: the next files' user starts with none.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("Signed out: the session token is deleted").waitFor();
+  } finally {
+    await browser.close();
+  }
+}
+
 interface RunResult {
   code: number | null;
   output: string;
@@ -295,28 +322,8 @@ describe("the documentation's examples, run as printed", () => {
             `${where(block)}: its last command exited ${result.status}; it printed:\n${result.output}`,
           );
           assertOutput(example, result.output);
-        });
-      }
-      if (file === "README.md") {
-        // What the README's console section asks of a reader who ran the blocks above in order.
-        it("README.md: after its blocks, the console's sign-in with the walkthrough's key.pem", async () => {
-          const printed = await shell().run(
-            'printf "%s\\n" "$USER_ID" "$PWD/key.pem"',
-            SCRIPT_TIMEOUT_MS,
-          );
-          const [userId = "", keyPath = ""] = printed.output.trim().split("\n");
-          assert.ok(existsSync(keyPath), `no key file at ${keyPath}`);
-          const browser = await launchBrowser();
-          try {
-            const page = await browser.newPage();
-            await page.goto(`${service.publicUrl}/`);
-            await signIn(page, userId, keyPath);
-            await signedIn(page);
-            // Signing out deletes the page's session token: the next files' user starts with none.
-            await page.getByRole("button", { name: "Sign out" }).click();
-            await page.getByText("Signed out: the session token is deleted").waitFor();
-          } finally {
-            await browser.close();
+          if (block.meta === CONSOLE_SIGN_IN) {
+            await consoleSignIn(shell(), service.publicUrl, result.output.trim());
           }
         });
       }
