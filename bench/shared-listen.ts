@@ -3,15 +3,14 @@ import type { Http2Server } from "node:http2";
 import type { ListenOptions } from "node:net";
 
 /**
- * Listens on 127.0.0.1:`port` with SO_REUSEPORT (node ≥ 22.12; ignored
- * before), as each of the service's workers does, so that a floor started as
- * several processes on the same port is served the way the service is: the
- * kernel spreads connections over the processes. Port 0: any free port.
+ * Listens on 127.0.0.1:`port` with SO_REUSEPORT, as each of the service's
+ * workers does, so that a floor started as several processes on the same
+ * port is served the way the service is: the kernel spreads connections over
+ * the processes. Port 0: any free port.
  * Resolves with the port listened on.
  */
 export function listenShared(server: HttpServer | Http2Server, port: number): Promise<number> {
-  // `reusePort` is newer than node 20's typings.
-  const options: ListenOptions & { reusePort?: boolean } =
+  const options: ListenOptions =
     port === 0
       ? { port, host: "127.0.0.1" }
       : { port, host: "127.0.0.1", exclusive: true, reusePort: true };

@@ -6,7 +6,8 @@
 //   dist/**.js, .d.ts  every module of src/ as ESM (tsc -p tsconfig.build.json),
 //                      at the same depth as in src/, so new URL("../../x",
 //                      import.meta.url) still finds the repository's files;
-//   dist/**.lua        src/**/*.lua copied next to the modules that read them;
+//   dist/**.lua, .mjs  src/**/*.lua copied next to the modules that read them,
+//                      and src/**/*.mjs (plain JavaScript: node-gate.mjs);
 //   dist/console/      the token console the public listener serves at `/`:
 //                      src/console/ bundled for browsers (page, script,
 //                      style, icon; it calls the service over "rest", so
@@ -40,8 +41,12 @@ function filesUnder(dir, suffix) {
   );
 }
 
-function copyLuaScripts(out) {
-  for (const file of filesUnder(join(ROOT, "src"), ".lua")) {
+/** src/'s Lua scripts and plain JavaScript modules (node-gate.mjs), which tsc does not emit. */
+function copyUncompiled(out) {
+  for (const file of [
+    ...filesUnder(join(ROOT, "src"), ".lua"),
+    ...filesUnder(join(ROOT, "src"), ".mjs"),
+  ]) {
     mkdirSync(dirname(join(out, file)), { recursive: true });
     copyFileSync(join(ROOT, "src", file), join(out, file));
   }
@@ -109,7 +114,7 @@ function buildClient() {
 
 /** What the service's dist/ has besides tsc's output. */
 async function steps(esbuild, out) {
-  copyLuaScripts(out);
+  copyUncompiled(out);
   await buildConsole(esbuild, out);
 }
 

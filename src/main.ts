@@ -5,6 +5,8 @@
 // test/integration/second-start.test.ts, test/integration/workers.test.ts,
 // test/integration/operator-credentials.test.ts.
 
+// First: on a Node.js too old, this stops the start before anything else loads.
+import "./process/node-gate.mjs";
 import cluster from "node:cluster";
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";

@@ -51,8 +51,8 @@ export interface Config {
   /**
    * REUSE_PORT: with more than one worker, each binds its own listening
    * sockets (SO_REUSEPORT) and the kernel spreads connections, instead of
-   * the primary accepting and handing them on. Default true where the runtime
-   * supports it (Linux, node >= 22.12); false elsewhere.
+   * the primary accepting and handing them on. Default true on Linux, where
+   * node has it; false elsewhere.
    */
   reusePort: boolean;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): serve both listeners over TLS. Default: cleartext. */
@@ -291,18 +291,15 @@ function adminClientCaFile(
 export interface HostFacts {
   /** Cores this process may use (`os.availableParallelism()`). */
   cores: number;
-  /** Whether `listen({ reusePort })` works here (Linux, node >= 22.12 or >= 23.1). */
+  /** Whether `listen({ reusePort })` works here: Linux (every node the service runs on has it). */
   reusePortSupported: boolean;
 }
 
 /** The facts of the running process. */
 export function hostFacts(): HostFacts {
-  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
   return {
     cores: availableParallelism(),
-    reusePortSupported:
-      process.platform === "linux" &&
-      (major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12)),
+    reusePortSupported: process.platform === "linux",
   };
 }
 
@@ -395,9 +392,7 @@ export function parseConfig(
   const reusePort = checked(() => {
     const on = flag(env, "REUSE_PORT", host.reusePortSupported);
     if (on && !host.reusePortSupported) {
-      throw new ConfigError(
-        `REUSE_PORT needs Linux and node >= 22.12 (this is ${process.platform}, node ${process.versions.node})`,
-      );
+      throw new ConfigError(`REUSE_PORT needs Linux (this is ${process.platform})`);
     }
     return on;
   }, false);

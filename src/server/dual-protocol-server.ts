@@ -31,10 +31,10 @@ export interface DualProtocolServerOptions {
   /** Port; 0 picks a free one. */
   port: number;
   /**
-   * Bind this process's own listening socket with SO_REUSEPORT (Linux, node
-   * >= 22.12), so that several processes on one port each accept and the
-   * kernel spreads connections among them; under node:cluster it also keeps
-   * the primary out of accepting. Ignored for port 0. Default false.
+   * Bind this process's own listening socket with SO_REUSEPORT (Linux), so
+   * that several processes on one port each accept and the kernel spreads
+   * connections among them; under node:cluster it also keeps the primary out
+   * of accepting. Ignored for port 0. Default false.
    */
   reusePort?: boolean;
   /** Most concurrent HTTP/2 streams per connection. Default 100. */

@@ -37,8 +37,7 @@ export function listeningSocket(
     listen() {
       return new Promise((resolve, reject) => {
         tcp.once("error", reject);
-        // `reusePort` is newer than node 20's typings.
-        const options: ListenOptions & { reusePort?: boolean } =
+        const options: ListenOptions =
           opts.reusePort === true && opts.port !== 0
             ? { port: opts.port, host: opts.host, exclusive: true, reusePort: true }
             : { port: opts.port, host: opts.host };
