@@ -150,6 +150,8 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     maxConnections: opts.maxConnections ?? SETTING_DEFAULTS.maxConnectionsPerListener,
     report,
     onOpenConnections: opts.onOpenConnections,
+    // A full cap may be held by sessions whose clients are gone: they are found at once.
+    onFull: () => sessionLimits.checkNow(),
   });
   const sessionLimits = startHttp2SessionLimits({
     sessions: http2.sessions,

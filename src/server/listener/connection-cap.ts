@@ -18,6 +18,8 @@ export interface ConnectionCapOptions {
   report: ReportClientError;
   /** The number of open connections changed. */
   onOpenConnections?: (open: number) => void;
+  /** A connection filled the cap, or came over it. */
+  onFull?: () => void;
 }
 
 /**
@@ -71,11 +73,15 @@ export function createConnectionCap(opts: ConnectionCapOptions): ConnectionCap {
       if (connections.size >= maxConnections) {
         raw.destroy();
         report(new Error("connection over the cap"), "over-cap");
+        opts.onFull?.();
         return undefined;
       }
       const conn: Connection = { raw, peer: peerOf(raw) };
       connections.add(conn);
       opts.onOpenConnections?.(connections.size);
+      if (connections.size >= maxConnections) {
+        opts.onFull?.();
+      }
       raw.once("close", () => end(conn));
       return conn;
     },

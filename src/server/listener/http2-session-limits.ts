@@ -18,6 +18,12 @@ export interface Http2SessionLimitsOptions {
 /** The bounds every HTTP/2 session is held to, checked every `pingIntervalMs`. */
 export interface Http2SessionLimits {
   /**
+   * Checks every session now, each PING with a deadline of at most 1 s (at
+   * most once a deadline): for when the connection cap is full, which
+   * sessions whose clients are gone must not hold for a whole interval.
+   */
+  checkNow(): void;
+  /**
    * Stops the periodic checks and closes every session (GOAWAY: no new
    * streams, open ones finish), each probed once more with a short deadline:
    * a session whose client is gone would hold the stop for the whole grace.
@@ -35,10 +41,30 @@ export interface Http2SessionLimits {
  * session and its connection, and with them its streams (whose answers
  * are then logged and counted as cut). The same checks close sessions idle
  * for `idleTimeoutMs`, which the PINGs themselves must not keep open.
+ *
+ * Before node 24 (22 included) it comes in two more shapes: the write
+ * stuck as above, with reads stopped behind it, so the reset is never read;
+ * or a session destroyed whose socket never closes (node ends the socket and
+ * waits for the peer's end, which it does not read), so the session's own
+ * 'close', which waits for the socket's, never comes. The checks end the
+ * connection of a session found destroyed by two checks in a row. Those
+ * shapes take a few of every hundred resets, so an attacker fills a small
+ * cap faster than one interval: a full cap checks every session at once,
+ * with a short deadline (`checkNow`).
  */
 export function startHttp2SessionLimits(opts: Http2SessionLimitsOptions): Http2SessionLimits {
   const { sessions, connections, report, idleTimeoutMs, pingTimeoutMs } = opts;
   const probing = new Set<Http2Session>();
+  // Sessions found destroyed by a check, whose connection is still open.
+  const destroyedBefore = new WeakSet<Http2Session>();
+  const urgentTimeoutMs = Math.min(pingTimeoutMs, 1000);
+  let lastUrgent = 0;
+  function endConnection(session: Http2Session): void {
+    const conn = sessions.connectionOf(session);
+    if (conn !== undefined) {
+      connections.end(conn);
+    }
+  }
   function probe(session: Http2Session, timeoutMs: number): void {
     if (session.destroyed || probing.has(session)) {
       return;
@@ -47,10 +73,7 @@ export function startHttp2SessionLimits(opts: Http2SessionLimitsOptions): Http2S
       probing.delete(session);
       report(new Error(`no answer to a PING within ${timeoutMs} ms`), "http2-session");
       session.destroy();
-      const conn = sessions.connectionOf(session);
-      if (conn !== undefined) {
-        connections.end(conn);
-      }
+      endConnection(session);
     }, timeoutMs);
     const answered = (): void => {
       clearTimeout(deadline);
@@ -66,19 +89,36 @@ export function startHttp2SessionLimits(opts: Http2SessionLimitsOptions): Http2S
     }
     clearTimeout(deadline);
   }
-  function probeSessions(): void {
+  function probeSessions(timeoutMs: number): void {
     const now = Date.now();
     for (const session of sessions.open) {
+      if (session.destroyed) {
+        // Its socket gets a check's time to close by itself (node ends it
+        // after the session); then it is closed here.
+        if (destroyedBefore.has(session)) {
+          endConnection(session);
+        } else {
+          destroyedBefore.add(session);
+        }
+        continue;
+      }
       const active = sessions.activityOf(session);
       if (active !== undefined && active.open === 0 && now - active.since >= idleTimeoutMs) {
         session.close(); // Idle: GOAWAY, and the session ends with no stream open.
       }
-      probe(session, pingTimeoutMs);
+      probe(session, timeoutMs);
     }
   }
-  const prober = setInterval(probeSessions, opts.pingIntervalMs);
+  const prober = setInterval(() => probeSessions(pingTimeoutMs), opts.pingIntervalMs);
   prober.unref();
   return {
+    checkNow() {
+      const now = Date.now();
+      if (now - lastUrgent >= urgentTimeoutMs) {
+        lastUrgent = now;
+        probeSessions(urgentTimeoutMs);
+      }
+    },
     closeSessions() {
       clearInterval(prober);
       for (const session of sessions.open) {

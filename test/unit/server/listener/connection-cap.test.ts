@@ -14,6 +14,7 @@ describe("connection cap", () => {
   let cap: ConnectionCap;
   const reported: ClientErrorSource[] = [];
   const counts: number[] = [];
+  let fullTold = 0;
   /** What `accept` gave for each connection, in order. */
   const accepted: (Connection | undefined)[] = [];
   const clients: Socket[] = [];
@@ -21,11 +22,15 @@ describe("connection cap", () => {
   beforeEach(async () => {
     reported.length = 0;
     counts.length = 0;
+    fullTold = 0;
     accepted.length = 0;
     cap = createConnectionCap({
       maxConnections: 2,
       report: (_err, source) => reported.push(source),
       onOpenConnections: (open) => counts.push(open),
+      onFull: () => {
+        fullTold++;
+      },
     });
     server = createServer((raw) => accepted.push(cap.accept(raw)));
     server.listen(0, "127.0.0.1");
@@ -61,6 +66,15 @@ describe("connection cap", () => {
     assert.deepEqual(reported, ["over-cap"]);
     assert.equal(cap.size, 2);
     assert.deepEqual(counts, [1, 2]);
+  });
+
+  it("tells when a connection fills the cap and when one comes over it", async () => {
+    await client();
+    assert.equal(fullTold, 0);
+    await client();
+    assert.equal(fullTold, 1, "the cap is full");
+    await client();
+    assert.equal(fullTold, 2, "one over it");
   });
 
   it("frees a connection's slot when its socket closes, and accepts again", async () => {

@@ -5,7 +5,7 @@ import {
   connect as connectH2,
   createServer as createHttp2Server,
 } from "node:http2";
-import { type AddressInfo, connect, createServer, type Server } from "node:net";
+import { type AddressInfo, connect, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, it } from "node:test";
 import {
   type ConnectionCap,
@@ -41,7 +41,11 @@ describe("HTTP/2 session limits", () => {
   });
 
   /** A cleartext HTTP/2 listener whose sessions are held to the limits. */
-  async function listener(idleTimeoutMs: number, pingTimeoutMs: number): Promise<Listener> {
+  async function listener(
+    idleTimeoutMs: number,
+    pingTimeoutMs: number,
+    pingIntervalMs = 20,
+  ): Promise<Listener> {
     const reported: string[] = [];
     const report = (err: Error, source: string) => reported.push(`${source}: ${err.message}`);
     const h2 = createHttp2Server();
@@ -62,7 +66,7 @@ describe("HTTP/2 session limits", () => {
       connections,
       report,
       idleTimeoutMs,
-      pingIntervalMs: 20,
+      pingIntervalMs,
       pingTimeoutMs,
     });
     stops.push(() => {
@@ -110,6 +114,46 @@ describe("HTTP/2 session limits", () => {
     await once(raw, "close");
     assert.deepEqual(reported, ["http2-session: no answer to a PING within 50 ms"]);
     await until(() => connections.size === 0 && sessions.open.size === 0);
+  });
+
+  /** A client that sends the preface and SETTINGS, then reads all and answers nothing, never ending its side. */
+  async function quietClient(port: number): Promise<Socket> {
+    const raw = connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    raw.on("error", () => {});
+    raw.on("data", () => {});
+    raw.write(Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"));
+    raw.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]));
+    return raw;
+  }
+
+  it("checks every session at once when asked (a full cap), with a deadline of at most 1 s", async () => {
+    // Neither the interval (1 min) nor its deadline (1 min) would end it within the test.
+    const { port, sessions, connections, limits, reported } = await listener(
+      60_000,
+      60_000,
+      60_000,
+    );
+    const raw = await quietClient(port);
+    await until(() => sessions.open.size === 1);
+    const since = Date.now();
+    limits.checkNow();
+    limits.checkNow(); // At most one check a deadline: one PING, one report.
+    await until(() => connections.size === 0);
+    assert.ok(Date.now() - since < 1500, `ended after ${Date.now() - since} ms`);
+    assert.deepEqual(reported, ["http2-session: no answer to a PING within 1000 ms"]);
+    raw.destroy();
+  });
+
+  it("ends the connection of a session destroyed whose socket stays open", async () => {
+    // Node ends the socket of a closed session and waits for the peer's end,
+    // which this client never sends: the session's 'close' would never come.
+    const { port, sessions, connections } = await listener(60_000, 60_000);
+    const raw = await quietClient(port);
+    await until(() => sessions.open.size === 1);
+    const [session] = sessions.open;
+    session?.close();
+    await until(() => connections.size === 0 && sessions.open.size === 0);
+    raw.destroy();
   });
 
   it("on close: every session is sent a GOAWAY, and the periodic checks stop", async () => {
