@@ -42,15 +42,15 @@ export interface Http2SessionLimits {
  * are then logged and counted as cut). The same checks close sessions idle
  * for `idleTimeoutMs`, which the PINGs themselves must not keep open.
  *
- * Before node 24 (22 included) it comes in two more shapes: the write
- * stuck as above, with reads stopped behind it, so the reset is never read;
- * or a session destroyed whose socket never closes (node ends the socket and
- * waits for the peer's end, which it does not read), so the session's own
- * 'close', which waits for the socket's, never comes. The checks end the
- * connection of a session found destroyed by two checks in a row. Those
- * shapes take a few of every hundred resets, so an attacker fills a small
- * cap faster than one interval: a full cap checks every session at once,
- * with a short deadline (`checkNow`).
+ * Before node 24 (22 included) resets leave such sessions often enough
+ * that an attacker refills a small cap faster than one interval ends them:
+ * a full cap checks every session at once, with a short deadline
+ * (`checkNow`). And a session can be destroyed while its socket stays
+ * open, on every node: node ends the socket and waits for the peer's end,
+ * which a client that reset (or one that never ends its side) does not
+ * give, so the session's own 'close', which waits for the socket's, never
+ * comes. The checks end the connection of a session found destroyed by two
+ * checks in a row.
  */
 export function startHttp2SessionLimits(opts: Http2SessionLimitsOptions): Http2SessionLimits {
   const { sessions, connections, report, idleTimeoutMs, pingTimeoutMs } = opts;
@@ -123,7 +123,7 @@ export function startHttp2SessionLimits(opts: Http2SessionLimitsOptions): Http2S
       clearInterval(prober);
       for (const session of sessions.open) {
         session.close(); // GOAWAY: no new streams, open ones finish.
-        probe(session, Math.min(pingTimeoutMs, 1000));
+        probe(session, urgentTimeoutMs);
       }
     },
   };
