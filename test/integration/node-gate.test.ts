@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { buildIfStale } from "../support/build.js";
@@ -40,6 +40,25 @@ describe("the Node.js gate", () => {
   it("lets 22.12 and newer through, silently", () => {
     for (const version of [undefined, "22.12.0", "22.23.5", "23.0.0", "24.22.3", "30.1.2"]) {
       assert.deepEqual(run(GATE, version), { status: 0, stdout: "", stderr: "" }, String(version));
+    }
+  });
+
+  it("is the Node that package.json's engines name, the service's and the client's", () => {
+    const printed = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { REQUIRED_NODE } from ${JSON.stringify(GATE)}; console.log(JSON.stringify(REQUIRED_NODE))`,
+      ],
+      { encoding: "utf8", timeout: 20_000 },
+    );
+    const { major, minor } = JSON.parse(printed.stdout) as { major: number; minor: number };
+    for (const manifest of ["package.json", "client/package.json"]) {
+      const { engines } = JSON.parse(readFileSync(join(ROOT, manifest), "utf8")) as {
+        engines?: { node?: string };
+      };
+      assert.equal(engines?.node, `>=${major}.${minor}`, manifest);
     }
   });
 
