@@ -31,12 +31,12 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * JSON-lines logger. By default lines go to stdout in batches: a line waits
- * until 2 KiB of lines are ready or 100 ms have passed, so a busy service
+ * JSON-lines logger. By default lines go to stdout in batches: a write is
+ * made once 2 KiB of lines are ready, or after 100 ms, so a busy service
  * makes one write for many requests instead of one per line (per line, the
  * write cost more than everything else the log does). Each write holds whole
  * lines and at most 4 KiB (PIPE_BUF), so WORKERS processes sharing one pipe
- * never interleave inside a line; pino writes what is left when the process
+ * never interleave inside a line. What is left is written when the process
  * exits.
  */
 export function createLogger(opts: LoggerOptions = {}): Logger {
@@ -46,9 +46,28 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     base: { pid: process.pid },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
   };
-  return pino(
-    options,
-    opts.destination ??
-      pino.destination({ sync: false, minLength: 2048, maxWrite: 4096, periodicFlush: 100 }),
-  );
+  return pino(options, opts.destination ?? stdoutBatches());
+}
+
+/**
+ * stdout, written synchronously in batches. An asynchronous destination
+ * leaks under load: it has one write of at most 4 KiB in flight and starts
+ * the next from its completion, a turn of the event loop later, while a busy
+ * turn answers a hundred calls (20 KiB of lines); the rest queued without
+ * bound (issue 40). A synchronous batch cannot queue: a sink slower than
+ * the service slows it instead of filling its memory. fd 1 rather than
+ * `process.stdout`, which would put a pipe in non-blocking mode (a full pipe
+ * would then stall each write for 100 ms instead of until it has room).
+ */
+function stdoutBatches(): DestinationStream {
+  const destination = pino.destination({
+    dest: 1,
+    sync: true,
+    minLength: 2048,
+    maxWrite: 4096,
+    periodicFlush: 100,
+  });
+  // pino writes what is left at exit only for an asynchronous destination.
+  process.once("exit", () => destination.flushSync());
+  return destination;
 }
