@@ -8,16 +8,15 @@
  */
 
 import type { RevokeReplicasAck } from "../config/config.js";
-import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import type { RedisTopology } from "../redis/redis-topology.js";
 import { replicasLookedFor, startReplicaCensus } from "../redis/replica-census.js";
 
 export interface RevocationReplicasOptions {
-  /** The setting. Default: the config's ("auto"). */
-  revokeReplicasAck?: RevokeReplicasAck;
-  /** REDIS_MIN_REPLICAS_ACK: what every write waits for; a revocation never waits for fewer. Default 0. */
-  minReplicasAck?: number;
+  /** REDIS_REVOKE_REPLICAS_ACK, as the config parsed it. */
+  revokeReplicasAck: RevokeReplicasAck;
+  /** REDIS_MIN_REPLICAS_ACK: what every write waits for; a revocation never waits for fewer. */
+  minReplicasAck: number;
   /**
    * Whether the primaries were seen with a replica (src/redis/replica-census.ts);
    * undefined while nobody knows yet, which counts as yes: a revocation is
@@ -28,9 +27,9 @@ export interface RevocationReplicasOptions {
 
 /** Replicas that must confirm a revocation now. */
 export function revocationReplicas(opts: RevocationReplicasOptions): number {
-  const setting = opts.revokeReplicasAck ?? SETTING_DEFAULTS.redisRevokeReplicasAck;
+  const setting = opts.revokeReplicasAck;
   const own = setting === "auto" ? (opts.hasReplicas === false ? 0 : 1) : setting;
-  return Math.max(own, opts.minReplicasAck ?? 0);
+  return Math.max(own, opts.minReplicasAck);
 }
 
 /** Whether revocations may ever wait for a replica (they then need wait lanes). */
