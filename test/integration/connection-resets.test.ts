@@ -408,8 +408,8 @@ describe("TLS HTTP/2 connections reset mid-call, against npm start's process (is
     });
   }
 
-  /** Starts npm start's process with TLS and the cap; its public port. */
-  async function startCapped(): Promise<{ port: number; ca: string }> {
+  /** Starts npm start's process with TLS and the cap: the process, its ports and its certificate. */
+  async function startCapped() {
     const pems = await selfSignedCert(dir);
     writeFileSync(join(dir, "cert.pem"), pems.cert);
     writeFileSync(join(dir, "key.pem"), pems.key);
@@ -423,7 +423,7 @@ describe("TLS HTTP/2 connections reset mid-call, against npm start's process (is
       MAX_CONNECTIONS_PER_LISTENER: String(CAP),
     });
     const match = (await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/))[0] ?? [];
-    return { port: Number(match[1]), ca: pems.cert };
+    return { run, port: Number(match[1]), internalPort: Number(match[2]), ca: pems.cert };
   }
 
   /**
@@ -478,22 +478,9 @@ describe("TLS HTTP/2 connections reset mid-call, against npm start's process (is
   it("sessions of reset connections end within their bound, the cap is free again, SIGTERM does not wait for them", {
     timeout: 120_000,
   }, async () => {
-    const pems = await selfSignedCert(dir);
-    writeFileSync(join(dir, "cert.pem"), pems.cert);
-    writeFileSync(join(dir, "key.pem"), pems.key);
-    const run = startMainProcess({
-      REDIS_URL: redis.url,
-      PUBLIC_PORT: "0",
-      INTERNAL_PORT: "0",
-      WORKERS: "1",
-      TLS_CERT_FILE: join(dir, "cert.pem"),
-      TLS_KEY_FILE: join(dir, "key.pem"),
-      MAX_CONNECTIONS_PER_LISTENER: String(CAP),
-    });
-    const match = (await run.waitFor(/"publicPort":(\d+),"internalPort":(\d+)/))[0] ?? [];
-    const [publicPort, internalPort] = [Number(match[1]), Number(match[2])];
+    const { run, port: publicPort, internalPort, ca } = await startCapped();
     const openOnPublic = async () =>
-      samples((await httpsGet(internalPort, pems.cert, "/metrics")).body).get(
+      samples((await httpsGet(internalPort, ca, "/metrics")).body).get(
         'perps_token_open_connections{listener="public"}',
       );
 
@@ -501,15 +488,10 @@ describe("TLS HTTP/2 connections reset mid-call, against npm start's process (is
     for (let round = 0; round < 8; round++) {
       await Promise.all(
         Array.from({ length: 100 }, (_, i) =>
-          resetConnection(
-            publicPort,
-            pems.cert,
-            STAGES[i % STAGES.length] ?? "after-answer",
-            i % 4,
-          ),
+          resetConnection(publicPort, ca, STAGES[i % STAGES.length] ?? "after-answer", i % 4),
         ),
       );
-      await servedWithin(publicPort, pems.cert, 3000);
+      await servedWithin(publicPort, ca, 3000);
     }
     // No connection of those is left at the TCP level; none may be left above it.
     const deadline = Date.now() + SESSION_BOUND_MS + 5000;
@@ -522,7 +504,7 @@ describe("TLS HTTP/2 connections reset mid-call, against npm start's process (is
 
     // The whole cap serves new connections at once.
     const sessions = Array.from({ length: CAP }, () =>
-      connectH2(`https://127.0.0.1:${publicPort}`, { ca: pems.cert }),
+      connectH2(`https://127.0.0.1:${publicPort}`, { ca: ca }),
     );
     try {
       const statuses = await Promise.all(
@@ -549,7 +531,7 @@ describe("TLS HTTP/2 connections reset mid-call, against npm start's process (is
     // must not hold the stop for the grace period (10 s).
     await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        resetConnection(publicPort, pems.cert, STAGES[i % STAGES.length] ?? "after-answer", i % 4),
+        resetConnection(publicPort, ca, STAGES[i % STAGES.length] ?? "after-answer", i % 4),
       ),
     );
     const stopping = Date.now();

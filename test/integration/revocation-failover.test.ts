@@ -64,22 +64,31 @@ async function assertAllRefused(internalUrl: string, tokens: readonly string[], 
   }
 }
 
+/** npm start's process at its defaults on `sentinel`, with `workers` workers, and its URLs. */
+async function startOnSentinel(
+  sentinel: Awaited<ReturnType<typeof startTestRedisSentinel>>,
+  workers: number,
+) {
+  const [publicPort, internalPort] = await freePorts(2);
+  const main = startMainProcess({
+    REDIS_SENTINELS: sentinel.topology.sentinels.map((s) => `${s.host}:${s.port}`).join(","),
+    REDIS_SENTINEL_NAME: sentinel.topology.name,
+    WORKERS: String(workers),
+    PUBLIC_PORT: String(publicPort),
+    INTERNAL_PORT: String(internalPort),
+  });
+  const service = {
+    publicUrl: `http://127.0.0.1:${publicPort}`,
+    internalUrl: `http://127.0.0.1:${internalPort}`,
+    internalAddress: `127.0.0.1:${internalPort}`,
+  };
+  return { main, service };
+}
+
 describe("revocations around Sentinel failovers, at the defaults", () => {
   it(`${ROUNDS} planned failovers, WORKERS=2: a delete acknowledged stays deleted`, async () => {
     const sentinel = await startTestRedisSentinel({ sentinels: 3 });
-    const [publicPort, internalPort] = await freePorts(2);
-    const main = startMainProcess({
-      REDIS_SENTINELS: sentinel.topology.sentinels.map((s) => `${s.host}:${s.port}`).join(","),
-      REDIS_SENTINEL_NAME: sentinel.topology.name,
-      WORKERS: "2",
-      PUBLIC_PORT: String(publicPort),
-      INTERNAL_PORT: String(internalPort),
-    });
-    const service = {
-      publicUrl: `http://127.0.0.1:${publicPort}`,
-      internalUrl: `http://127.0.0.1:${internalPort}`,
-      internalAddress: `127.0.0.1:${internalPort}`,
-    };
+    const { main, service } = await startOnSentinel(sentinel, 2);
     try {
       await main.waitFor(/"msg":"listening"/, 2);
       const everyDeleted: string[] = [];
@@ -179,19 +188,7 @@ describe("revocations around Sentinel failovers, at the defaults", () => {
 
   it("a Sentinel with no replica: deletes are acknowledged (auto waits for none)", async () => {
     const sentinel = await startTestRedisSentinel({ replicas: 0 });
-    const [publicPort, internalPort] = await freePorts(2);
-    const main = startMainProcess({
-      REDIS_SENTINELS: sentinel.topology.sentinels.map((s) => `${s.host}:${s.port}`).join(","),
-      REDIS_SENTINEL_NAME: sentinel.topology.name,
-      WORKERS: "1",
-      PUBLIC_PORT: String(publicPort),
-      INTERNAL_PORT: String(internalPort),
-    });
-    const service = {
-      publicUrl: `http://127.0.0.1:${publicPort}`,
-      internalUrl: `http://127.0.0.1:${internalPort}`,
-      internalAddress: `127.0.0.1:${internalPort}`,
-    };
+    const { main, service } = await startOnSentinel(sentinel, 1);
     try {
       await main.waitFor(/"msg":"listening"/);
       const user = await newUser();
