@@ -39,6 +39,63 @@ export function readRequestBody(
   return new Promise((resolve) => readBody(req, maxBytes, resolve, announced));
 }
 
+/** A body being read: its own state, kept on its request (the listeners below are shared, no closure per read). */
+interface Reading {
+  readonly chunks: Buffer[];
+  total: number;
+  readonly maxBytes: number;
+  readonly announced: AnnouncedSize | undefined;
+  readonly resolve: (body: RequestBody) => void;
+}
+
+const READING = Symbol("body being read");
+type Reader = BodySource & { [READING]?: Reading | undefined };
+
+function onData(this: Reader, chunk: Buffer): void {
+  const reading = this[READING];
+  if (reading === undefined) {
+    return;
+  }
+  const { chunks, announced } = reading;
+  chunks.push(chunk);
+  const before = reading.total;
+  reading.total += chunk.length;
+  if (
+    reading.total > reading.maxBytes ||
+    (announced !== undefined &&
+      before < announced.bytes &&
+      reading.total >= announced.bytes &&
+      announced.tooLarge(chunks.length === 1 ? chunk : Buffer.concat(chunks)))
+  ) {
+    stopReading(this);
+    this.pause();
+    reading.resolve({ chunks, total: reading.total, ended: false });
+  }
+}
+
+// Nothing comes after the end: its listeners go with the request (the hot path removes none).
+function onEnd(this: Reader): void {
+  const reading = this[READING];
+  if (reading === undefined) {
+    return;
+  }
+  this[READING] = undefined;
+  if (!cutShort(this)) {
+    reading.resolve({ chunks: reading.chunks, total: reading.total, ended: true });
+  }
+}
+
+function onError(this: Reader): void {
+  stopReading(this);
+}
+
+function stopReading(req: Reader): void {
+  req[READING] = undefined;
+  req.off("data", onData);
+  req.off("end", onEnd);
+  req.off("error", onError);
+}
+
 /** `readRequestBody` with a callback: the raw HTTP/2 path makes no promise of it. */
 export function readBody(
   req: BodySource,
@@ -46,36 +103,7 @@ export function readBody(
   resolve: (body: RequestBody) => void,
   announced?: AnnouncedSize,
 ): void {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  const onData = (chunk: Buffer) => {
-    chunks.push(chunk);
-    const before = total;
-    total += chunk.length;
-    if (
-      total > maxBytes ||
-      (announced !== undefined &&
-        before < announced.bytes &&
-        total >= announced.bytes &&
-        announced.tooLarge(chunks.length === 1 ? chunk : Buffer.concat(chunks)))
-    ) {
-      stop();
-      req.pause();
-      resolve({ chunks, total, ended: false });
-    }
-  };
-  const onEnd = () => {
-    stop();
-    if (!cutShort(req)) {
-      resolve({ chunks, total, ended: true });
-    }
-  };
-  const onError = () => stop();
-  function stop(): void {
-    req.off("data", onData);
-    req.off("end", onEnd);
-    req.off("error", onError);
-  }
+  (req as Reader)[READING] = { chunks: [], total: 0, maxBytes, announced, resolve };
   req.on("data", onData);
   req.on("end", onEnd);
   req.on("error", onError);

@@ -12,6 +12,9 @@ import { constants as h2constants, type ServerHttp2Stream } from "node:http2";
 export interface AnswerDeadline {
   /** Watches one answer until it closes. */
   watch(answer: ServerHttp2Stream | ServerResponse): void;
+  /** `watch` for a caller that hears the close itself: watched until `forget`. */
+  opened(answer: ServerHttp2Stream | ServerResponse): void;
+  forget(answer: ServerHttp2Stream | ServerResponse): void;
   /** Stops watching (the server closed). */
   stop(): void;
 }
@@ -50,7 +53,14 @@ export function createAnswerDeadline(ms: number): AnswerDeadline {
   return {
     watch(answer) {
       open.set(answer, false);
-      answer.once("close", forget);
+      // 'close' comes once: `on` spares the wrapper `once` makes per answer.
+      answer.on("close", forget);
+    },
+    opened(answer) {
+      open.set(answer, false);
+    },
+    forget(answer) {
+      open.delete(answer);
     },
     stop() {
       clearInterval(sweep);

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { type ContextValues, createContextValues } from "@connectrpc/connect";
+import type { CheckTally } from "../check-lane/check-tally.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
@@ -21,6 +22,8 @@ export interface AnswerTelemetryOptions {
   tracing?: CallTracing;
   /** Listeners whose callers' trace context is continued (call-tracing.ts). Default: none. */
   traceTrustedListeners?: readonly ListenerName[];
+  /** Where checks are counted instead of logged one by one. Default: none (every answer logged). */
+  tally?: CheckTally;
 }
 
 export interface AnswerTelemetry {
@@ -125,6 +128,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
           settleRequestId(req.headers["x-request-id"]),
           performance.now(),
         );
+        exchange.listener = listener ?? "";
         attachExchange(req, exchange);
         res.setHeader("x-request-id", exchange.requestId);
         res.on("close", onClose);
@@ -151,6 +155,7 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     streamExchange(stream, headers, listener, method) {
       const exchange = new Exchange(settleRequestId(headers["x-request-id"]), performance.now());
       exchange.nameCall(method, "grpc");
+      exchange.listener = listener ?? "";
       if (tracing !== undefined) {
         exchange.trace = tracing.start({
           httpMethod: headers[":method"] ?? "",

@@ -13,6 +13,7 @@ import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisRunner } from "../store/redis-runner.js";
 import {
   createTokenRecordCache,
+  type TokenRecordCache,
   type TokenRecordCacheObserver,
 } from "../store/token-record-cache.js";
 import { createTokenStore, type TokenStoreOptions } from "../store/token-store.js";
@@ -26,6 +27,7 @@ import { createTokenService } from "../token/token-service.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import type { ApiImplementations } from "./api-services.js";
 import { createAuditLog } from "./audit-line.js";
+import { exchangeKey } from "./exchange.js";
 
 /** The token store's per-user limits, as it declares them. */
 export type TokenLimits = Pick<
@@ -90,6 +92,8 @@ function loggedDrops(metrics: TokenCacheMetrics, logger: Logger): TokenRecordCac
 export function createApiImplementations(opts: ApiImplementationOptions): {
   impl: ApiImplementations;
   bearer: BearerAuthenticator;
+  /** The token records kept in memory, when the cache is on. */
+  tokenCache: TokenRecordCache | undefined;
   /** Closes what the implementations hold open (the token cache's connections). */
   close(): void;
 } {
@@ -124,6 +128,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   const audit = createAuditLog(opts.logger);
   return {
     bearer,
+    tokenCache,
     close: () => tokenCache?.close(),
     impl: {
       token: createTokenService({
@@ -146,7 +151,14 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
       tokenAdmin: createTokenAdminService({ store: tokenStore, audit }),
       introspection: createTokenIntrospectionService({
         authenticator: bearer,
-        observe: (active) => (active ? introspected.active : introspected.inactive).inc(),
+        observe: (active, context) => {
+          (active ? introspected.active : introspected.inactive).inc();
+          // The answer is a check's: counted, not logged (exchange-report.ts).
+          const exchange = context.values.get(exchangeKey);
+          if (exchange !== undefined) {
+            exchange.live = active;
+          }
+        },
       }),
     },
   };

@@ -6,6 +6,8 @@
 import type { OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
 import { createCallGate } from "../admin-auth/call-gate.js";
 import { type ServiceLookup, serviceCredentialCheck } from "../admin-auth/service-credential.js";
+import { createCheckLane } from "../check-lane/check-lane.js";
+import { createCheckTally } from "../check-lane/check-tally.js";
 import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
@@ -82,6 +84,11 @@ export interface AppOptions extends ApiSettings, ListenerTransportOptions {
    * caller's. Default: the internal one (TRACE_TRUSTED_LISTENERS).
    */
   traceTrustedListeners?: readonly ListenerName[];
+  /**
+   * Whether the check lane answers the checks the token cache can (false:
+   * every check takes the pipeline, as the parity test compares). Default true.
+   */
+  checkLane?: boolean;
 }
 
 export interface App {
@@ -135,7 +142,15 @@ export function createApp(opts: AppOptions): App {
     observe: observeRedis(metrics),
     ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),
   });
-  const { impl, bearer, close } = createApiImplementations({ ...opts, runRedis, metrics });
+  const { impl, bearer, tokenCache, close } = createApiImplementations({
+    ...opts,
+    runRedis,
+    metrics,
+  });
+  // Checks are counted, not logged one by one; the lane answers those the
+  // cache can, unless tracing is on (a traced check takes the pipeline, which
+  // makes its span).
+  const tally = createCheckTally({ logger: opts.logger, metrics });
   const api = apiServices(impl);
   const reflection = createGrpcReflection({ services: [...api.map((s) => s.service), Health] });
   const services = [
@@ -171,6 +186,7 @@ export function createApp(opts: AppOptions): App {
     metrics,
     ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
     traceTrustedListeners: opts.traceTrustedListeners ?? ["internal"],
+    tally,
   });
   const health = createHealthEndpoints(ready);
   const shared = {
@@ -218,6 +234,17 @@ export function createApp(opts: AppOptions): App {
     ...createListenerHandler({
       ...shared,
       name: "internal",
+      ...(tokenCache === undefined || opts.tracing !== undefined || opts.checkLane === false
+        ? {}
+        : {
+            lane: createCheckLane({
+              cache: tokenCache,
+              tally,
+              listener: "internal",
+              ...(opts.serviceOf === undefined ? {} : { serviceCheck }),
+              ...(opts.now === undefined ? {} : { now: opts.now }),
+            }),
+          }),
       // `/auth` answers every method: a proxy asks with the method of the request it checks.
       endpoints: [
         health,
@@ -246,6 +273,7 @@ export function createApp(opts: AppOptions): App {
       // Watchers hear NOT_SERVING and their streams end before the listeners close.
       stopping.abort();
       await Promise.all([publicServer.close(graceMs), internalServer.close(graceMs)]);
+      tally.stop();
       close();
     },
   };

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import { Code } from "@connectrpc/connect";
 import { connectCodeName, restCodeFromHttpStatus } from "@perps/token-client/protocol";
+import type { CheckAnswer, CheckTally } from "../check-lane/check-tally.js";
 import type { Logger } from "../log/logger.js";
 import { createRequestLineWriter } from "../log/request-line.js";
 import { createRequestSeries } from "../metrics/request-series.js";
@@ -9,6 +10,7 @@ import { isServerFault } from "../status/server-fault.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { rpcProtocol } from "./call-protocol.js";
 import type { Exchange } from "./exchange.js";
+import { FORWARD_AUTH_METHOD } from "./forward-auth-endpoint.js";
 import type { TransportAnswer } from "./transport-answer.js";
 
 export interface ExchangeReportOptions {
@@ -16,6 +18,27 @@ export interface ExchangeReportOptions {
   metrics: ServiceMetrics;
   /** Ends an exchange's server span with its line. Default: none (tracing off). */
   tracing?: CallTracing;
+  /** Where checks are counted instead of logged one by one. Default: none (every answer logged). */
+  tally?: CheckTally;
+}
+
+/**
+ * Whether an answer says a token is live or not (docs/design-choices.md:
+ * counted, not logged one by one): IntrospectToken's answer, and `/auth`'s
+ * 200 or 401. Refusals and failures are not.
+ */
+function checkAnswer(exchange: Exchange, code: Code | undefined): CheckAnswer | undefined {
+  if (!exchange.complete) {
+    return undefined;
+  }
+  if (exchange.method === FORWARD_AUTH_METHOD) {
+    return code === undefined ? "live" : code === Code.Unauthenticated ? "notLive" : undefined;
+  }
+  return code === undefined && exchange.live !== undefined
+    ? exchange.live
+      ? "live"
+      : "notLive"
+    : undefined;
 }
 
 /** The one log line, count and span end of each answer the service gives. */
@@ -47,7 +70,27 @@ export function createExchangeReport(opts: ExchangeReportOptions): ExchangeRepor
   const logger = opts.logger.child({}, { redact: [] });
   const requestLine = createRequestLineWriter(logger);
   const seriesOf = createRequestSeries(opts.metrics);
-  const { tracing } = opts;
+  const { tracing, tally } = opts;
+
+  function finishTrace(
+    exchange: Exchange,
+    protocol: string,
+    code: Code | undefined,
+    metricCode: string,
+  ): void {
+    if (exchange.trace === undefined) {
+      return;
+    }
+    tracing?.finish(exchange.trace, {
+      method: exchange.method,
+      protocol,
+      status: exchange.complete ? exchange.status : 0,
+      code: metricCode,
+      grpcStatus: code ?? 0,
+      serverFault: code !== undefined && isServerFault(code),
+      requestId: exchange.requestId,
+    });
+  }
 
   /** The line of an exchange that is not a plain success (or that is traced). */
   function logLine(exchange: Exchange, protocol: string, code: Code | undefined, ms: number) {
@@ -94,6 +137,26 @@ export function createExchangeReport(opts: ExchangeReportOptions): ExchangeRepor
       series.duration.observe(seconds);
       series.calls(metricCode).inc();
       const ms = Math.round(seconds * 1000);
+      const check = tally === undefined ? undefined : checkAnswer(exchange, code);
+      if (check !== undefined && tally !== undefined) {
+        tally.summarize(exchange.listener, check, seconds);
+        if (exchange.trace !== undefined) {
+          finishTrace(exchange, protocol, code, metricCode);
+        }
+        if (tally.lineEach) {
+          logger.debug(
+            {
+              method: exchange.method,
+              protocol,
+              requestId: exchange.requestId,
+              code: code === undefined ? "ok" : Code[code],
+              ms,
+            },
+            "request",
+          );
+        }
+        return;
+      }
       if (code === undefined && !exchange.probe && exchange.trace === undefined) {
         // Nearly every line: written without building a log object.
         requestLine({
@@ -106,15 +169,7 @@ export function createExchangeReport(opts: ExchangeReportOptions): ExchangeRepor
         return;
       }
       if (exchange.trace !== undefined) {
-        tracing?.finish(exchange.trace, {
-          method: exchange.method,
-          protocol,
-          status: answered ? exchange.status : 0,
-          code: metricCode,
-          grpcStatus: code ?? 0,
-          serverFault: code !== undefined && isServerFault(code),
-          requestId: exchange.requestId,
-        });
+        finishTrace(exchange, protocol, code, metricCode);
       }
       logLine(exchange, protocol, code, ms);
     },

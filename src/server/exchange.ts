@@ -36,6 +36,10 @@ export class Exchange {
   probe = false;
   /** Its server span, when tracing is on. */
   trace: CallTrace | undefined = undefined;
+  /** The listener it came to ("" outside a listener). */
+  listener = "";
+  /** A check's answer, once the introspection said it (a live token or not); undefined for any other call. */
+  live: boolean | undefined = undefined;
 
   constructor(
     /** The request id, echoed in `x-request-id`. */

@@ -94,6 +94,25 @@ export function servesAuthority(names: readonly string[] | undefined, authority:
   return host !== undefined && (names === undefined || hostAllowed(host, names));
 }
 
+/**
+ * `servesAuthority` for one listener, remembering the last authority asked:
+ * a connection's requests all name the same one, so the hot paths parse it
+ * once per run of them.
+ */
+export function authorityCheck(
+  names: readonly string[] | undefined,
+): (authority: string) => boolean {
+  let last = "";
+  let served = false;
+  return (authority) => {
+    if (authority !== last) {
+      served = servesAuthority(names, authority);
+      last = authority;
+    }
+    return served;
+  };
+}
+
 /** Whether `path` is one of `paths` or under one of them (`/auth`, `/auth/x`, not `/authx`). */
 function underAny(paths: readonly string[], path: string): boolean {
   return paths.some((p) => path === p || (path.startsWith(p) && path[p.length] === "/"));

@@ -3,6 +3,7 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import type { CallGate } from "../admin-auth/call-gate.js";
 import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
+import type { CheckLane } from "../check-lane/check-lane.js";
 import type { Endpoint } from "../http/endpoint.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
@@ -10,11 +11,15 @@ import { createRestGateway } from "../rest/rest-gateway.js";
 import type { RouteTable } from "../rest/route-table.js";
 import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { DualProtocolServerOptions } from "./dual-protocol-server.js";
-import { exchangeOf } from "./exchange.js";
-import { createHostGuard, type HostGuardOptions, servesAuthority } from "./host-guard.js";
+import { type Exchange, exchangeOf } from "./exchange.js";
+import { authorityCheck, createHostGuard, type HostGuardOptions } from "./host-guard.js";
+import { TAKEN_BY_LANE } from "./listener/stream-takeover.js";
 import { type ListenerName, restServedOn, type ServedService, servedOn } from "./served-service.js";
 import { refuseWithStatus } from "./status-refusal.js";
 import { createConnectHandler } from "./wire/connect-handler.js";
+
+/** IntrospectToken's request path, the one the check lane takes off raw streams. */
+const INTROSPECT_PATH = "/perps.token.v1.TokenIntrospectionService/IntrospectToken";
 
 export interface ListenerHandlerOptions {
   name: ListenerName;
@@ -33,6 +38,8 @@ export interface ListenerHandlerOptions {
   /** The table of its REST routes, when an endpoint (CORS) matches against it too. Default: its own. */
   restRoutes?: RouteTable;
   logger: Logger;
+  /** Answers the checks it can from the token cache before anything else. Default: none (the pipeline answers). */
+  lane?: CheckLane;
 }
 
 const NOT_FOUND = { status: 404, code: Code.NotFound, message: "no such resource", unsized: true };
@@ -129,30 +136,63 @@ export function createListenerHandler(
     }).handle;
   }
   const hostGuard = createHostGuard(opts.hosts ?? {});
-  const names = opts.hosts?.names;
+  const serves = authorityCheck(opts.hosts?.names);
   const endpointAnswered = askEndpoints(opts.endpoints);
+  const { lane } = opts;
+  const pipeline = telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
+    if (!hostGuard(req, res) && !endpointAnswered(req, res)) {
+      connect.handle(req, res);
+    }
+  }, opts.name);
+  const introspection = lane === undefined ? undefined : connect.streamRoute(INTROSPECT_PATH);
+  const begin = (method: string, stream: ServerHttp2Stream, headers: IncomingHttpHeaders) =>
+    telemetry.streamExchange(stream, headers, opts.name, method);
+  const contextValues = (stream: ServerHttp2Stream) => (exchange: Exchange) => {
+    const values = telemetry.exchangeValues(exchange);
+    values.set(callerKey, callerOf(stream.session?.socket));
+    return values;
+  };
   return {
-    handler: telemetry.wrap((req: NodeServerRequest, res: NodeServerResponse) => {
-      if (!hostGuard(req, res) && !endpointAnswered(req, res)) {
-        connect.handle(req, res);
-      }
-    }, opts.name),
+    handler:
+      lane === undefined
+        ? pipeline
+        : (req, res) => {
+            let answered = false;
+            try {
+              answered = lane.answerAuth(req, res);
+            } catch (err) {
+              // The pipeline answers, and its failure line tells.
+              opts.logger.error({ err: String(err) }, "check lane failure");
+            }
+            if (!answered) {
+              pipeline(req, res);
+            }
+          },
     // A stream for a name this listener does not answer to is left to the
     // handler, whose host guard refuses it.
     streamHandler: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       const authority = headers[":authority"];
-      if (authority === undefined || !servesAuthority(names, authority)) {
+      if (authority === undefined || !serves(authority)) {
         return undefined;
+      }
+      if (
+        lane !== undefined &&
+        introspection !== undefined &&
+        headers[":path"] === INTROSPECT_PATH &&
+        lane.takeStream(stream, headers, {
+          route: introspection,
+          methods: connect.methods,
+          begin: (method) => begin(method, stream, headers),
+          contextValues: contextValues(stream),
+        })
+      ) {
+        return TAKEN_BY_LANE;
       }
       return connect.takeStream(
         stream,
         headers,
-        (method) => telemetry.streamExchange(stream, headers, opts.name, method),
-        (exchange) => {
-          const values = telemetry.exchangeValues(exchange);
-          values.set(callerKey, callerOf(stream.session?.socket));
-          return values;
-        },
+        (method) => begin(method, stream, headers),
+        contextValues(stream),
       );
     },
   };

@@ -18,7 +18,14 @@ export function newRequestId(): string {
  * acceptable, else a new one. A header sent twice is not acceptable.
  */
 export function settleRequestId(given: string | readonly string[] | null | undefined): string {
-  return typeof given === "string" && ACCEPTABLE_ID.test(given) ? given : newRequestId();
+  return acceptedRequestId(given) ?? newRequestId();
+}
+
+/** The caller's `x-request-id` when it is acceptable; undefined when none is (a check makes none). */
+export function acceptedRequestId(
+  given: string | readonly string[] | null | undefined,
+): string | undefined {
+  return typeof given === "string" && ACCEPTABLE_ID.test(given) ? given : undefined;
 }
 
 /**

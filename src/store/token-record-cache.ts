@@ -46,6 +46,11 @@ export interface TokenRecordCacheObserver {
 export interface TokenRecordCache {
   /** The cached record of a token key, if any. */
   get(key: string): CachedTokenRecord | undefined;
+  /**
+   * `get` counting a hit only: the check lane asks first, and leaves a miss
+   * to the lookup, which counts it.
+   */
+  find(key: string): CachedTokenRecord | undefined;
   /** Reads a token key: on its server's tracking connection when invalidations are guaranteed, else by `fallback`. */
   read(key: string, fallback: () => Promise<Buffer | null>): Promise<TrackedRead>;
   /** Forgets a key this process changed (and any read of it in flight). */
@@ -178,6 +183,15 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
         return entry;
       }
       observer?.miss();
+      return undefined;
+    },
+
+    find(key) {
+      const entry = entries.get(key);
+      if (entry?.pair.up && entry.pair.epoch === entry.epoch) {
+        observer?.hit();
+        return entry;
+      }
       return undefined;
     },
 

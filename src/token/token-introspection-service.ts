@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   type IntrospectTokenResponse,
   IntrospectTokenResponseSchema,
@@ -10,8 +10,8 @@ import { utcDate } from "./expiry-date.js";
 
 export interface TokenIntrospectionServiceOptions {
   authenticator: BearerAuthenticator;
-  /** Told the outcome of every introspection that was answered. Default: nothing. */
-  observe?: (active: boolean) => void;
+  /** Told the outcome of every introspection that was answered, with its call's context. Default: nothing. */
+  observe?: (active: boolean, context: HandlerContext) => void;
 }
 
 /**
@@ -25,9 +25,9 @@ export function createTokenIntrospectionService(
 ): ServiceImpl<typeof TokenIntrospectionService> {
   const { authenticator, observe } = opts;
   return {
-    async introspectToken(req) {
+    async introspectToken(req, context) {
       const identity = await authenticator.authenticate(req.token);
-      observe?.(identity !== undefined);
+      observe?.(identity !== undefined, context);
       return introspectionAnswer(identity);
     },
   };

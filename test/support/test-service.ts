@@ -98,6 +98,8 @@ export interface TestServiceOptions {
   serviceOf?: ServiceLookup;
   /** Host names the internal listener answers to besides loopback (INTERNAL_HOSTNAMES). */
   internalHostnames?: readonly string[];
+  /** Whether the check lane answers what the token cache can. Default the service's (on). */
+  checkLane?: boolean;
 }
 
 /** The whole service on free ports, logging into memory. */
@@ -171,6 +173,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     ...(opts.adminClientCa === undefined ? {} : { adminClientCa: opts.adminClientCa }),
     ...(opts.corsOrigins === undefined ? {} : { corsOrigins: opts.corsOrigins }),
     ...(opts.internalHostnames === undefined ? {} : { internalHostnames: opts.internalHostnames }),
+    ...(opts.checkLane === undefined ? {} : { checkLane: opts.checkLane }),
   });
   const { publicPort, internalPort } = await app.start();
   return {

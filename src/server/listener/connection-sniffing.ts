@@ -54,7 +54,8 @@ export interface CleartextListenerOptions {
  */
 export function cleartextListener(opts: CleartextListenerOptions): Server {
   const { connections, handOff, headersTimeoutMs } = opts;
-  return createServer((raw) => {
+  // As node's HTTP servers do: an answer is sent when written, not held for Nagle's algorithm.
+  return createServer({ noDelay: true }, (raw) => {
     const conn = connections.accept(raw);
     if (conn !== undefined) {
       sniffProtocol(conn, handOff, headersTimeoutMs);

@@ -37,6 +37,15 @@ export interface Http1Server {
  */
 export function createHttp1Server(opts: Http1ServerOptions): Http1Server {
   const { inFlight, answerDeadline } = opts;
+  let closing = false;
+  // The response in progress on each HTTP/1 keep-alive connection: a parse
+  // error in the middle of its bytes cannot be answered any more.
+  const responding = new WeakMap<object, ServerResponse>();
+  function answered(this: ServerResponse): void {
+    if (responding.get(this.req.socket) === this) {
+      responding.delete(this.req.socket);
+    }
+  }
   const h1 = createServer(
     {
       headersTimeout: opts.headersTimeoutMs,
@@ -49,25 +58,22 @@ export function createHttp1Server(opts: Http1ServerOptions): Http1Server {
       // 400 with no request id; the handler answers it (see host-guard.ts).
       requireHostHeader: false,
     },
-    opts.handler,
-  );
-  let closing = false;
-  // The response in progress on each HTTP/1 keep-alive connection: a parse
-  // error in the middle of its bytes cannot be answered any more.
-  const responding = new WeakMap<object, ServerResponse>();
-  h1.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    inFlight.track(res);
-    answerDeadline.watch(res);
-    responding.set(req.socket, res);
-    res.once("close", () => {
-      if (responding.get(req.socket) === res) {
-        responding.delete(req.socket);
+    (req: IncomingMessage, res: ServerResponse) => {
+      if (closing) {
+        res.setHeader("connection", "close");
       }
-    });
-    if (closing) {
-      res.setHeader("connection", "close");
-    }
-  });
+      opts.handler(req, res);
+      // An answer the handler gave at once, all of it with the kernel (the
+      // check lane's): nothing left in flight, waiting or in progress.
+      if (res.writableEnded && req.socket.writableLength === 0) {
+        return;
+      }
+      inFlight.track(res);
+      answerDeadline.watch(res);
+      responding.set(req.socket, res);
+      res.on("close", answered);
+    },
+  );
   refuseHttp1(h1, { responding, report: opts.report, tellRefusal: opts.tellRefusal });
   return {
     server: h1,

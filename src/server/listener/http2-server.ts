@@ -40,7 +40,7 @@ export interface Http2Protocol {
 
 /**
  * The HTTP/2 side of the listener: node's server with the listener's
- * settings, each request (or stream taken off the stream) counted in flight
+ * settings, each stream counted in flight
  * and held to the request timeout, each stream's answer deadline watched
  * and its errors reported, CONNECT refused.
  */
@@ -53,18 +53,27 @@ export function createHttp2Server(opts: Http2ServerOptions): Http2Protocol {
   h2.setTimeout(opts.idleTimeoutMs);
   const timeouts = http2RequestTimeouts(opts.requestTimeoutMs, opts.tellRefusal);
   if (opts.streamHandler !== undefined) {
-    takeStreamsFirst(h2, opts.streamHandler, (stream, exchange) => {
-      inFlight.track(stream);
-      timeouts.limitStream(stream, exchange);
-    });
+    takeStreamsFirst(h2, opts.streamHandler, (stream, taker, headers) =>
+      timeouts.limitStream(stream, taker, headers),
+    );
   }
   const sessions = trackHttp2Sessions(h2);
   // Node has already destroyed the session or stream; this only reports it.
   h2.on("sessionError", (err: Error) => report(err, "http2-session"));
+  const reportStreamError = (err: Error) => report(err, "http2-stream");
+  // Every stream's bookkeeping ends in one shared 'close' listener: no closure per stream.
+  function streamClosed(this: ServerHttp2Stream): void {
+    inFlight.closed();
+    answerDeadline.forget(this);
+    sessions.streamClosed(this);
+    timeouts.released(this);
+  }
   h2.on("stream", (stream: ServerHttp2Stream) => {
-    stream.on("error", (err: Error) => report(err, "http2-stream"));
-    answerDeadline.watch(stream);
+    stream.on("error", reportStreamError);
+    inFlight.opened();
+    answerDeadline.opened(stream);
     sessions.streamOpened(stream);
+    stream.on("close", streamClosed);
   });
   // HTTP/1.1's refusal of CONNECT (http1-refusals.ts), where Node would answer a bare 405.
   h2.on("connect", (req: Http2ServerRequest, res: Http2ServerResponse) => {
@@ -72,9 +81,9 @@ export function createHttp2Server(opts: Http2ServerOptions): Http2Protocol {
     writeStatusAnswer(res, refusalAnswer(CONNECT_REFUSED, requestId));
     opts.tellRefusal(CONNECT_REFUSED, requestId, "CONNECT", "http2");
   });
-  h2.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
-    inFlight.track(res);
-    timeouts.limitRequest(req, res);
-  });
+  // In flight already, as its stream.
+  h2.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) =>
+    timeouts.limitRequest(req, res),
+  );
   return { server: h2, sessions };
 }

@@ -16,10 +16,23 @@ export interface Http2Sessions {
   connectionOf(session: Http2Session): Connection | undefined;
   /** The session's stream activity: the idle bound, which the probes' PINGs must not reset. */
   activityOf(session: Http2Session): StreamActivity | undefined;
-  /** Counts a new stream as open on its session until it closes. */
+  /** Counts a new stream as open on its session, until `streamClosed`. */
   streamOpened(stream: ServerHttp2Stream): void;
+  streamClosed(stream: ServerHttp2Stream): void;
   /** Hands the connection's socket to the HTTP/2 server, which opens its session for it. */
   handOver(conn: Connection, socket: Socket): void;
+}
+
+// Where a stream keeps its session's activity, for the one shared 'close' listener.
+const ACTIVITY = Symbol("session activity");
+type CountedStream = ServerHttp2Stream & { [ACTIVITY]?: StreamActivity };
+
+function streamClosed(stream: CountedStream): void {
+  const active = stream[ACTIVITY];
+  if (active !== undefined) {
+    active.open--;
+    active.since = Date.now();
+  }
 }
 
 /** Follows the sessions of `h2` from its 'session' event until each closes. */
@@ -48,12 +61,10 @@ export function trackHttp2Sessions(h2: Http2Server): Http2Sessions {
       if (active !== undefined) {
         active.open++;
         active.since = Date.now();
-        stream.once("close", () => {
-          active.open--;
-          active.since = Date.now();
-        });
+        (stream as CountedStream)[ACTIVITY] = active;
       }
     },
+    streamClosed,
     handOver(conn, socket) {
       handing = conn;
       h2.emit("connection", socket);

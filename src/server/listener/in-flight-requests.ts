@@ -9,6 +9,9 @@ export interface InFlightRequests {
   readonly count: number;
   /** Counts a request until its answer closes. */
   track(answer: ClosingAnswer): void;
+  /** `track` for a caller that hears the close itself: one request more, until `closed`. */
+  opened(): void;
+  closed(): void;
   /** Resolves once no request is in flight, or after `ms`, whichever comes first. */
   settled(ms: number): Promise<void>;
 }
@@ -16,19 +19,25 @@ export interface InFlightRequests {
 export function createInFlightRequests(): InFlightRequests {
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
+  // One listener for every answer: no closure per request.
+  const closed = () => {
+    inFlight--;
+    if (inFlight === 0) {
+      onIdle?.();
+    }
+  };
   return {
     get count() {
       return inFlight;
     },
     track(answer) {
       inFlight++;
-      answer.once("close", () => {
-        inFlight--;
-        if (inFlight === 0) {
-          onIdle?.();
-        }
-      });
+      answer.once("close", closed);
     },
+    opened() {
+      inFlight++;
+    },
+    closed,
     settled(ms) {
       return new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);

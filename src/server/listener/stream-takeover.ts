@@ -1,15 +1,22 @@
 import type { Http2Server, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Exchange } from "../exchange.js";
 
+/** What a stream handler returns for a stream the check lane took: no exchange (yet). */
+export const TAKEN_BY_LANE = Symbol("taken by the check lane");
+
+/** Who took a stream: its exchange, or the check lane. */
+export type StreamTaker = Exchange | typeof TAKEN_BY_LANE;
+
 /**
  * Serves an HTTP/2 stream itself, before node's compatibility layer makes a
- * request and a response of it: returns the stream's exchange when it took
- * the stream, or undefined, having read nothing, to leave it to the handler.
+ * request and a response of it: returns the stream's exchange (or
+ * TAKEN_BY_LANE) when it took the stream, or undefined, having read nothing,
+ * to leave it to the handler.
  */
 export type StreamHandler = (
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
-) => Exchange | undefined;
+) => StreamTaker | undefined;
 
 /**
  * Puts `take` before node's compatibility layer: node's own 'stream'
@@ -19,7 +26,7 @@ export type StreamHandler = (
 export function takeStreamsFirst(
   h2: Http2Server,
   take: StreamHandler,
-  taken: (stream: ServerHttp2Stream, exchange: Exchange) => void,
+  taken: (stream: ServerHttp2Stream, taker: StreamTaker, headers: IncomingHttpHeaders) => void,
 ): void {
   const compat = h2.listeners("stream");
   if (compat.length !== 1) {
@@ -28,13 +35,13 @@ export function takeStreamsFirst(
   h2.removeAllListeners("stream");
   h2.on("stream", function (this: unknown, ...args: unknown[]) {
     const [stream, headers] = args as [ServerHttp2Stream, IncomingHttpHeaders];
-    const exchange = take(stream, headers);
-    if (exchange === undefined) {
+    const taker = take(stream, headers);
+    if (taker === undefined) {
       for (const listener of compat) {
         Reflect.apply(listener, this, args);
       }
     } else {
-      taken(stream, exchange);
+      taken(stream, taker, headers);
     }
   });
 }

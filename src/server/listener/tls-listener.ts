@@ -65,7 +65,8 @@ export function tlsListener(tls: TlsCredentials, opts: TlsListenerOptions): Serv
       connections.end(conn);
     }
   });
-  return createTcpServer((raw) => {
+  // As node's HTTP servers do: an answer is sent when written, not held for Nagle's algorithm.
+  return createTcpServer({ noDelay: true }, (raw) => {
     const conn = connections.accept(raw);
     if (conn !== undefined) {
       connections.handshakeStarts(conn);

@@ -33,7 +33,7 @@ import { type StreamRoute, takeGrpcStream } from "./grpc-stream-unary.js";
 import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
 import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 import { streamInputInterceptor } from "./input-error.js";
-import { createUnaryMethods, type UnaryService } from "./unary-method.js";
+import { createUnaryMethods, type UnaryMethods, type UnaryService } from "./unary-method.js";
 
 export interface ConnectHandlerOptions {
   /** Registers the services served. */
@@ -93,6 +93,9 @@ export interface ConnectHandler {
     begin: (method: string) => Exchange,
     contextValues: (exchange: Exchange) => ContextValues,
   ) => Exchange | undefined;
+  /** The raw-stream route of a request path, and the methods: the check lane hands its misses to them. */
+  streamRoute(path: string): StreamRoute | undefined;
+  readonly methods: UnaryMethods;
 }
 
 export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandler {
@@ -192,6 +195,8 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
   return {
     invoker,
     handle,
+    methods,
+    streamRoute: (path) => streamRoutes.get(path),
     takeStream: (stream, headers, begin, contextValues) => {
       const path = headers[":path"];
       const route = path === undefined ? undefined : streamRoutes.get(path);

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Message } from "@bufbuild/protobuf";
 import type { ContextValues } from "@connectrpc/connect";
-import { compressionNegotiate } from "@connectrpc/connect/protocol";
+import { type Compression, compressionNegotiate } from "@connectrpc/connect/protocol";
 import * as grpc from "@connectrpc/connect/protocol-grpc";
 import { lazyCallSignal } from "../../call/call-signal.js";
 import { type RequestBody, readBody } from "../../http/request-body.js";
@@ -59,6 +59,41 @@ export function takeGrpcStream(
   begin: (method: string) => Exchange,
   contextValues: (exchange: Exchange) => ContextValues,
 ): Exchange | undefined {
+  const terms = grpcStreamTerms(methods, headers);
+  if (terms === undefined) {
+    return undefined;
+  }
+  const exchange = begin(route.name);
+  // A caller without the credential its service needs is refused before any body byte is read.
+  const refusal = methods.admit(route.unary.method, headers, stream.session?.socket);
+  if (refusal !== undefined) {
+    refuseGrpc(stream, answerFormat(route, terms, exchange), refusal);
+    return exchange;
+  }
+  readGrpcStream(route, terms, stream, (body) =>
+    serveGrpcStreamBody(route, methods, stream, headers, terms, body, exchange, contextValues),
+  );
+  return exchange;
+}
+
+/** How a raw stream's call is to be served, as its headers say. */
+export interface GrpcStreamTerms {
+  /** Unix ms; null for none. */
+  readonly deadline: number | null;
+  /** The negotiated compression of the answer. */
+  readonly compression: Compression | null;
+}
+
+/**
+ * The terms of a raw stream this path serves: `POST`, `application/grpc` or
+ * `application/grpc+proto`, an uncompressed request (`grpc-encoding` absent
+ * or identity), an authority and a readable `grpc-timeout` if any. Undefined
+ * for any other stream: Connect's own paths answer it, in Connect's words.
+ */
+export function grpcStreamTerms(
+  methods: UnaryMethods,
+  headers: IncomingHttpHeaders,
+): GrpcStreamTerms | undefined {
   const contentType = headers["content-type"];
   const encoding = headers["grpc-encoding"];
   const timeout = headers["grpc-timeout"];
@@ -77,48 +112,96 @@ export function takeGrpcStream(
   if (timeout !== undefined) {
     const parsed = grpc.parseTimeout(timeout, Number.MAX_SAFE_INTEGER);
     if (parsed.error !== undefined) {
-      return undefined; // Refused in Connect's words by the other path.
+      return undefined;
     }
     deadline = deadlineAfter(parsed.timeoutMs);
   }
-  const exchange = begin(route.name);
-  const format: StreamAnswerFormat = {
+  if (accept === undefined) {
+    return deadline === null ? NO_TERMS : { deadline, compression: null };
+  }
+  return {
+    deadline,
+    compression: compressionNegotiate(
+      methods.acceptCompression,
+      null,
+      accept,
+      grpc.headerAcceptEncoding,
+    ).response,
+  };
+}
+
+const NO_TERMS: GrpcStreamTerms = { deadline: null, compression: null };
+
+function answerFormat(
+  route: StreamRoute,
+  terms: GrpcStreamTerms,
+  exchange: Exchange,
+): StreamAnswerFormat {
+  return {
     protocol: "grpc",
     contentType: grpc.contentTypeProto,
     text: false,
-    compression:
-      accept === undefined
-        ? null
-        : compressionNegotiate(methods.acceptCompression, null, accept, grpc.headerAcceptEncoding)
-            .response,
+    compression: terms.compression,
     compressMinBytes: route.unary.compressMinBytes,
     exchange,
   };
-  // A caller without the credential its service needs is refused before any body byte is read.
-  const refusal = methods.admit(route.unary.method, headers, stream.session?.socket);
-  if (refusal !== undefined) {
-    refuseGrpc(stream, format, refusal);
-    return exchange;
-  }
+}
+
+/**
+ * Reads a raw stream's body within the method's read limit, then `read` has
+ * it; undefined when the deadline passed first (the body still arriving).
+ */
+export function readGrpcStream(
+  route: StreamRoute,
+  terms: GrpcStreamTerms,
+  stream: ServerHttp2Stream,
+  read: (body: RequestBody | undefined) => void,
+): void {
   // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
-  const read = whenDeadlinePasses(deadline, stream, () => {
-    if (!stream.headersSent) {
-      refuseGrpc(stream, format, deadlinePassed());
-    }
+  let late = false;
+  const cancel = whenDeadlinePasses(terms.deadline, stream, () => {
+    late = true;
+    read(undefined);
   });
   readBody(
     stream,
     route.unary.readMaxBytes + ENVELOPE_HEAD_BYTES,
     (body) => {
-      read();
-      if (stream.headersSent) {
-        return; // Refused at the deadline.
+      cancel();
+      if (!late) {
+        read(body);
       }
-      serve(route.unary, methods, stream, headers, format, deadline, body, contextValues);
     },
     route.unary.announced,
   );
-  return exchange;
+}
+
+/**
+ * Serves a raw stream's call once its body was read (undefined: its deadline
+ * passed first), as the exchange: decoded, made through the invoker,
+ * answered by the same writer as Connect's gRPC handler.
+ */
+export function serveGrpcStreamBody(
+  route: StreamRoute,
+  methods: UnaryMethods,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  terms: GrpcStreamTerms,
+  body: RequestBody | undefined,
+  exchange: Exchange,
+  contextValues: (exchange: Exchange) => ContextValues,
+): void {
+  const format = answerFormat(route, terms, exchange);
+  if (body === undefined) {
+    if (!stream.headersSent) {
+      refuseGrpc(stream, format, deadlinePassed());
+    }
+    return;
+  }
+  if (stream.headersSent) {
+    return;
+  }
+  serve(route.unary, methods, stream, headers, format, terms.deadline, body, contextValues);
 }
 
 function serve(

@@ -26,8 +26,9 @@ const SERVICE: Package = {
   layers: [
     // Start-up: worker processes, the embedded Redis.
     ["main.ts", "process"],
-    // Listeners, protocols, interceptors, plain endpoints; wires everything.
-    ["server"],
+    // Listeners, protocols, interceptors, plain endpoints; wires everything. The
+    // check lane answers the hottest checks beside the pipeline, on its listeners.
+    ["server", "check-lane"],
     // The OpenAPI document, built from the gateway's routes and the services' rules at
     // build time (`npm run openapi`); the service loads only the modules that serve
     // it (test/integration/service-module-graph.test.ts).

@@ -80,7 +80,7 @@ describe("HTTP/2 request timeouts", () => {
         stream.respond({ ":status": 200 });
         stream.write("part");
       }
-      timeouts.limitStream(stream, exchange);
+      timeouts.limitStream(stream, exchange, headers);
     });
     for (const server of [requests, streams]) {
       server.listen(0, "127.0.0.1");

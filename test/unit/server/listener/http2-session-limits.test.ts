@@ -51,7 +51,10 @@ describe("HTTP/2 session limits", () => {
     const h2 = createHttp2Server();
     h2.on("stream", () => {}); // Never answered.
     const sessions = trackHttp2Sessions(h2);
-    h2.on("stream", (stream) => sessions.streamOpened(stream));
+    h2.on("stream", (stream) => {
+      sessions.streamOpened(stream);
+      stream.on("close", () => sessions.streamClosed(stream));
+    });
     const connections = createConnectionCap({ maxConnections: 10, report });
     const tcp: Server = createServer((raw) => {
       const conn = connections.accept(raw);

@@ -26,6 +26,7 @@ describe("HTTP/2 sessions", () => {
     sessions = trackHttp2Sessions(h2);
     h2.on("stream", (stream: ServerHttp2Stream) => {
       sessions.streamOpened(stream);
+      stream.on("close", () => sessions.streamClosed(stream));
       streams.push(stream);
     });
     tcp = createServer((raw) => {

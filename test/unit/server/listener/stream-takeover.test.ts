@@ -22,8 +22,9 @@ describe("stream takeover", () => {
         stream.end("taken");
         return new Exchange(`id-${taken.length}`, performance.now());
       },
-      (stream: ServerHttp2Stream, exchange) => {
-        taken.push([String(stream.sentHeaders[":status"]), exchange.requestId]);
+      (stream: ServerHttp2Stream, taker) => {
+        assert.ok(taker instanceof Exchange);
+        taken.push([String(stream.sentHeaders[":status"]), taker.requestId]);
       },
     );
     h2.listen(0, "127.0.0.1");

@@ -1,0 +1,350 @@
+// The check lane: a live token's check answered from the token cache, read
+// top to bottom, bytes in to bytes out. IntrospectToken on a raw HTTP/2
+// stream (gRPC) and `GET /auth` over HTTP/1.1; whatever the lane cannot
+// answer from the cache with certainty (a miss, a token not live, anything
+// malformed, a refusal) goes on to the pipeline as it is, which answers it as
+// it answers every call. docs/design-choices.md says why; the parity test
+// (test/integration/check-lane-parity.test.ts) holds its answers to the
+// pipeline's.
+
+import { hash, timingSafeEqual } from "node:crypto";
+import { ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { createRequire } from "node:module";
+import type { ContextValues } from "@connectrpc/connect";
+import { parseToken, TOKEN_DIGEST_BYTES, TOKEN_LENGTH } from "@perps/token-client/protocol";
+import {
+  SERVICE_CREDENTIAL_HEADER,
+  type ServiceCredentialCheck,
+} from "../admin-auth/service-credential.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { joined, type RequestBody } from "../http/request-body.js";
+import type { Exchange } from "../server/exchange.js";
+import { authorityCheck } from "../server/host-guard.js";
+import { acceptedRequestId } from "../server/request-id.js";
+import type { ListenerName } from "../server/served-service.js";
+import {
+  type GrpcStreamTerms,
+  grpcStreamTerms,
+  readGrpcStream,
+  type StreamRoute,
+  serveGrpcStreamBody,
+} from "../server/wire/grpc-stream-unary.js";
+import type { UnaryMethods } from "../server/wire/unary-method.js";
+import type { CachedTokenRecord, TokenRecordCache } from "../store/token-record-cache.js";
+import { type LiveAnswers, liveAnswers } from "./check-answers.js";
+import type { CheckCounter, CheckTally } from "./check-tally.js";
+
+export interface CheckLaneOptions {
+  /** The token records kept in memory: the lane answers only what they hold. */
+  cache: TokenRecordCache;
+  tally: CheckTally;
+  listener: ListenerName;
+  /** The calling proxy's credential check of `/auth` (SERVICE_CREDENTIALS_FILE). Default: off. */
+  serviceCheck?: ServiceCredentialCheck;
+  /** Server time in Unix ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The pipeline's way in for a stream the lane read and could not answer. */
+export interface StreamPipeline {
+  readonly route: StreamRoute;
+  readonly methods: UnaryMethods;
+  /** The exchange of the call, once the pipeline takes it. */
+  begin(method: string): Exchange;
+  contextValues(exchange: Exchange): ContextValues;
+}
+
+export interface CheckLane {
+  /** Takes an IntrospectToken gRPC stream: false, having read nothing, to leave it to the pipeline. */
+  takeStream(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    pipeline: StreamPipeline,
+  ): boolean;
+  /** Answers an HTTP/1.1 `GET /auth` of a cached live token: false, having answered nothing, to leave it to the pipeline. */
+  answerAuth(req: NodeServerRequest, res: NodeServerResponse): boolean;
+}
+
+/** The metric labels of the lane's answers: those the pipeline gives the same answers. */
+export const INTROSPECT_CHECK = {
+  method: "perps.token.v1.TokenIntrospectionService/IntrospectToken",
+  protocol: "grpc",
+} as const;
+export const AUTH_CHECK = { method: "forward-auth", protocol: "http" } as const;
+
+// base64url character → 6-bit value; -1 for any other byte.
+const B64 = new Int8Array(256).fill(-1);
+for (const [i, c] of [
+  ..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+].entries()) {
+  B64[c.charCodeAt(0)] = i;
+}
+const BEARER = "Bearer ";
+const P = 0x70;
+const T = 0x74;
+const UNDERSCORE = 0x5f;
+const B64_CHARS = Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+/** `{<tag>}t<token id>` (keys.ts): 22 characters of tag, 16 of id. */
+const KEY_LENGTH = 41;
+const keyBytes = Buffer.from("{0000000000000000000000}t0000000000000000", "latin1");
+
+/**
+ * The Redis key of a token's record, spelled from the token's characters
+ * without decoding them (keys.ts spells the same key from the user's UUID;
+ * test/unit/check-lane/check-lane-cache-key.test.ts holds the two equal): the tag is
+ * base64url of the user's 16 bytes, the token's body characters 0–21 with
+ * the last one's 4 low bits cleared; the id is base64url of the next 12
+ * bytes, which start 2 bits into body character 21. Undefined when a
+ * character is not base64url (no token's key).
+ */
+export function cacheKeyOf(token: Buffer): string | undefined {
+  const body = 3;
+  for (let j = 0; j < 21; j++) {
+    const c = token[body + j] ?? 0;
+    if ((B64[c] ?? -1) < 0) {
+      return undefined;
+    }
+    keyBytes[1 + j] = c;
+  }
+  let previous = B64[token[body + 21] ?? 0] ?? -1;
+  if (previous < 0) {
+    return undefined;
+  }
+  keyBytes[22] = B64_CHARS[previous & 0x30] ?? 0;
+  for (let k = 0; k < 16; k++) {
+    const next = B64[token[body + 22 + k] ?? 0] ?? -1;
+    if (next < 0) {
+      return undefined;
+    }
+    keyBytes[25 + k] = B64_CHARS[((previous & 0x0f) << 2) | (next >> 4)] ?? 0;
+    previous = next;
+  }
+  return keyBytes.toString("latin1", 0, KEY_LENGTH);
+}
+
+type Sha256 = (out: Buffer, input: Buffer) => void;
+
+/** libsodium's SHA-256, about twice OpenSSL's speed for a token; node's where the binding cannot load. */
+function loadSha256(): Sha256 {
+  try {
+    const sodium = createRequire(import.meta.url)("sodium-native") as {
+      crypto_hash_sha256?: Sha256;
+    };
+    if (typeof sodium.crypto_hash_sha256 === "function") {
+      return sodium.crypto_hash_sha256;
+    }
+  } catch {
+    // Node's below.
+  }
+  return (out, input) => {
+    hash("sha256", input, "buffer").copy(out);
+  };
+}
+
+export function createCheckLane(opts: CheckLaneOptions): CheckLane {
+  const { cache, tally, listener, serviceCheck } = opts;
+  const now = opts.now ?? Date.now;
+  const sha256 = loadSha256();
+  // One buffer of each, reused by every check: a check allocates nothing it need not keep.
+  const digest = Buffer.alloc(32);
+  const digestHead = digest.subarray(0, TOKEN_DIGEST_BYTES);
+  // An `Authorization` header, with room for UTF-8 past its characters: a longer write holds no token.
+  const authorizationBytes = Buffer.alloc(BEARER.length + TOKEN_LENGTH + 8);
+  const headerToken = authorizationBytes.subarray(BEARER.length, BEARER.length + TOKEN_LENGTH);
+  // `/auth` is answered whatever the name, if it is well-formed (host-guard.ts).
+  const wellFormedHost = authorityCheck(undefined);
+  const answersOf = new WeakMap<CachedTokenRecord, LiveAnswers>();
+  const introspections: CheckCounter = tally.counter(INTROSPECT_CHECK, listener);
+  const auths: CheckCounter = tally.counter(AUTH_CHECK, listener);
+
+  /**
+   * The answers of a token (its 89 bytes) whose record the cache holds and
+   * matches it, live; undefined for anything else, which the pipeline
+   * answers (its own checks, a miss read from Redis).
+   */
+  function liveOf(token: Buffer): LiveAnswers | undefined {
+    if (
+      token.length !== TOKEN_LENGTH ||
+      token[0] !== P ||
+      token[1] !== T ||
+      token[2] !== UNDERSCORE
+    ) {
+      return undefined;
+    }
+    const key = cacheKeyOf(token);
+    if (key === undefined) {
+      return undefined;
+    }
+    const record = cache.find(key);
+    if (record === undefined) {
+      return undefined;
+    }
+    sha256(digest, token);
+    // Constant time: how much of a guess matches must not show in the answer's timing.
+    if (!timingSafeEqual(digestHead, record.digest) || record.expiresAtMs <= now()) {
+      return undefined;
+    }
+    let answers = answersOf.get(record);
+    if (answers === undefined) {
+      const parsed = parseToken(token.toString("latin1"));
+      if (parsed === undefined) {
+        return undefined;
+      }
+      answers = liveAnswers({ ...parsed, name: record.name, expiresAtMs: record.expiresAtMs });
+      answersOf.set(record, answers);
+    }
+    return answers;
+  }
+
+  /** The token of an IntrospectTokenRequest in one uncompressed envelope, in place; undefined for anything else. */
+  function tokenOf(body: RequestBody): Buffer | undefined {
+    if (!body.ended) {
+      return undefined;
+    }
+    const bytes = joined(body);
+    if (bytes.length < 5 || bytes[0] !== 0 || bytes.readUInt32BE(1) !== bytes.length - 5) {
+      return undefined;
+    }
+    // The message's fields: the last `token` (1, length-delimited) wins, others are skipped.
+    let token: Buffer | undefined;
+    let i = 5;
+    while (i < bytes.length) {
+      const tag = bytes[i++] ?? 0;
+      if (tag > 0x7f) {
+        return undefined; // A field number past 15: none is ours, leave it to the decoder.
+      }
+      const wire = tag & 7;
+      if (wire === 2) {
+        let len = 0;
+        let shift = 0;
+        let b: number;
+        do {
+          b = bytes[i++] ?? 0x80;
+          len |= (b & 0x7f) << shift;
+          shift += 7;
+        } while (b > 0x7f && shift < 28 && i < bytes.length);
+        if (b > 0x7f || i + len > bytes.length) {
+          return undefined;
+        }
+        if (tag >> 3 === 1) {
+          token = bytes.subarray(i, i + len);
+        }
+        i += len;
+      } else {
+        return undefined;
+      }
+    }
+    return token;
+  }
+
+  const OK_HEAD = { ":status": 200, "content-type": "application/grpc+proto" } as const;
+  const OK_TRAILERS = { "grpc-status": "0" } as const;
+  const WITH_TRAILERS = { waitForTrailers: true } as const;
+  function sendOkTrailers(this: ServerHttp2Stream): void {
+    this.sendTrailers(OK_TRAILERS);
+  }
+
+  function answerStream(
+    stream: ServerHttp2Stream,
+    terms: GrpcStreamTerms,
+    requestId: string | undefined,
+    answers: LiveAnswers,
+  ): void {
+    const head =
+      requestId === undefined && terms.compression === null
+        ? OK_HEAD
+        : {
+            ...OK_HEAD,
+            ...(requestId === undefined ? {} : { "x-request-id": requestId }),
+            ...(terms.compression === null ? {} : { "grpc-encoding": terms.compression.name }),
+          };
+    stream.respond(head, WITH_TRAILERS);
+    stream.on("wantTrailers", sendOkTrailers);
+    stream.end(answers.grpc);
+  }
+
+  return {
+    takeStream(stream, headers, pipeline) {
+      const { route, methods } = pipeline;
+      const terms = grpcStreamTerms(methods, headers);
+      // Refusals are the pipeline's, before any body byte is read.
+      if (
+        terms === undefined ||
+        methods.admit(route.unary.method, headers, stream.session?.socket) !== undefined
+      ) {
+        return false;
+      }
+      const started = performance.now();
+      readGrpcStream(route, terms, stream, (body) => {
+        const token = body === undefined ? undefined : tokenOf(body);
+        const answers = token === undefined ? undefined : liveOf(token);
+        if (
+          answers === undefined ||
+          stream.destroyed ||
+          (terms.deadline !== null && now() >= terms.deadline)
+        ) {
+          serveGrpcStreamBody(
+            route,
+            methods,
+            stream,
+            headers,
+            terms,
+            body,
+            pipeline.begin(route.name),
+            pipeline.contextValues,
+          );
+          return;
+        }
+        const requestId = acceptedRequestId(headers["x-request-id"]);
+        answerStream(stream, terms, requestId, answers);
+        introspections.live(requestId, (performance.now() - started) / 1000);
+      });
+      return true;
+    },
+
+    answerAuth(req, res) {
+      const url = req.url;
+      if (
+        req.method !== "GET" ||
+        !(res instanceof ServerResponse) ||
+        url === undefined ||
+        !(url === "/auth" || url.startsWith("/auth/") || url.startsWith("/auth?"))
+      ) {
+        return false;
+      }
+      const { headers } = req;
+      const host = headers.host;
+      const authorization = headers.authorization;
+      if (
+        host === undefined ||
+        !wellFormedHost(host) ||
+        authorization === undefined ||
+        authorization.length !== BEARER.length + TOKEN_LENGTH ||
+        !authorization.startsWith(BEARER) ||
+        serviceCheck?.(headers[SERVICE_CREDENTIAL_HEADER]) === false
+      ) {
+        return false;
+      }
+      const started = performance.now();
+      // Any character past ASCII makes more bytes than characters: no token.
+      const answers =
+        authorizationBytes.write(authorization, 0, "utf8") === authorization.length
+          ? liveOf(headerToken)
+          : undefined;
+      // The secret is not left in memory the lane keeps.
+      authorizationBytes.fill(0);
+      if (answers === undefined) {
+        return false;
+      }
+      const requestId = acceptedRequestId(headers["x-request-id"]);
+      res.writeHead(
+        200,
+        requestId === undefined ? answers.auth : ["x-request-id", requestId, ...answers.auth],
+      );
+      res.end();
+      auths.live(requestId, (performance.now() - started) / 1000);
+      return true;
+    },
+  };
+}
