@@ -7,7 +7,7 @@ import type { ServiceMetrics } from "../metrics/service-metrics.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { attachExchange, Exchange, exchangeKey, exchangeOf } from "./exchange.js";
 import { createExchangeReport } from "./exchange-report.js";
-import { requestIdKey, settleRequestId } from "./request-id.js";
+import { acceptedRequestId, newRequestId, requestIdKey } from "./request-id.js";
 import type { ListenerName } from "./served-service.js";
 import type { TransportAnswer } from "./transport-answer.js";
 import { failAnswer } from "./wire/answer-failure.js";
@@ -124,10 +124,9 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
     wrap(handler, listener) {
       const trusted = trusts(listener);
       return (req, res) => {
-        const exchange = new Exchange(
-          settleRequestId(req.headers["x-request-id"]),
-          performance.now(),
-        );
+        const given = acceptedRequestId(req.headers["x-request-id"]);
+        const exchange = new Exchange(given ?? newRequestId(), performance.now());
+        exchange.callerId = given !== undefined;
         exchange.listener = listener ?? "";
         attachExchange(req, exchange);
         res.setHeader("x-request-id", exchange.requestId);
@@ -153,7 +152,9 @@ export function createAnswerTelemetry(opts: AnswerTelemetryOptions): AnswerTelem
       };
     },
     streamExchange(stream, headers, listener, method) {
-      const exchange = new Exchange(settleRequestId(headers["x-request-id"]), performance.now());
+      const given = acceptedRequestId(headers["x-request-id"]);
+      const exchange = new Exchange(given ?? newRequestId(), performance.now());
+      exchange.callerId = given !== undefined;
       exchange.nameCall(method, "grpc");
       exchange.listener = listener ?? "";
       if (tracing !== undefined) {

@@ -40,6 +40,8 @@ export class Exchange {
   listener = "";
   /** A check's answer, once the introspection said it (a live token or not); undefined for any other call. */
   live: boolean | undefined = undefined;
+  /** Whether the request id is the caller's (else the service made it). */
+  callerId = false;
 
   constructor(
     /** The request id, echoed in `x-request-id`. */
@@ -72,6 +74,14 @@ export class Exchange {
     this.code = code;
     this.message = message;
   }
+}
+
+/**
+ * Whether its answer carries no request id: a check's (live or not) whose
+ * caller sent none, as docs/design-choices.md says ("a check makes none").
+ */
+export function answersWithoutId(exchange: Exchange | undefined): boolean {
+  return exchange !== undefined && exchange.live !== undefined && !exchange.callerId;
 }
 
 /** The exchange a call belongs to, for the interceptors. */

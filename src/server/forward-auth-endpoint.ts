@@ -14,6 +14,7 @@ import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authen
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { clientErrorOf } from "../token/client-error.js";
 import { invalidBearer, missingBearer } from "../token/token-errors.js";
+import { answersWithoutId, exchangeOf } from "./exchange.js";
 import { refuseWithStatus } from "./status-refusal.js";
 
 export interface ForwardAuthEndpointOptions {
@@ -48,7 +49,19 @@ function isForwardAuthPath(req: NodeServerRequest): boolean {
  */
 export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): Endpoint {
   const { authenticator } = opts;
-  function allow(res: NodeServerResponse, identity: BearerIdentity): void {
+  /** A check's answer (live or not): it carries the caller's request id only. */
+  function checkAnswered(req: NodeServerRequest, res: NodeServerResponse, live: boolean): void {
+    const exchange = exchangeOf(req);
+    if (exchange !== undefined) {
+      exchange.live = live;
+      if (answersWithoutId(exchange)) {
+        res.removeHeader("x-request-id");
+      }
+    }
+  }
+
+  function allow(req: NodeServerRequest, res: NodeServerResponse, identity: BearerIdentity): void {
+    checkAnswered(req, res, true);
     res.writeHead(200, {
       "x-user-id": identity.userId,
       "x-token-id": identity.tokenId,
@@ -85,12 +98,19 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): End
     }
     const token = bearerTokenOf(req.headers.authorization);
     if (token === undefined) {
+      checkAnswered(req, res, false);
       deny(req, res, missingBearer());
       return true;
     }
     authenticator.authenticate(token).then(
-      (identity) =>
-        identity === undefined ? deny(req, res, invalidBearer()) : allow(res, identity),
+      (identity) => {
+        if (identity === undefined) {
+          checkAnswered(req, res, false);
+          deny(req, res, invalidBearer());
+        } else {
+          allow(req, res, identity);
+        }
+      },
       (err: unknown) =>
         // Only errors meant for clients are shown (UNAVAILABLE when Redis cannot answer).
         deny(req, res, clientErrorOf(err)),

@@ -10,7 +10,7 @@ import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
 import { joined, readNoMore, readRequestBody } from "../../http/request-body.js";
 import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
-import { type Exchange, exchangeOf } from "../exchange.js";
+import { answersWithoutId, type Exchange, exchangeOf } from "../exchange.js";
 import { callError, detach, failAnswer } from "./answer-failure.js";
 import { inputError } from "./input-error.js";
 import {
@@ -186,6 +186,9 @@ async function writeConnectAnswer(
   header.set(connect.headerUnaryContentLength, String(bytes.byteLength));
   if (isCallOver(res)) {
     return;
+  }
+  if (answersWithoutId(format.exchange)) {
+    res.removeHeader("x-request-id");
   }
   res.writeHead(status, nodeHeaders(header));
   res.end(bytes);

@@ -13,7 +13,7 @@ import { isCallOver } from "../../call/call-signal.js";
 import type { NodeServerResponse } from "../../http/node-handler.js";
 import { readNoMore } from "../../http/request-body.js";
 import { nodeHeaders } from "../../http/web-headers.js";
-import type { Exchange } from "../exchange.js";
+import { answersWithoutId, type Exchange } from "../exchange.js";
 
 /**
  * Where a gRPC or gRPC-Web answer is written: a response of node's
@@ -115,7 +115,7 @@ function writeGrpcAnswer(
     };
     // The listener's compatibility responses carry it already; a raw stream's answer gets it here.
     const requestId = format.exchange?.requestId;
-    if (requestId !== undefined && requestId !== "") {
+    if (requestId !== undefined && requestId !== "" && !answersWithoutId(format.exchange)) {
       head["x-request-id"] = requestId;
     }
     if (format.compression !== null) {
@@ -128,6 +128,9 @@ function writeGrpcAnswer(
       readNoMore(to, true);
     }
     return;
+  }
+  if (answersWithoutId(format.exchange)) {
+    to.removeHeader("x-request-id");
   }
   const head = nodeHeaders(header, {
     "content-type": format.contentType,
