@@ -1,8 +1,8 @@
 // A live token's check answers, encoded once per cached record.
 // Tested by test/integration/check-lane-parity.test.ts.
-import { create, toBinary } from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
 import { IntrospectTokenResponseSchema } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
-import { utcDate } from "../token/expiry-date.js";
+import { introspectionAnswer } from "../token/token-introspection-service.js";
 
 /** What a live token's check answers, encoded once and kept beside its cached record. */
 export interface LiveAnswers {
@@ -35,16 +35,8 @@ function envelope(message: Uint8Array): Uint8Array {
  * test holds them to it.
  */
 export function liveAnswers(identity: LiveIdentity): LiveAnswers {
-  const message = create(IntrospectTokenResponseSchema, {
-    active: true,
-    userId: identity.userId,
-    tokenId: identity.tokenId,
-    name: identity.name,
-    expiresAt: utcDate(identity.expiresAtMs),
-    expiresAtMs: BigInt(identity.expiresAtMs),
-  });
   return {
-    grpc: envelope(toBinary(IntrospectTokenResponseSchema, message)),
+    grpc: envelope(toBinary(IntrospectTokenResponseSchema, introspectionAnswer(identity))),
     auth: [
       "x-user-id",
       identity.userId,
