@@ -12,6 +12,7 @@ import { ServerResponse } from "node:http";
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { createRequire } from "node:module";
 import type { ContextValues } from "@connectrpc/connect";
+import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { parseToken, TOKEN_DIGEST_BYTES, TOKEN_LENGTH } from "@perps/token-client/protocol";
 import {
   SERVICE_CREDENTIAL_HEADER,
@@ -20,6 +21,7 @@ import {
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import { joined, type RequestBody } from "../http/request-body.js";
 import type { Exchange } from "../server/exchange.js";
+import { FORWARD_AUTH_METHOD } from "../server/forward-auth-endpoint.js";
 import { authorityCheck } from "../server/host-guard.js";
 import { acceptedRequestId } from "../server/request-id.js";
 import type { ListenerName } from "../server/served-service.js";
@@ -67,11 +69,12 @@ export interface CheckLane {
 }
 
 /** The metric labels of the lane's answers: those the pipeline gives the same answers. */
-export const INTROSPECT_CHECK = {
-  method: "perps.token.v1.TokenIntrospectionService/IntrospectToken",
-  protocol: "grpc",
-} as const;
-export const AUTH_CHECK = { method: "forward-auth", protocol: "http" } as const;
+const INTROSPECT_METHOD = `${TokenIntrospectionService.typeName}/${TokenIntrospectionService.method.introspectToken.name}`;
+export const INTROSPECT_CHECK = { method: INTROSPECT_METHOD, protocol: "grpc" } as const;
+export const AUTH_CHECK = { method: FORWARD_AUTH_METHOD, protocol: "http" } as const;
+
+/** IntrospectToken's request path, the one the lane takes off raw streams. */
+export const INTROSPECT_PATH = `/${INTROSPECT_METHOD}`;
 
 // base64url character → 6-bit value; -1 for any other byte.
 const B64 = new Int8Array(256).fill(-1);

@@ -34,7 +34,7 @@ export interface CheckTallyOptions {
 
 /**
  * Checks are counted, not logged one by one (docs/design-choices.md): every
- * check is counted and timed in the request metrics as any answer is, and
+ * check is counted and timed in the request metrics as every answer is, and
  * each worker writes one summary line per period in which it answered
  * checks, with the counts by listener and answer and the slowest. At
  * `LOG_LEVEL=debug`, every check also writes its own line.

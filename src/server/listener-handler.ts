@@ -3,7 +3,7 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import type { CallGate } from "../admin-auth/call-gate.js";
 import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
-import type { CheckLane } from "../check-lane/check-lane.js";
+import { type CheckLane, INTROSPECT_PATH } from "../check-lane/check-lane.js";
 import type { Endpoint } from "../http/endpoint.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
 import type { Logger } from "../log/logger.js";
@@ -17,9 +17,6 @@ import { TAKEN_BY_LANE } from "./listener/stream-takeover.js";
 import { type ListenerName, restServedOn, type ServedService, servedOn } from "./served-service.js";
 import { refuseWithStatus } from "./status-refusal.js";
 import { createConnectHandler } from "./wire/connect-handler.js";
-
-/** IntrospectToken's request path, the one the check lane takes off raw streams. */
-const INTROSPECT_PATH = "/perps.token.v1.TokenIntrospectionService/IntrospectToken";
 
 export interface ListenerHandlerOptions {
   name: ListenerName;
