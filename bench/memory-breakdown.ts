@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTokenStore } from "../src/store/token-store.js";
+import { STORE_SETTINGS } from "../test/support/store-settings.js";
 import { budget } from "./bench-context.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
 import {
@@ -220,6 +221,7 @@ async function runVariant(
     const users = newBenchUsers(200);
     await registerUsers(`http://127.0.0.1:${running.internalPort}`, users);
     const store = createTokenStore({
+      ...STORE_SETTINGS,
       redis: { client: redis.client },
       rateLimitPerMinute: 1_000_000,
       maxActivePerUser: 1_000_000,

@@ -6,6 +6,7 @@
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createTokenStore } from "../src/store/token-store.js";
+import { STORE_SETTINGS } from "../test/support/store-settings.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
 import { bearerHttpLoad, introspectFrames, introspectLoad } from "./check-loads.js";
 import { runHttpLoad } from "./http-load.js";
@@ -37,6 +38,7 @@ if (mode === "--introspect" || mode === "--forward-auth") {
   const users = newBenchUsers(1000);
   await registerUsers(`http://${internal}`, users);
   const store = createTokenStore({
+    ...STORE_SETTINGS,
     redis: { client: redis.client },
     rateLimitPerMinute: 1_000_000,
     maxActivePerUser: 1_000_000,

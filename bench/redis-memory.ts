@@ -1,5 +1,6 @@
 import { redisKeysOf } from "../src/store/keys.js";
 import { createTokenStore } from "../src/store/token-store.js";
+import { STORE_SETTINGS } from "../test/support/store-settings.js";
 import { newBenchUsers } from "./bench-users.js";
 import { startBenchRedis } from "./redis-server.js";
 import { seedTokens } from "./seed-tokens.js";
@@ -40,6 +41,7 @@ export async function measureTokenMemory(
     }
     await pipeline.exec();
     const store = createTokenStore({
+      ...STORE_SETTINGS,
       redis: { client: redis.client },
       rateLimitPerMinute: 1_000_000,
       maxActivePerUser: 1_000_000,

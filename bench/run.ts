@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hostFacts } from "../src/config/config.js";
 import { createTokenStore } from "../src/store/token-store.js";
+import { STORE_SETTINGS } from "../test/support/store-settings.js";
 import { parseBenchArgs } from "./bench-args.js";
 import type { BenchContext, MeasureOptions } from "./bench-context.js";
 import { benchPlan } from "./bench-plan.js";
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
       await registerUsers(`http://127.0.0.1:${service.internalPort}`, users);
     }
     const store = createTokenStore({
+      ...STORE_SETTINGS,
       redis: { client: redis.client },
       rateLimitPerMinute: 1_000_000,
       maxActivePerUser: 1_000_000,

@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTokenStore } from "../src/store/token-store.js";
+import { STORE_SETTINGS } from "../test/support/store-settings.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
 import { introspectFrames, introspectLoad } from "./check-loads.js";
 import { startBenchRedis } from "./redis-server.js";
@@ -26,6 +27,7 @@ const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 const redis = await startBenchRedis();
 const users = newBenchUsers(10);
 const store = createTokenStore({
+  ...STORE_SETTINGS,
   redis: { client: redis.client },
   rateLimitPerMinute: 1e6,
   maxActivePerUser: 1e6,

@@ -9,6 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createTokenStore } from "../src/store/token-store.js";
+import { STORE_SETTINGS } from "../test/support/store-settings.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
 import { bearerHttpLoad, introspectFrames, introspectLoad } from "./check-loads.js";
 import type { LoadResult } from "./load-result.js";
@@ -42,6 +43,7 @@ type Path = "IntrospectToken (gRPC)" | "forward-auth";
 const redis = await startBenchRedis();
 const users = newBenchUsers(200);
 const store = createTokenStore({
+  ...STORE_SETTINGS,
   redis: { client: redis.client },
   rateLimitPerMinute: 1e6,
   maxActivePerUser: 1e6,

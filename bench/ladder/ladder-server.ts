@@ -78,6 +78,7 @@ import {
 import { createTokenService } from "../../src/token/token-service.js";
 import { createRequestValidator } from "../../src/validation/request-validator.js";
 import { validationInterceptor } from "../../src/validation/validation-interceptor.js";
+import { STORE_SETTINGS } from "../../test/support/store-settings.js";
 import { listenAsFloor } from "../shared-listen.js";
 import { isLadderPath, LADDER_STEPS, type LadderLayer } from "./ladder-steps.js";
 
@@ -122,6 +123,7 @@ const seriesOf = createRequestSeries(metrics);
 const logger = createLogger().child({}, { redact: [] });
 const requestLine = createRequestLineWriter(logger);
 const store = createTokenStore({
+  ...STORE_SETTINGS,
   redis: { client: redis },
   ...(fromMemory
     ? { cache: createTokenRecordCache({ redis: { client: redis }, maxEntries: 100_000 }) }

@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTokenStore } from "../../src/store/token-store.js";
+import { STORE_SETTINGS } from "../../test/support/store-settings.js";
 import { budget } from "../bench-context.js";
 import { newBenchUsers, registerUsers } from "../bench-users.js";
 import { bearerHttpLoad, INTROSPECT_PATH, introspectFrames } from "../check-loads.js";
@@ -195,6 +196,7 @@ async function loadOf(
   const concurrency = args.concurrency;
   if (path === "introspect" || path === "forward-auth") {
     const store = createTokenStore({
+      ...STORE_SETTINGS,
       redis: redisClient,
       rateLimitPerMinute: 1_000_000,
       maxActivePerUser: 1_000_000,

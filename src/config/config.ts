@@ -473,7 +473,10 @@ export function parseConfig(
       () => integer(env, "REQUEST_TIMEOUT_MS", SETTING_DEFAULTS.requestTimeoutMs, 100, 3_600_000),
       100,
     ),
-    answerTimeoutMs: checked(() => integer(env, "ANSWER_TIMEOUT_MS", 10_000, 100, 3_600_000), 100),
+    answerTimeoutMs: checked(
+      () => integer(env, "ANSWER_TIMEOUT_MS", SETTING_DEFAULTS.answerTimeoutMs, 100, 3_600_000),
+      100,
+    ),
     maxConnectionsPerListener: checked(
       () =>
         integer(

@@ -1,9 +1,9 @@
 /**
- * The defaults of the settings that the modules using them also apply when
- * built without one (tests, tools): declared once, here. parseConfig gives
- * them when the variable is unset, and those modules import them rather than
- * repeat the number (test/unit/config/setting-defaults.test.ts, which also
- * holds each name to the Config field parseConfig gives it to).
+ * The defaults of the settings that tests and tools pass when they build a
+ * module themselves: declared once, here. parseConfig gives them when the
+ * variable is unset; the modules below src/config take every setting
+ * complete and apply none (test/unit/config/setting-defaults.test.ts, which
+ * also holds each name to the Config field parseConfig gives it to).
  */
 export const SETTING_DEFAULTS = {
   /** TOKEN_MAX_ACTIVE_PER_USER. */
@@ -21,6 +21,8 @@ export const SETTING_DEFAULTS = {
   redisWaitTimeoutMs: 500,
   /** REQUEST_TIMEOUT_MS. */
   requestTimeoutMs: 30_000,
+  /** ANSWER_TIMEOUT_MS. */
+  answerTimeoutMs: 10_000,
   /** MAX_CONNECTIONS_PER_LISTENER. */
   maxConnectionsPerListener: 4096,
   /** TOKEN_CACHE_MAX_ENTRIES: about 30 MB a process (docs/operating-at-scale.md). */

@@ -2,7 +2,6 @@
 //
 // Tested by test/integration/token-service.test.ts, test/integration/incident-tools.test.ts, test/integration/token-introspection.test.ts, test/integration/operability.test.ts.
 
-import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceMetrics } from "../metrics/service-metrics.js";
@@ -45,15 +44,13 @@ export type WriteDurability = Pick<
 export interface ApiSettings {
   /** Longest token lifetime in seconds. */
   tokenMaxLifetimeSeconds: number;
-  /** Default: the token store's. */
-  tokenLimits?: TokenLimits;
-  /** Default: the durable writer's (no replica waited for). */
-  durability?: WriteDurability;
+  tokenLimits: TokenLimits;
+  durability: WriteDurability;
   /**
    * Most token records kept in memory for bearer checks (kept exact by
-   * Redis' invalidations); 0 turns the cache off. Default: the config's.
+   * Redis' invalidations); 0 turns the cache off.
    */
-  tokenCacheMaxEntries?: number;
+  tokenCacheMaxEntries: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
 }
@@ -103,7 +100,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
     ...opts.durability,
     ...(opts.redisWaitLanes === undefined ? {} : { waitLanes: opts.redisWaitLanes }),
   };
-  const maxEntries = opts.tokenCacheMaxEntries ?? SETTING_DEFAULTS.tokenCacheMaxEntries;
+  const maxEntries = opts.tokenCacheMaxEntries;
   const tokenCache =
     maxEntries > 0
       ? createTokenRecordCache({

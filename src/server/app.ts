@@ -8,7 +8,6 @@ import { createCallGate } from "../admin-auth/call-gate.js";
 import { type ServiceLookup, serviceCredentialCheck } from "../admin-auth/service-credential.js";
 import { createCheckLane } from "../check-lane/check-lane.js";
 import { createCheckTally } from "../check-lane/check-tally.js";
-import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
@@ -115,10 +114,8 @@ function openApiEndpoint(opts: AppOptions) {
       loadOpenApiDocument(),
       {
         maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
-        rateLimitPerMinute:
-          opts.tokenLimits?.rateLimitPerMinute ?? SETTING_DEFAULTS.tokenRateLimitPerMinute,
-        maxActivePerUser:
-          opts.tokenLimits?.maxActivePerUser ?? SETTING_DEFAULTS.tokenMaxActivePerUser,
+        rateLimitPerMinute: opts.tokenLimits.rateLimitPerMinute,
+        maxActivePerUser: opts.tokenLimits.maxActivePerUser,
       },
       loadLimitLocations(),
     ),

@@ -1,4 +1,3 @@
-import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { NodeHandler } from "../http/node-handler.js";
 import { createAnswerDeadline } from "./answer-deadline.js";
 import { createConnectionCap } from "./listener/connection-cap.js";
@@ -43,22 +42,19 @@ export interface DualProtocolServerOptions {
   headersTimeoutMs?: number;
   /**
    * Time allowed to receive a whole request, HTTP/1.1 and HTTP/2 alike.
-   * Default: the config's (REQUEST_TIMEOUT_MS). An HTTP/1.1 request over it is answered 408 and its
+   * REQUEST_TIMEOUT_MS. An HTTP/1.1 request over it is answered 408 and its
    * connection closed; an HTTP/2 stream over it is answered 408 and reset if
    * nothing was answered yet, else reset (the session lives on).
    */
-  requestTimeoutMs?: number;
-  /**
-   * Most open connections; one over it is closed as soon as it is accepted.
-   * Default: the config's (MAX_CONNECTIONS_PER_LISTENER).
-   */
-  maxConnections?: number;
+  requestTimeoutMs: number;
+  /** Most open connections; one over it is closed as soon as it is accepted (MAX_CONNECTIONS_PER_LISTENER). */
+  maxConnections: number;
   /**
    * How long an answer may have bytes waiting for its client (window 0, a
    * client that stops reading) before its HTTP/2 stream is reset or its
-   * HTTP/1.1 connection closed: between this and twice this. Default 10000 ms.
+   * HTTP/1.1 connection closed: between this and twice this (ANSWER_TIMEOUT_MS).
    */
-  answerTimeoutMs?: number;
+  answerTimeoutMs: number;
   /** How long an idle HTTP/1.1 keep-alive connection stays open. Default 5000 ms. */
   keepAliveTimeoutMs?: number;
   /** An idle HTTP/2 connection is closed after this time. Default 120000 ms. */
@@ -120,13 +116,13 @@ export interface DualProtocolServer {
  * the HTTP/2 sessions' bounds, the graceful close.
  */
 export function createDualProtocolServer(opts: DualProtocolServerOptions): DualProtocolServer {
-  const requestTimeoutMs = opts.requestTimeoutMs ?? SETTING_DEFAULTS.requestTimeoutMs;
+  const { requestTimeoutMs } = opts;
   // Node refuses a headers timeout longer than the request timeout.
   const headersTimeoutMs = Math.min(opts.headersTimeoutMs ?? 10_000, requestTimeoutMs);
   const http2IdleTimeoutMs = opts.http2IdleTimeoutMs ?? 120_000;
   const report = clientErrorReport(opts);
   const inFlight = createInFlightRequests();
-  const answerDeadline = createAnswerDeadline(opts.answerTimeoutMs ?? 10_000);
+  const answerDeadline = createAnswerDeadline(opts.answerTimeoutMs);
   const requests = {
     handler: opts.handler,
     requestTimeoutMs,
@@ -147,7 +143,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     idleTimeoutMs: http2IdleTimeoutMs,
   });
   const connections = createConnectionCap({
-    maxConnections: opts.maxConnections ?? SETTING_DEFAULTS.maxConnectionsPerListener,
+    maxConnections: opts.maxConnections,
     report,
     onOpenConnections: opts.onOpenConnections,
     // A full cap may be held by sessions whose clients are gone: they are found at once.

@@ -16,8 +16,7 @@ export interface ListenerTransportOptions {
   tls?: { cert: string; key: string };
   /** With `tls`: PEM CA whose client certificates name operators, asked for on the internal listener only (mutual TLS). Default none. */
   adminClientCa?: string;
-  /** Default: the server's (dual-protocol-server.ts). */
-  listenerLimits?: ListenerLimits;
+  listenerLimits: ListenerLimits;
 }
 
 /** What both listeners share: limits, TLS, and where transport events are reported. */

@@ -4,7 +4,6 @@
 // Tested by test/integration/token-store.test.ts, test/integration/replica-wait.test.ts.
 
 import type { ChainableCommander } from "ioredis";
-import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { RedisClient } from "../redis/redis-client.js";
 import { isTransientRedisFailure } from "../redis/redis-failure.js";
 
@@ -26,8 +25,8 @@ export interface DurableWriterOptions {
    * (revocation-replicas.ts). Default: `minReplicasAck`.
    */
   revocationReplicasAck?: () => number;
-  /** How long WAIT may take before the write counts as unconfirmed. Default: the config's. */
-  waitTimeoutMs?: number;
+  /** How long WAIT may take before the write counts as unconfirmed (REDIS_WAIT_TIMEOUT_MS). */
+  waitTimeoutMs: number;
   /**
    * How long a write may wait for a free lane; past it the write fails
    * (unavailable) without having been sent. Default 1000 ms.
@@ -83,7 +82,7 @@ function replyLost(err: unknown): boolean {
 export function createDurableWriter(opts: DurableWriterOptions): DurableWriter {
   const minReplicasAck = opts.minReplicasAck ?? 0;
   const revocationReplicasAck = opts.revocationReplicasAck ?? (() => minReplicasAck);
-  const timeout = opts.waitTimeoutMs ?? SETTING_DEFAULTS.redisWaitTimeoutMs;
+  const timeout = opts.waitTimeoutMs;
   const laneWaitMs = opts.laneWaitMs ?? 1000;
   const undoBudgetMs = opts.undoBudgetMs ?? 5000;
   const undoWaitMs = opts.undoWaitMs ?? 250;

@@ -97,8 +97,8 @@ export interface PublicKeyStoreOptions {
   minReplicasAck?: number;
   /** Replicas that must confirm a key's removal (it revokes tokens), asked at each. Default: `minReplicasAck`. */
   revocationReplicasAck?: () => number;
-  /** How long to wait for those confirmations. Default: the durable writer's. */
-  waitTimeoutMs?: number;
+  /** How long to wait for those confirmations (REDIS_WAIT_TIMEOUT_MS). */
+  waitTimeoutMs: number;
   /** Most keys one user may have at once (room for rotation). Default 5. */
   maxKeysPerUser?: number;
   /** The token records kept in memory: a removed key's revoked tokens are forgotten before it answers. */
@@ -120,7 +120,7 @@ export function createPublicKeyStore(opts: PublicKeyStoreOptions): PublicKeyStor
     ...(opts.revocationReplicasAck === undefined
       ? {}
       : { revocationReplicasAck: opts.revocationReplicasAck }),
-    ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
+    waitTimeoutMs: opts.waitTimeoutMs,
   });
   return {
     maxKeysPerUser,

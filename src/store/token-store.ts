@@ -9,7 +9,6 @@
  * Tested by test/integration/token-store.test.ts, test/integration/token-store-list-pages.test.ts, test/unit/token/bearer-authenticator.test.ts.
  */
 
-import { SETTING_DEFAULTS } from "../config/setting-defaults.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { type CreateTokenOutcome, createTokenCreator, type NewToken } from "./create-token.js";
 import { createTokenDeleter, type DeleteTokenOutcome } from "./delete-token.js";
@@ -72,14 +71,14 @@ export interface TokenStoreOptions {
    * each (revocation-replicas.ts). Default: `minReplicasAck`.
    */
   revocationReplicasAck?: () => number;
-  /** How long to wait for those confirmations. Default: the durable writer's. */
-  waitTimeoutMs?: number;
-  /** Most live tokens per user, session tokens included. Default: the config's. */
-  maxActivePerUser?: number;
-  /** Create and delete calls per user per minute (token bucket, bursts up to it). Default: the config's. */
-  rateLimitPerMinute?: number;
-  /** List calls per user per minute (a token bucket of its own, bursts up to it). Default: the config's. */
-  listRateLimitPerMinute?: number;
+  /** How long to wait for those confirmations (REDIS_WAIT_TIMEOUT_MS). */
+  waitTimeoutMs: number;
+  /** Most live tokens per user, session tokens included (TOKEN_MAX_ACTIVE_PER_USER). */
+  maxActivePerUser: number;
+  /** Create and delete calls per user per minute (token bucket, bursts up to it; TOKEN_RATE_LIMIT_PER_MINUTE). */
+  rateLimitPerMinute: number;
+  /** List calls per user per minute (a token bucket of its own, bursts up to it; TOKEN_LIST_RATE_LIMIT_PER_MINUTE). */
+  listRateLimitPerMinute: number;
   /**
    * How long a signed message is remembered once its signature verified
    * (whatever the outcome). Default 300000 ms: the whole ±2-minute window
@@ -94,11 +93,11 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
   const { cache } = opts;
   const redis = scriptedClient(opts.redis, TOKEN_SCRIPTS);
   const runRedis = opts.runRedis ?? createRedisRunner();
-  const maxActivePerUser = opts.maxActivePerUser ?? SETTING_DEFAULTS.tokenMaxActivePerUser;
+  const { maxActivePerUser } = opts;
   const ratePeriodMs = "60000";
   const limits: SignedRequestLimits = {
     replayWindowMs: String(opts.replayWindowMs ?? 300_000),
-    rateCapacity: String(opts.rateLimitPerMinute ?? SETTING_DEFAULTS.tokenRateLimitPerMinute),
+    rateCapacity: String(opts.rateLimitPerMinute),
     ratePeriodMs,
   };
   const writer = createDurableWriter({
@@ -110,7 +109,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     ...(opts.revocationReplicasAck === undefined
       ? {}
       : { revocationReplicasAck: opts.revocationReplicasAck }),
-    ...(opts.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: opts.waitTimeoutMs }),
+    waitTimeoutMs: opts.waitTimeoutMs,
   });
 
   return {
@@ -127,9 +126,7 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     listNamed: createNamedTokenLister({
       redis,
       runRedis,
-      rateCapacity: String(
-        opts.listRateLimitPerMinute ?? SETTING_DEFAULTS.tokenListRateLimitPerMinute,
-      ),
+      rateCapacity: String(opts.listRateLimitPerMinute),
       ratePeriodMs,
     }),
     lookup: createTokenLookup({ redis, runRedis, cache }),

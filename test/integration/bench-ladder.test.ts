@@ -19,6 +19,7 @@ import { type ServiceProcess, startServiceProcess } from "../../bench/service-pr
 import { createSigner } from "../../bench/signed-requests.js";
 import { createPublicKeyStore } from "../../src/store/public-key-store.js";
 import { createTokenStore } from "../../src/store/token-store.js";
+import { STORE_SETTINGS } from "../support/store-settings.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 // The ladder's servers (bench/ladder/ladder-server.ts) answer each path as
@@ -36,11 +37,11 @@ describe("bench ladder servers", () => {
   before(async () => {
     redis = await startTestRedisServer();
     client = new Redis(redis.url);
-    const keys = createPublicKeyStore({ redis: { client } });
+    const keys = createPublicKeyStore({ ...STORE_SETTINGS, redis: { client } });
     for (const user of users) {
       await keys.put(user.userId, user.publicKeyHex);
     }
-    const store = createTokenStore({ redis: { client } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client } });
     tokens = (await seedTokens({ store, users, count: 6, named: false, lifetimeMs: 600_000 })).map(
       (t) => t.token,
     );

@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
+import { SETTING_DEFAULTS } from "../../src/config/setting-defaults.js";
 import { createApp } from "../../src/server/app.js";
 import { CONSOLE_CSP } from "../../src/server/console-endpoint.js";
 import {
@@ -28,6 +29,7 @@ import {
 } from "../support/console-page.js";
 import { consoleSuite } from "../support/console-suite.js";
 import { samples } from "../support/prometheus-samples.js";
+import { LISTENER_LIMITS, STORE_SETTINGS } from "../support/store-settings.js";
 import { TEST_OPERATOR, testOperatorLookup } from "../support/test-operator.js";
 
 describe("token console", () => {
@@ -83,6 +85,10 @@ describe("token console", () => {
       publicPort: 0,
       internalPort: 0,
       tokenMaxLifetimeSeconds: 3600,
+      tokenLimits: STORE_SETTINGS,
+      durability: { waitTimeoutMs: STORE_SETTINGS.waitTimeoutMs },
+      tokenCacheMaxEntries: SETTING_DEFAULTS.tokenCacheMaxEntries,
+      listenerLimits: LISTENER_LIMITS,
       operatorOf: testOperatorLookup(),
     });
     const { publicPort } = await app.start();

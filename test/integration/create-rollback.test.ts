@@ -11,6 +11,7 @@ import { encodeTokenRecord } from "../../src/store/token-record.js";
 import { ROLLBACK_CREATE } from "../../src/store/token-scripts.js";
 import { createTokenStore } from "../../src/store/token-store.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
+import { STORE_SETTINGS } from "../support/store-settings.js";
 import { storeUser } from "../support/stored-tokens.js";
 
 /** The record a create of `token` stores. */
@@ -86,7 +87,7 @@ describe("the rollback of a create undoes its own attempt only", () => {
     const kind = name === undefined ? "session" : "named";
 
     it(`a ${kind} token: the attempt's own rollback undoes all it wrote, so its retry succeeds`, async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const first = (await storeUser(redis))(name, Date.now() + 60_000);
       assert.deepEqual(await store.create(first), { kind: "created" });
       assert.equal(await rollback(redis, first), 1);
@@ -97,7 +98,7 @@ describe("the rollback of a create undoes its own attempt only", () => {
     });
 
     it(`a ${kind} token: a rollback of attempt 1 after attempt 2 created it leaves attempt 2 whole`, async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const first = (await storeUser(redis))(name, Date.now() + 60_000);
       const second = retryOf(first);
       // Attempt 1 never reached Redis (its connection was down), attempt 2 did.
@@ -115,7 +116,7 @@ describe("the rollback of a create undoes its own attempt only", () => {
   }
 
   it("a retry refused while attempt 1 is stored is no create: attempt 1's rollback then frees the request", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const first = (await storeUser(redis))("held", Date.now() + 60_000);
     assert.deepEqual(await store.create(first), { kind: "created" });
     const second = retryOf(first);
@@ -128,7 +129,7 @@ describe("the rollback of a create undoes its own attempt only", () => {
   });
 
   it("a token deleted before its rollback ran: the rollback touches nothing, its message stays used", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const first = (await storeUser(redis))("deleted", Date.now() + 60_000);
     assert.deepEqual(await store.create(first), { kind: "created" });
     assert.deepEqual(await store.delete({ ...first, messageDigest: randomBytes(32) }), {
@@ -141,6 +142,7 @@ describe("the rollback of a create undoes its own attempt only", () => {
   it("a create that no replica confirmed is rolled back by the store: its retry is created whole", async () => {
     // No replica exists, so WAIT always comes back short.
     const durable = createTokenStore({
+      ...STORE_SETTINGS,
       redis: { client: redis },
       minReplicasAck: 1,
       waitTimeoutMs: 20,
@@ -152,9 +154,12 @@ describe("the rollback of a create undoes its own attempt only", () => {
     );
     await assertUndone(redis, first);
     const second = retryOf(first);
-    assert.deepEqual(await createTokenStore({ redis: { client: redis } }).create(second), {
-      kind: "created",
-    });
+    assert.deepEqual(
+      await createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } }).create(second),
+      {
+        kind: "created",
+      },
+    );
     // The first attempt's rollback, had it been retried once more, now finds another's record.
     assert.equal(await rollback(redis, first), 0);
     await assertWhole(redis, second);

@@ -5,6 +5,7 @@ import type { NewToken } from "../../src/store/create-token.js";
 import type { ListPosition, NamedTokenSummary } from "../../src/store/list-named-tokens.js";
 import { createTokenStore } from "../../src/store/token-store.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
+import { STORE_SETTINGS } from "../support/store-settings.js";
 import { storeUser } from "../support/stored-tokens.js";
 
 // ListTokens' pages in the store (issue 34): cut inside Redis, resumed after
@@ -25,7 +26,11 @@ describe("token store pages", () => {
   }
 
   it("pages list every token live throughout exactly once, in order, whatever changes between pages", async () => {
-    const store = createTokenStore({ redis: { client: redis }, rateLimitPerMinute: 1000 });
+    const store = createTokenStore({
+      ...STORE_SETTINGS,
+      redis: { client: redis },
+      rateLimitPerMinute: 1000,
+    });
     const token = await newUser();
     const shared = Date.now() + 3_600_000;
     // Ties on expiry, ordered by name bytes: "z" < "ä" (0xC3) < "😀" (0xF0).
@@ -89,7 +94,7 @@ describe("token store pages", () => {
   });
 
   it("a page is no larger than asked, and the last page says so", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newUser();
     const base = Date.now() + 3_600_000;
     const made = ["c", "a", "b"].map((name, i) => token(name, base + i));
@@ -120,7 +125,11 @@ describe("token store pages", () => {
   });
 
   it("lists have a per-user rate of their own: over it, the wait; other users and creates unaffected", async () => {
-    const store = createTokenStore({ redis: { client: redis }, listRateLimitPerMinute: 3 });
+    const store = createTokenStore({
+      ...STORE_SETTINGS,
+      redis: { client: redis },
+      listRateLimitPerMinute: 3,
+    });
     const token = await newUser();
     const mine = token("mine", Date.now() + 3_600_000);
     await store.create(mine);

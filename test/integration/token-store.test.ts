@@ -13,6 +13,7 @@ import { encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "../../src/store/token-re
 import { createTokenStore } from "../../src/store/token-store.js";
 import { listAll, listedAs } from "../support/list-all-named.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
+import { STORE_SETTINGS } from "../support/store-settings.js";
 import { storeUser } from "../support/stored-tokens.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 
@@ -46,7 +47,7 @@ describe("token store scripts", () => {
 
   for (const name of ["bot ü", undefined]) {
     it(`a ${name === undefined ? "session" : "named"} token: created and deleted as raw bytes`, async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const token = await newToken(redis, name);
       const redisKeys = redisKeysOf(token.userId);
       assert.deepEqual(await store.create(token), { kind: "created" });
@@ -82,7 +83,7 @@ describe("token store scripts", () => {
   }
 
   it("a create never overwrites a live token of its id, even if its message was forgotten", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newToken(redis, "first");
     const redisKeys = redisKeysOf(token.userId);
     assert.deepEqual(await store.create(token), { kind: "created" });
@@ -106,7 +107,7 @@ describe("token store scripts", () => {
   });
 
   it("a refused create is remembered: its replay is refused as such", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const first = await newToken(redis, "taken");
     assert.deepEqual(await store.create(first), { kind: "created" });
     const messageDigest = randomBytes(32);
@@ -119,7 +120,7 @@ describe("token store scripts", () => {
   });
 
   it("a token whose live member predates ids (its digest's first 8 bytes) still leaves the count on delete", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newToken(redis, undefined);
     const redisKeys = redisKeysOf(token.userId);
     assert.deepEqual(await store.create(token), { kind: "created" });
@@ -133,7 +134,7 @@ describe("token store scripts", () => {
   });
 
   it("revokeAll finds tokens by their live member and named ones by name, in one step", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const session = await newToken(redis, undefined);
     const named = { ...(await newToken(redis, "named")), userId: session.userId };
     const legacy = { ...(await newToken(redis, "legacy")), userId: session.userId };
@@ -158,6 +159,7 @@ describe("token store scripts", () => {
   it("a create that no replica confirmed is undone, so its retry succeeds", async () => {
     // No replica exists, so WAIT always comes back short.
     const durable = createTokenStore({
+      ...STORE_SETTINGS,
       redis: { client: redis },
       minReplicasAck: 1,
       waitTimeoutMs: 20,
@@ -170,7 +172,7 @@ describe("token store scripts", () => {
     );
     await assertTokenGone(redis, token, redisKeys.replay);
     // Same message, same name: neither is taken any more.
-    const fast = createTokenStore({ redis: { client: redis } });
+    const fast = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     assert.deepEqual(await fast.create(token), { kind: "created" });
   });
 
@@ -192,7 +194,7 @@ describe("token store scripts", () => {
       [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
     it("lists the user's live named tokens with id and exact expiry, never session tokens", async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const first = await newToken(redis, "alpha");
       const second = sibling(first, "beta ü", first.expiresAtMs + 1234);
       const session = sibling(first, undefined);
@@ -213,7 +215,7 @@ describe("token store scripts", () => {
     });
 
     it("a user with only session tokens lists nothing and has no name keys", async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const token = await newToken(redis, undefined);
       assert.deepEqual(await store.create(token), { kind: "created" });
       assert.deepEqual(await store.create(sibling(token, undefined)), { kind: "created" });
@@ -223,7 +225,7 @@ describe("token store scripts", () => {
     });
 
     it("a deleted token is gone from the list at once", async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const kept = await newToken(redis, "kept");
       const gone = sibling(kept, "gone");
       await store.create(kept);
@@ -238,7 +240,7 @@ describe("token store scripts", () => {
     });
 
     it("an expired token is not listed once Redis's clock passes its expiry, and its entry is pruned with its name", async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const kept = await newToken(redis, "kept");
       const redisKeys = redisKeysOf(kept.userId);
       const [seconds, micros] = await redis.time();
@@ -267,7 +269,7 @@ describe("token store scripts", () => {
     });
 
     it("deleting a token whose name now belongs to another id leaves that name alone", async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const old = await newToken(redis, "shared");
       const redisKeys = redisKeysOf(old.userId);
       await store.create(old);
@@ -290,7 +292,7 @@ describe("token store lookup", () => {
     it(`a ${name === undefined ? "session" : "named"} token: digest, name and exact expiry in one GET`, async () => {
       const operations: string[] = [];
       const runRedis = createRedisRunner({ observe: (operation) => operations.push(operation) });
-      const store = createTokenStore({ redis: { client: redis }, runRedis });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis }, runRedis });
       const token = await newToken(redis, name);
       assert.deepEqual(await store.create(token), { kind: "created" });
       operations.length = 0;
@@ -311,7 +313,7 @@ describe("token store lookup", () => {
   }
 
   it("an unknown id or another user's id finds nothing; a UUID's case does not matter", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newToken(redis, "mine");
     assert.deepEqual(await store.create(token), { kind: "created" });
     assert.equal(await store.lookup(token.userId, tokenIdOf(randomBytes(32))), undefined);
@@ -321,7 +323,7 @@ describe("token store lookup", () => {
   });
 
   it("is one command on the server", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newToken(redis, undefined);
     assert.deepEqual(await store.create(token), { kind: "created" });
     await store.lookup(token.userId, token.tokenId);
@@ -338,7 +340,7 @@ describe("token store lookup", () => {
 
   /** Writes a token as stores before record layout 1 did: its digest, then its name. */
   async function createLayout0(name: string | undefined): Promise<NewToken> {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newToken(redis, name);
     assert.deepEqual(await store.create(token), { kind: "created" });
     const key = redisKeysOf(token.userId).token(token.tokenId);
@@ -348,7 +350,7 @@ describe("token store lookup", () => {
 
   for (const name of ["bot ü", undefined]) {
     it(`a ${name === undefined ? "session" : "named"} token of record layout 0: its expiry read from its key, then deleted`, async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const token = await createLayout0(name);
       const stored = await store.lookup(token.userId, token.tokenId);
       assert.deepEqual(stored, {
@@ -370,7 +372,7 @@ describe("token store lookup", () => {
    * older or newer release would have written it.
    */
   async function rewritten(name: string, record: (token: NewToken) => Buffer): Promise<NewToken> {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newToken(redis, name);
     assert.deepEqual(await store.create(token), { kind: "created" });
     const key = redisKeysOf(token.userId).token(token.tokenId);
@@ -426,7 +428,7 @@ describe("token store lookup", () => {
     ],
   ] as const) {
     it(`a named token of record ${layout}: read, listed, deleted with its name`, async () => {
-      const store = createTokenStore({ redis: { client: redis } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const token = await rewritten("bot ü", record);
       assert.deepEqual(await store.lookup(token.userId, token.tokenId), {
         digest: token.tokenDigest,
@@ -449,7 +451,7 @@ describe("token store lookup", () => {
   }
 
   it("a name left behind by a delete that read a record's name wrongly is free again", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const token = await newToken(redis, "left behind");
     assert.deepEqual(await store.create(token), { kind: "created" });
     // What an instance of the layout 0 scripts does with a layout 1 record: the key goes, the
@@ -471,7 +473,7 @@ describe("token store lookup", () => {
     const client = createRedisClient({ topology: own.topology });
     try {
       await waitForRedisReady(client, 5000);
-      const store = createTokenStore({ redis: { client } });
+      const store = createTokenStore({ ...STORE_SETTINGS, redis: { client } });
       await own.stop();
       await assert.rejects(
         store.lookup(randomUUID(), tokenIdOf(randomBytes(32))),

@@ -152,22 +152,20 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     internalPort: 0,
     tokenMaxLifetimeSeconds: opts.tokenMaxLifetimeSeconds ?? 31_536_000,
     tokenLimits: {
-      maxActivePerUser: opts.tokenMaxActivePerUser,
+      maxActivePerUser: opts.tokenMaxActivePerUser ?? SETTING_DEFAULTS.tokenMaxActivePerUser,
       rateLimitPerMinute: opts.tokenRateLimitPerMinute ?? 100_000,
       listRateLimitPerMinute: opts.tokenListRateLimitPerMinute ?? 100_000,
     },
-    ...(opts.tokenCacheMaxEntries === undefined
-      ? {}
-      : { tokenCacheMaxEntries: opts.tokenCacheMaxEntries }),
+    tokenCacheMaxEntries: opts.tokenCacheMaxEntries ?? SETTING_DEFAULTS.tokenCacheMaxEntries,
     durability: {
       minReplicasAck: opts.redisMinReplicasAck,
       revocationReplicasAck: revocationReplicas.current,
-      waitTimeoutMs: opts.redisWaitTimeoutMs,
+      waitTimeoutMs: opts.redisWaitTimeoutMs ?? SETTING_DEFAULTS.redisWaitTimeoutMs,
     },
     listenerLimits: {
-      requestTimeoutMs: opts.requestTimeoutMs,
-      answerTimeoutMs: opts.answerTimeoutMs,
-      maxConnections: opts.maxConnectionsPerListener,
+      requestTimeoutMs: opts.requestTimeoutMs ?? SETTING_DEFAULTS.requestTimeoutMs,
+      answerTimeoutMs: opts.answerTimeoutMs ?? SETTING_DEFAULTS.answerTimeoutMs,
+      maxConnections: opts.maxConnectionsPerListener ?? SETTING_DEFAULTS.maxConnectionsPerListener,
     },
     ...(opts.tls === undefined ? {} : { tls: opts.tls }),
     ...(opts.adminClientCa === undefined ? {} : { adminClientCa: opts.adminClientCa }),

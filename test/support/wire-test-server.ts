@@ -5,6 +5,7 @@ import {
   type DualProtocolServerOptions,
 } from "../../src/server/dual-protocol-server.js";
 import { createConnectHandler } from "../../src/server/wire/connect-handler.js";
+import { LISTENER_LIMITS } from "./store-settings.js";
 
 // The wire paths (src/server/wire/) served for a unit test, without the rest of the app.
 
@@ -26,7 +27,12 @@ export function wireHandler(routes: (router: ConnectRouter) => void, readMaxByte
 export async function listeningServer(
   handler: DualProtocolServerOptions["handler"],
 ): Promise<DualProtocolServer> {
-  const server = createDualProtocolServer({ host: "127.0.0.1", port: 0, handler });
+  const server = createDualProtocolServer({
+    ...LISTENER_LIMITS,
+    host: "127.0.0.1",
+    port: 0,
+    handler,
+  });
   await server.listen();
   return server;
 }

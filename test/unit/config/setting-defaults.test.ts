@@ -9,8 +9,8 @@ import { SETTING_DEFAULTS } from "../../../src/config/setting-defaults.js";
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /**
- * The option names under which modules take each setting: a default one of
- * them applies (`opts.<name> ?? …`) must be the declared one.
+ * The option names under which modules take each setting: none of them may
+ * be defaulted below src/config (`opts.<name> ?? …`).
  */
 const OPTION_NAMES: Record<keyof typeof SETTING_DEFAULTS, readonly string[]> = {
   tokenMaxActivePerUser: ["tokenMaxActivePerUser", "maxActivePerUser"],
@@ -19,29 +19,25 @@ const OPTION_NAMES: Record<keyof typeof SETTING_DEFAULTS, readonly string[]> = {
   redisRevokeReplicasAck: ["redisRevokeReplicasAck", "revokeReplicasAck"],
   redisWaitTimeoutMs: ["redisWaitTimeoutMs", "waitTimeoutMs"],
   requestTimeoutMs: ["requestTimeoutMs"],
+  answerTimeoutMs: ["answerTimeoutMs"],
   maxConnectionsPerListener: ["maxConnectionsPerListener", "maxConnections"],
   tokenCacheMaxEntries: ["tokenCacheMaxEntries"],
 };
 
-/** Settings only parseConfig defaults: a module below src/config takes them as given. */
-const CONFIG_ONLY: ReadonlySet<string> = new Set(["redisRevokeReplicasAck"]);
-
 function sources(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" })
-    .filter((file) => file.endsWith(".ts") && !file.startsWith("gen/"))
+    .filter(
+      (file) => file.endsWith(".ts") && !file.startsWith("gen/") && !file.startsWith("config/"),
+    )
     .map((file) => join(ROOT, dir, file));
 }
 
-/** Every `opts.<option> ?? <default>` (or `opts.<bag>?.<option> ?? …`) in the service's sources. */
-function defaultsApplied(): { file: string; option: string; fallback: string }[] {
-  const found = [];
-  for (const file of sources("src")) {
-    const text = readFileSync(file, "utf8");
-    for (const match of text.matchAll(/\bopts\.(?:\w+\??\.)*(\w+)\s*\?\?\s*([\w.]+)/g)) {
-      found.push({ file: relative(ROOT, file), option: match[1] ?? "", fallback: match[2] ?? "" });
-    }
-  }
-  return found;
+/** Every `opts.<option> ?? <default>` (or `opts.<bag>?.<option> ?? …`) in a source text. */
+function defaultsIn(text: string): { option: string; fallback: string }[] {
+  return [...text.matchAll(/\bopts\.(?:\w+\??\.)*(\w+)\s*\?\?\s*([\w.]+)/g)].map((match) => ({
+    option: match[1] ?? "",
+    fallback: match[2] ?? "",
+  }));
 }
 
 describe("setting defaults: declared once (src/config/setting-defaults.ts)", () => {
@@ -52,20 +48,22 @@ describe("setting defaults: declared once (src/config/setting-defaults.ts)", () 
     }
   });
 
-  it("are the defaults every module applies, never a number of its own", () => {
-    const applied = defaultsApplied();
-    for (const [setting, options] of Object.entries(OPTION_NAMES)) {
-      const uses = applied.filter((use) => options.includes(use.option));
-      if (CONFIG_ONLY.has(setting)) {
-        assert.deepEqual(uses, [], `${setting} is defaulted by parseConfig alone`);
-        continue;
-      }
-      assert.ok(uses.length > 0, `some module defaults ${setting} (else this check sees nothing)`);
-      for (const use of uses) {
-        assert.equal(
-          use.fallback,
-          `SETTING_DEFAULTS.${setting}`,
-          `${use.file}: opts.${use.option} defaults to ${use.fallback}, not the declared default`,
+  it("the search below sees a default where one is applied", () => {
+    assert.deepEqual(defaultsIn("const n = opts.limits?.maxConnections ?? SETTING_DEFAULTS.x;"), [
+      { option: "maxConnections", fallback: "SETTING_DEFAULTS.x" },
+    ]);
+  });
+
+  it("are applied by parseConfig alone: no module below src/config defaults a setting", () => {
+    const settings = new Set(Object.values(OPTION_NAMES).flat());
+    for (const file of sources("src")) {
+      const text = readFileSync(file, "utf8");
+      const name = relative(ROOT, file);
+      assert.ok(!text.includes("SETTING_DEFAULTS"), `${name} reads SETTING_DEFAULTS`);
+      for (const use of defaultsIn(text)) {
+        assert.ok(
+          !settings.has(use.option),
+          `${name}: opts.${use.option} defaults to ${use.fallback}; take it complete from the config`,
         );
       }
     }

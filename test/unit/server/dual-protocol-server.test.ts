@@ -6,11 +6,13 @@ import {
   createDualProtocolServer,
   type DualProtocolServer,
 } from "../../../src/server/dual-protocol-server.js";
+import { LISTENER_LIMITS } from "../../support/store-settings.js";
 
 describe("dual-protocol server", () => {
   let server: DualProtocolServer;
   before(async () => {
     server = createDualProtocolServer({
+      ...LISTENER_LIMITS,
       host: "127.0.0.1",
       port: 0,
       headersTimeoutMs: 300,

@@ -15,7 +15,7 @@ function transports(opts: { tls?: typeof TLS; adminClientCa?: string } = {}) {
   const options = {
     logger,
     ...opts,
-    listenerLimits: { requestTimeoutMs: 3000, maxConnections: 50 },
+    listenerLimits: { requestTimeoutMs: 3000, answerTimeoutMs: 10_000, maxConnections: 50 },
   };
   return {
     lines,

@@ -7,6 +7,7 @@ import { createRedisRunner } from "../../../src/store/redis-runner.js";
 import { createTokenStore } from "../../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../../src/token/bearer-authenticator.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
+import { STORE_SETTINGS } from "../../support/store-settings.js";
 import { storedToken } from "../../support/stored-token.js";
 
 const SIGNER_PUBLIC_KEY = "cd".repeat(32);
@@ -19,7 +20,7 @@ describe("bearer authenticator", () => {
   async function stored(name: string | undefined, expiresAtMs: number) {
     const userId = randomUUID();
     await redis.sadd(redisKeysOf(userId).publicKeys, SIGNER_PUBLIC_KEY);
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const { token, tokenId } = await storedToken(store, {
       userId,
       signerPublicKey: SIGNER_PUBLIC_KEY,
@@ -66,6 +67,7 @@ describe("bearer authenticator", () => {
     const { token } = await stored(undefined, Date.now() + 60_000);
     const operations: string[] = [];
     const store = createTokenStore({
+      ...STORE_SETTINGS,
       redis: { client: redis },
       runRedis: createRedisRunner({ observe: (operation) => operations.push(operation) }),
     });

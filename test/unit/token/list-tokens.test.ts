@@ -18,6 +18,7 @@ import {
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../../../src/token/token-errors.js";
 import { connectError } from "../../support/connect-error.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
+import { STORE_SETTINGS } from "../../support/store-settings.js";
 import { storedToken } from "../../support/stored-token.js";
 
 const SIGNER_PUBLIC_KEY = "ef".repeat(32);
@@ -65,7 +66,7 @@ describe("createListTokensHandler", () => {
   }
 
   it("lists the caller's user's named tokens by expiry, each expiry a UTC date; session tokens authenticate but are not listed", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const tokenOf = await newUser(store);
     const soon = Date.UTC(2099, 0, 1, 12);
     const session = await tokenOf(undefined, soon);
@@ -88,7 +89,11 @@ describe("createListTokensHandler", () => {
   });
 
   it("answers a page of page_size, and where the next resumes; 50 when page_size is 0", async () => {
-    const store = createTokenStore({ redis: { client: redis }, rateLimitPerMinute: 1000 });
+    const store = createTokenStore({
+      ...STORE_SETTINGS,
+      redis: { client: redis },
+      rateLimitPerMinute: 1000,
+    });
     const tokenOf = await newUser(store);
     const at = Date.UTC(2099, 0, 1);
     const names = Array.from({ length: DEFAULT_LIST_PAGE_SIZE + 1 }, (_, i) => `t${i + 100}`);
@@ -125,7 +130,7 @@ describe("createListTokensHandler", () => {
   });
 
   it("refuses a call without Bearer credentials with the bearer challenge", async () => {
-    const handler = handlerOver(createTokenStore({ redis: { client: redis } }));
+    const handler = handlerOver(createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } }));
     for (const authorization of [undefined, "", "Basic dXNlcjpwYXNz", "Bearerpt_x"]) {
       assert.deepEqual(refusal(await connectError(call(handler, authorization))), {
         code: Code.Unauthenticated,
@@ -136,7 +141,7 @@ describe("createListTokensHandler", () => {
   });
 
   it("refuses a token that is not live with one answer, whatever the reason", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const tokenOf = await newUser(store);
     const expired = await tokenOf("old", Date.now() - 1);
     const live = await tokenOf("live", Date.now() + 60_000);
@@ -152,7 +157,7 @@ describe("createListTokensHandler", () => {
   });
 
   it("refuses a page_token it did not issue, before looking at the bearer token", async () => {
-    const handler = handlerOver(createTokenStore({ redis: { client: redis } }));
+    const handler = handlerOver(createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } }));
     for (const pageToken of ["!", "MTp4Om4", "abc="]) {
       assert.deepEqual(
         refusal(await connectError(call(handler, "Bearer pt_nope", { pageToken }))),
@@ -167,7 +172,11 @@ describe("createListTokensHandler", () => {
   });
 
   it("refuses a call over the user's list rate with RESOURCE_EXHAUSTED and retry-after", async () => {
-    const store = createTokenStore({ redis: { client: redis }, listRateLimitPerMinute: 1 });
+    const store = createTokenStore({
+      ...STORE_SETTINGS,
+      redis: { client: redis },
+      listRateLimitPerMinute: 1,
+    });
     const { token } = await (await newUser(store))("ci", Date.now() + 60_000);
     const handler = handlerOver(store);
     assert.equal((await call(handler, `Bearer ${token}`)).tokens.length, 1);

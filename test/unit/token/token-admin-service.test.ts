@@ -10,6 +10,7 @@ import type { AuditEvent } from "../../../src/log/audit-event.js";
 import { createTokenStore } from "../../../src/store/token-store.js";
 import { createTokenAdminService } from "../../../src/token/token-admin-service.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
+import { STORE_SETTINGS } from "../../support/store-settings.js";
 import { storeUser } from "../../support/stored-tokens.js";
 
 const context = () =>
@@ -26,7 +27,7 @@ describe("createTokenAdminService: RevokeUserTokens", () => {
   const { redis } = redisServerSuite();
 
   it("revokes every live token of the user, named and session, answers how many, and audits it", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const tokenOf = await storeUser(redis);
     const expiresAtMs = Date.now() + 60_000;
     const tokens = [
@@ -71,7 +72,7 @@ describe("createTokenAdminService: RevokeUserTokens", () => {
   });
 
   it("works without an audit log", async () => {
-    const store = createTokenStore({ redis: { client: redis } });
+    const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
     const tokenOf = await storeUser(redis);
     const token = tokenOf("ci", Date.now() + 60_000);
     assert.deepEqual(await store.create(token), { kind: "created" });

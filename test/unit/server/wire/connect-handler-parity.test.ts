@@ -27,6 +27,7 @@ import {
 } from "../../../../src/server/dual-protocol-server.js";
 import { Exchange } from "../../../../src/server/exchange.js";
 import { envelopePrefix, type HeldAnswer, holdStream } from "../../../support/held-stream.js";
+import { LISTENER_LIMITS } from "../../../support/store-settings.js";
 import { type Answer, CREATE, type Sent, send } from "../../../support/wire-exchange.js";
 import { wireHandler } from "../../../support/wire-test-server.js";
 
@@ -189,6 +190,7 @@ describe("the wire paths answer as Connect's own handler", () => {
   before(async () => {
     const connect = wireHandler(routes, READ_MAX_BYTES);
     ours = createDualProtocolServer({
+      ...LISTENER_LIMITS,
       host: "127.0.0.1",
       port: 0,
       handler: connect.handle,
@@ -202,6 +204,7 @@ describe("the wire paths answer as Connect's own handler", () => {
         ),
     });
     theirs = createDualProtocolServer({
+      ...LISTENER_LIMITS,
       host: "127.0.0.1",
       port: 0,
       handler: connectNodeAdapter({
