@@ -5,7 +5,7 @@ import {
   OPENAPI_FILE_NAMES,
   staleOpenApiFiles,
   writeOpenApiFiles,
-} from "../src/openapi/openapi-file.js";
+} from "./openapi/openapi-file.js";
 
 if (process.argv.includes("--check")) {
   const stale = staleOpenApiFiles();

@@ -1,7 +1,4 @@
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
-
-/** The modules of src/openapi/ the service runs; every other one is the generator's (build time only). */
+/** The modules of src/openapi/ the service runs: they serve the committed document. */
 export const SERVED_OPENAPI_MODULES: readonly string[] = [
   "committed-document.js",
   "configured-document.js",
@@ -11,9 +8,5 @@ export const SERVED_OPENAPI_MODULES: readonly string[] = [
   "service-limits.js",
 ];
 
-/** The generator's modules in a built `dist/`, relative to the folder that holds it (`dist/openapi/…`). */
-export function openApiGeneratorModules(root: string): string[] {
-  return readdirSync(join(root, "dist/openapi"))
-    .filter((file) => file.endsWith(".js") && !SERVED_OPENAPI_MODULES.includes(file))
-    .map((file) => `dist/openapi/${file}`);
-}
+/** The OpenAPI generator's folder: build-time code, which a production install can do without. */
+export const OPENAPI_GENERATOR = "scripts/openapi";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { STATUS_SCHEMA_NAME } from "../../src/openapi/error-responses.js";
+import { STATUS_SCHEMA_NAME } from "../../scripts/openapi/error-responses.js";
 import {
   type OpenApiDocument,
   type OpenApiOperation,

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { readBufImage } from "../../../src/openapi/buf-image.js";
+import { readBufImage } from "../../../scripts/openapi/buf-image.js";
+import { commentsFromRegistry } from "../../../scripts/openapi/proto-comments.js";
+import { createTokenApiOpenApiDocument } from "../../../scripts/openapi/token-api-document.js";
 import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
-import { commentsFromRegistry } from "../../../src/openapi/proto-comments.js";
-import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
 import { assertValidOpenApi31 } from "../../support/openapi-validators.js";
 
 describe("the committed openapi.json", () => {

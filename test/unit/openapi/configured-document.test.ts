@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { readBufImage } from "../../../src/openapi/buf-image.js";
+import { readBufImage } from "../../../scripts/openapi/buf-image.js";
+import { findLimitLocations } from "../../../scripts/openapi/find-limit-locations.js";
+import { commentsFromRegistry } from "../../../scripts/openapi/proto-comments.js";
+import { createTokenApiOpenApiDocument } from "../../../scripts/openapi/token-api-document.js";
 import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
 import { configuredOpenApiDocument } from "../../../src/openapi/configured-document.js";
-import { findLimitLocations } from "../../../src/openapi/find-limit-locations.js";
 import { loadLimitLocations } from "../../../src/openapi/limit-locations.js";
 import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
-import { commentsFromRegistry } from "../../../src/openapi/proto-comments.js";
 import { DEFAULT_SERVICE_LIMITS } from "../../../src/openapi/service-limits.js";
-import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
 import { assertValidOpenApi31 } from "../../support/openapi-validators.js";
 
 describe("the served document follows the configuration", () => {

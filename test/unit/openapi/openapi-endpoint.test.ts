@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { createTokenApiOpenApiDocument } from "../../../scripts/openapi/token-api-document.js";
 import { createOpenApiEndpoint } from "../../../src/openapi/openapi-endpoint.js";
-import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
 
 describe("createOpenApiEndpoint", () => {
   const document = createTokenApiOpenApiDocument();

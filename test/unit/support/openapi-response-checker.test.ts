@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
+import { createTokenApiOpenApiDocument } from "../../../scripts/openapi/token-api-document.js";
 import {
   createOpenApiResponseChecker,
   type ReceivedResponse,

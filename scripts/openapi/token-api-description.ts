@@ -1,5 +1,8 @@
 import { TIMESTAMP_OUTSIDE_WINDOW } from "@perps/token-client/protocol";
-import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
+import {
+  DEFAULT_EXPIRES_IN_SECONDS,
+  TIMESTAMP_TOLERANCE_MS,
+} from "../../src/token/request-rules.js";
 import { SIGNATURE_PATTERN } from "./token-api-constraints.js";
 
 /*

@@ -6,10 +6,13 @@ import {
   TokenSummarySchema,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { TOKEN_PREFIX } from "@perps/token-client/protocol";
-import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
-import { fieldRules } from "../validation/field-rules.js";
-import type { JsonSchema } from "./openapi-document.js";
-import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "./service-limits.js";
+import type { JsonSchema } from "../../src/openapi/openapi-document.js";
+import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "../../src/openapi/service-limits.js";
+import {
+  DEFAULT_EXPIRES_IN_SECONDS,
+  TIMESTAMP_TOLERANCE_MS,
+} from "../../src/token/request-rules.js";
+import { fieldRules } from "../../src/validation/field-rules.js";
 
 /*
  * What the OpenAPI document says about the token API beyond the request

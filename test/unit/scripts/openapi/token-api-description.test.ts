@@ -5,18 +5,18 @@ import {
   deleteTokenMessage,
   TIMESTAMP_OUTSIDE_WINDOW,
 } from "@perps/token-client/protocol";
-import { SETTING_DEFAULTS } from "../../../src/config/setting-defaults.js";
-import { SIGNATURE_PATTERN } from "../../../src/openapi/token-api-constraints.js";
+import { SIGNATURE_PATTERN } from "../../../../scripts/openapi/token-api-constraints.js";
 import {
   createTokenNotes,
   deleteTokenNotes,
   listTokensNotes,
   tokenApiDescription,
-} from "../../../src/openapi/token-api-description.js";
+} from "../../../../scripts/openapi/token-api-description.js";
+import { SETTING_DEFAULTS } from "../../../../src/config/setting-defaults.js";
 import {
   DEFAULT_EXPIRES_IN_SECONDS,
   TIMESTAMP_TOLERANCE_MS,
-} from "../../../src/token/request-rules.js";
+} from "../../../../src/token/request-rules.js";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const userId = "0B3C4D5E-1F2A-4B4C-BD9E-0123456789AB";

@@ -10,17 +10,6 @@ import {
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { bearer_auth } from "@perps/token-client/contract/perps/api/v1/http_pb.js";
-import { isBindablePath } from "../rest/field-path.js";
-import { type RestRoute, restRoutesOfService } from "../rest/rest-route.js";
-import { isRequired } from "../validation/field-rules.js";
-import {
-  defaultErrorResponse,
-  type ErrorAnswer,
-  errorResponses,
-  STATUS_SCHEMA_NAME,
-  statusSchema,
-} from "./error-responses.js";
-import { createSchemaBuilder, type NamedType, type SchemaBuilder } from "./json-schema.js";
 import {
   type JsonSchema,
   type OpenApiDocument,
@@ -34,7 +23,18 @@ import {
   type OpenApiSecurityScheme,
   type OpenApiServer,
   openApiHttpMethods,
-} from "./openapi-document.js";
+} from "../../src/openapi/openapi-document.js";
+import { isBindablePath } from "../../src/rest/field-path.js";
+import { type RestRoute, restRoutesOfService } from "../../src/rest/rest-route.js";
+import { isRequired } from "../../src/validation/field-rules.js";
+import {
+  defaultErrorResponse,
+  type ErrorAnswer,
+  errorResponses,
+  STATUS_SCHEMA_NAME,
+  statusSchema,
+} from "./error-responses.js";
+import { createSchemaBuilder, type NamedType, type SchemaBuilder } from "./json-schema.js";
 import { type OpenApiPathParam, openApiPathOf, pathShape } from "./openapi-path.js";
 import { type CommentSource, sourceInfoComments } from "./proto-comments.js";
 

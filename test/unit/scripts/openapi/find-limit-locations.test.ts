@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { findLimitLocations } from "../../../src/openapi/find-limit-locations.js";
-import type { OpenApiDocument } from "../../../src/openapi/openapi-document.js";
-import type { ServiceLimits } from "../../../src/openapi/service-limits.js";
+import { findLimitLocations } from "../../../../scripts/openapi/find-limit-locations.js";
+import type { OpenApiDocument } from "../../../../src/openapi/openapi-document.js";
+import type { ServiceLimits } from "../../../../src/openapi/service-limits.js";
 
 /** A small document of the generator's kind, its limits placed by `describe`. */
 function documentWith(extra: Record<string, unknown>): OpenApiDocument {

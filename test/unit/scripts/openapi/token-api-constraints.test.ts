@@ -8,12 +8,15 @@ import {
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { generateToken } from "@perps/token-client/protocol";
 import fc from "fast-check";
-import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
-import { TOKEN_PATTERN, tokenApiConstraints } from "../../../src/openapi/token-api-constraints.js";
-import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
-import { checkCreateRequest, checkDeleteRequest } from "../../../src/token/request-rules.js";
-import { createRequestValidator } from "../../../src/validation/request-validator.js";
-import { isSpecUserId } from "../../support/spec-user-id.js";
+import {
+  TOKEN_PATTERN,
+  tokenApiConstraints,
+} from "../../../../scripts/openapi/token-api-constraints.js";
+import { createTokenApiOpenApiDocument } from "../../../../scripts/openapi/token-api-document.js";
+import type { JsonSchema } from "../../../../src/openapi/openapi-document.js";
+import { checkCreateRequest, checkDeleteRequest } from "../../../../src/token/request-rules.js";
+import { createRequestValidator } from "../../../../src/validation/request-validator.js";
+import { isSpecUserId } from "../../../support/spec-user-id.js";
 
 // The document's request constraints are generated from the buf.validate
 // rules of the proto; these properties pin them to what the service does

@@ -1,19 +1,22 @@
 import { Code } from "@connectrpc/connect";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { ERROR_DOMAIN, TOKEN_ALREADY_CREATED, TOKEN_PREFIX } from "@perps/token-client/protocol";
-import { parseConfig } from "../config/config.js";
-import { DEFAULT_EXPIRES_IN_SECONDS, TIMESTAMP_TOLERANCE_MS } from "../token/request-rules.js";
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../token/token-errors.js";
-import { createOpenApiDocument } from "./create-openapi-document.js";
-import type { ErrorAnswer } from "./error-responses.js";
+import { parseConfig } from "../../src/config/config.js";
 import type {
   OpenApiDocument,
   OpenApiHeader,
   OpenApiLicense,
   OpenApiServer,
-} from "./openapi-document.js";
+} from "../../src/openapi/openapi-document.js";
+import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "../../src/openapi/service-limits.js";
+import {
+  DEFAULT_EXPIRES_IN_SECONDS,
+  TIMESTAMP_TOLERANCE_MS,
+} from "../../src/token/request-rules.js";
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../../src/token/token-errors.js";
+import { createOpenApiDocument } from "./create-openapi-document.js";
+import type { ErrorAnswer } from "./error-responses.js";
 import type { CommentSource } from "./proto-comments.js";
-import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "./service-limits.js";
 import { tokenApiConstraintsFor } from "./token-api-constraints.js";
 import {
   createTokenNotes,

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { FieldDescriptorProto_Label, FieldDescriptorProto_Type } from "@bufbuild/protobuf/wkt";
-import { openApiPathOf, pathShape } from "../../../src/openapi/openapi-path.js";
-import { type RestRoute, restRoutesOfService } from "../../../src/rest/rest-route.js";
-import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
-import { runTimeService } from "../../support/run-time-service.js";
+import { openApiPathOf, pathShape } from "../../../../scripts/openapi/openapi-path.js";
+import { type RestRoute, restRoutesOfService } from "../../../../src/rest/rest-route.js";
+import { GatewayTestService } from "../../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
+import { runTimeService } from "../../../support/run-time-service.js";
 
 const gatewayRoutes = restRoutesOfService(GatewayTestService);
 

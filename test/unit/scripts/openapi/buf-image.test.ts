@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { readBufImage } from "../../../src/openapi/buf-image.js";
+import { readBufImage } from "../../../../scripts/openapi/buf-image.js";
 
-const repository = new URL("../../../", import.meta.url);
+const repository = new URL("../../../../", import.meta.url);
 
 /** The leading comment `buf build` recorded for the first declaration of a file, if any. */
 function firstLeadingComment(registry: ReturnType<typeof readBufImage>, fileName: string) {

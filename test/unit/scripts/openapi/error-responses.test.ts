@@ -6,7 +6,7 @@ import {
   errorResponses,
   STATUS_SCHEMA_NAME,
   statusSchema,
-} from "../../../src/openapi/error-responses.js";
+} from "../../../../scripts/openapi/error-responses.js";
 
 const STATUS_REF = "#/components/schemas/google.rpc.Status";
 

@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import { createTokenApiOpenApiDocument } from "../../../../scripts/openapi/token-api-document.js";
 import type {
   JsonSchema,
   OpenApiDocument,
   OpenApiOperation,
   OpenApiResponse,
-} from "../../../src/openapi/openapi-document.js";
-import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
-import { createOpenApiResponseChecker } from "../../support/openapi-response-checker.js";
-import { assertValidOpenApi31, componentValidator } from "../../support/openapi-validators.js";
+} from "../../../../src/openapi/openapi-document.js";
+import { createOpenApiResponseChecker } from "../../../support/openapi-response-checker.js";
+import { assertValidOpenApi31, componentValidator } from "../../../support/openapi-validators.js";
 
 const MAX_SAFE = 9_007_199_254_740_991;
 const doc = createTokenApiOpenApiDocument();

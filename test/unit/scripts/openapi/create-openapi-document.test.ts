@@ -2,16 +2,16 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { DescService } from "@bufbuild/protobuf";
 import { FieldDescriptorProto_Label, FieldDescriptorProto_Type } from "@bufbuild/protobuf/wkt";
-import { createOpenApiDocument } from "../../../src/openapi/create-openapi-document.js";
+import { createOpenApiDocument } from "../../../../scripts/openapi/create-openapi-document.js";
 import {
   type JsonSchema,
   type OpenApiOperation,
   type OpenApiParameter,
   openApiHttpMethods,
-} from "../../../src/openapi/openapi-document.js";
-import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
-import { assertValidOpenApi31, componentValidator } from "../../support/openapi-validators.js";
-import { type RuleInit, runTimeService } from "../../support/run-time-service.js";
+} from "../../../../src/openapi/openapi-document.js";
+import { GatewayTestService } from "../../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
+import { assertValidOpenApi31, componentValidator } from "../../../support/openapi-validators.js";
+import { type RuleInit, runTimeService } from "../../../support/run-time-service.js";
 
 const MAX_SAFE = 9_007_199_254_740_991;
 const doc = createOpenApiDocument({ services: [GatewayTestService] });

@@ -1,8 +1,8 @@
 import { type DescField, isFieldSet, ScalarType } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { StringRulesSchema } from "@perps/token-client/contract/buf/validate/validate_pb.js";
-import { fieldRules, integerBounds, isRequired } from "../validation/field-rules.js";
-import type { JsonSchema } from "./openapi-document.js";
+import type { JsonSchema } from "../../src/openapi/openapi-document.js";
+import { fieldRules, integerBounds, isRequired } from "../../src/validation/field-rules.js";
 
 /**
  * The JSON Schema keywords of a request field's buf.validate rules, the

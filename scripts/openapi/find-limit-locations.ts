@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
-import { configuredOpenApiDocument } from "./configured-document.js";
-import { fillLimits, LIMIT_NAMES, type LimitLocation } from "./limit-locations.js";
-import type { OpenApiDocument } from "./openapi-document.js";
-import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "./service-limits.js";
+import { configuredOpenApiDocument } from "../../src/openapi/configured-document.js";
+import { fillLimits, LIMIT_NAMES, type LimitLocation } from "../../src/openapi/limit-locations.js";
+import type { OpenApiDocument } from "../../src/openapi/openapi-document.js";
+import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "../../src/openapi/service-limits.js";
 
 /**
  * Two sets of limits the document is generated with, to see where they land.

@@ -1,10 +1,13 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { OPENAPI_FILE } from "../../src/openapi/committed-document.js";
+import {
+  LIMIT_LOCATIONS_FILE,
+  type LimitLocationsFile,
+} from "../../src/openapi/limit-locations.js";
 import { readBufImage } from "./buf-image.js";
-import { OPENAPI_FILE } from "./committed-document.js";
 import { findLimitLocations } from "./find-limit-locations.js";
-import { LIMIT_LOCATIONS_FILE, type LimitLocationsFile } from "./limit-locations.js";
 import { commentsFromRegistry } from "./proto-comments.js";
 import { createTokenApiOpenApiDocument } from "./token-api-document.js";
 

@@ -15,12 +15,12 @@ import {
   CreateTokenRequestSchema,
   CreateTokenResponseSchema,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { createSchemaBuilder, fieldKey } from "../../../src/openapi/json-schema.js";
-import type { CommentSource } from "../../../src/openapi/proto-comments.js";
+import { createSchemaBuilder, fieldKey } from "../../../../scripts/openapi/json-schema.js";
+import type { CommentSource } from "../../../../scripts/openapi/proto-comments.js";
 import {
   EchoRequestSchema,
   EchoResponseSchema,
-} from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
+} from "../../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -1,6 +1,6 @@
 import type { DescField } from "@bufbuild/protobuf";
-import type { TemplateSegment } from "../rest/path-template.js";
-import type { RestRoute } from "../rest/rest-route.js";
+import type { TemplateSegment } from "../../src/rest/path-template.js";
+import type { RestRoute } from "../../src/rest/rest-route.js";
 
 /** A path parameter of an OpenAPI path. */
 export interface OpenApiPathParam {

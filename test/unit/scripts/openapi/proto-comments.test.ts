@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { readBufImage } from "../../../src/openapi/buf-image.js";
-import { createOpenApiDocument } from "../../../src/openapi/create-openapi-document.js";
-import { commentsFromRegistry, sourceInfoComments } from "../../../src/openapi/proto-comments.js";
-import { GatewayTestService } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
+import { readBufImage } from "../../../../scripts/openapi/buf-image.js";
+import { createOpenApiDocument } from "../../../../scripts/openapi/create-openapi-document.js";
+import {
+  commentsFromRegistry,
+  sourceInfoComments,
+} from "../../../../scripts/openapi/proto-comments.js";
+import { GatewayTestService } from "../../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
 
 describe("proto comments as descriptions", () => {
   const image = readBufImage({ paths: ["proto/perps", "test/proto/perps"] });

@@ -1,6 +1,10 @@
 import { Code } from "@connectrpc/connect";
 import { grpcCodeName, httpStatusFromCode } from "@perps/token-client/protocol";
-import type { JsonSchema, OpenApiHeader, OpenApiResponse } from "./openapi-document.js";
+import type {
+  JsonSchema,
+  OpenApiHeader,
+  OpenApiResponse,
+} from "../../src/openapi/openapi-document.js";
 
 /** Name of the error body's component schema. */
 export const STATUS_SCHEMA_NAME = "google.rpc.Status";

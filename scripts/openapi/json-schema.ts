@@ -1,7 +1,7 @@
 import { type DescEnum, type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
-import { fieldRules, isRequired } from "../validation/field-rules.js";
-import type { JsonSchema } from "./openapi-document.js";
+import type { JsonSchema } from "../../src/openapi/openapi-document.js";
+import { fieldRules, isRequired } from "../../src/validation/field-rules.js";
 import type { CommentSource } from "./proto-comments.js";
 import { ruleSchema } from "./rule-schema.js";
 

@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { readBufImage } from "../../../src/openapi/buf-image.js";
-import { OPENAPI_FILE } from "../../../src/openapi/committed-document.js";
-import { LIMIT_LOCATIONS_FILE } from "../../../src/openapi/limit-locations.js";
+import { readBufImage } from "../../../../scripts/openapi/buf-image.js";
 import {
   generateOpenApiFiles,
   OPENAPI_FILE_NAMES,
   staleOpenApiFiles,
-} from "../../../src/openapi/openapi-file.js";
-import { commentsFromRegistry } from "../../../src/openapi/proto-comments.js";
-import { createTokenApiOpenApiDocument } from "../../../src/openapi/token-api-document.js";
+} from "../../../../scripts/openapi/openapi-file.js";
+import { commentsFromRegistry } from "../../../../scripts/openapi/proto-comments.js";
+import { createTokenApiOpenApiDocument } from "../../../../scripts/openapi/token-api-document.js";
+import { OPENAPI_FILE } from "../../../../src/openapi/committed-document.js";
+import { LIMIT_LOCATIONS_FILE } from "../../../../src/openapi/limit-locations.js";
 
 // `npm run openapi` and `npm run check:openapi` (scripts/openapi.ts) are this module.
 describe("the generated OpenAPI files", () => {

@@ -5,7 +5,7 @@ import {
   CreateTokenResponseSchema,
   DeleteTokenRequestSchema,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { ruleSchema } from "../../../src/openapi/rule-schema.js";
+import { ruleSchema } from "../../../../scripts/openapi/rule-schema.js";
 
 const create = CreateTokenRequestSchema.field;
 
