@@ -32,7 +32,7 @@ import {
   type StreamRoute,
   serveGrpcStreamBody,
 } from "../server/wire/grpc-stream-unary.js";
-import type { UnaryMethods } from "../server/wire/unary-method.js";
+import type { UnaryCalls } from "../server/wire/unary-method.js";
 import type { CachedTokenRecord, TokenRecordCache } from "../store/token-record-cache.js";
 import { type LiveAnswers, liveAnswers } from "./check-answers.js";
 import type { CheckCounter, CheckTally } from "./check-tally.js";
@@ -51,7 +51,7 @@ export interface CheckLaneOptions {
 /** The pipeline's way in for a stream the lane read and could not answer. */
 export interface StreamPipeline {
   readonly route: StreamRoute;
-  readonly methods: UnaryMethods;
+  readonly methods: UnaryCalls;
   /** The exchange of the call, once the pipeline takes it. */
   begin(method: string): Exchange;
   contextValues(exchange: Exchange): ContextValues;
@@ -274,7 +274,7 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
       // Refusals are the pipeline's, before any body byte is read.
       if (
         terms === undefined ||
-        methods.admit(route.unary.method, headers, stream.session?.socket) !== undefined
+        methods.refusalOf(route.unary.method, headers, stream.session?.socket) !== undefined
       ) {
         return false;
       }

@@ -1,5 +1,4 @@
 import type { NodeHandler } from "../http/node-handler.js";
-import { createAnswerDeadline } from "./answer-deadline.js";
 import { createConnectionCap } from "./listener/connection-cap.js";
 import { cleartextListener } from "./listener/connection-sniffing.js";
 import { type ClosingParts, closeGracefully } from "./listener/graceful-close.js";
@@ -17,6 +16,7 @@ import {
   refusalReport,
 } from "./listener/transport-reports.js";
 import type { TransportAnswer } from "./transport-answer.js";
+import { createUnreadAnswers } from "./unread-answers.js";
 
 export type { StreamHandler } from "./listener/stream-takeover.js";
 export type { ClientErrorSource } from "./listener/transport-reports.js";
@@ -122,12 +122,12 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
   const http2IdleTimeoutMs = opts.http2IdleTimeoutMs ?? 120_000;
   const report = clientErrorReport(opts);
   const inFlight = createInFlightRequests();
-  const answerDeadline = createAnswerDeadline(opts.answerTimeoutMs);
+  const unreadAnswers = createUnreadAnswers(opts.answerTimeoutMs);
   const requests = {
     handler: opts.handler,
     requestTimeoutMs,
     inFlight,
-    answerDeadline,
+    unreadAnswers,
     report,
     tellRefusal: refusalReport(opts),
   };
@@ -169,7 +169,7 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     handOff,
     inFlight,
     connections,
-    answerDeadline,
+    unreadAnswers,
   };
   return {
     get port() {

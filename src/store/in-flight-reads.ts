@@ -1,9 +1,9 @@
-import type { InvalidationPair } from "../redis/invalidation-pair.js";
+import type { TrackedReader } from "../redis/tracked-reader.js";
 
 /** A read of a token key on a tracking connection, from its start until the tick after its reply. */
 export interface InFlightRead {
   readonly key: string;
-  readonly pair: InvalidationPair;
+  readonly pair: TrackedReader;
   /** The pair's epoch when the read started. */
   readonly epoch: number;
   /** A change of the key came while the read was in flight. */
@@ -18,7 +18,7 @@ export interface InFlightRead {
  * may overtake the reply: it poisons the read, whose record is then not kept.
  */
 export interface InFlightReads {
-  start(key: string, pair: InvalidationPair): InFlightRead;
+  start(key: string, pair: TrackedReader): InFlightRead;
   /** The read is over: no later invalidation concerns it. */
   settle(read: InFlightRead): void;
   poison(key: string): void;
@@ -28,7 +28,7 @@ export interface InFlightReads {
 
 interface Ticket {
   key: string;
-  pair: InvalidationPair;
+  pair: TrackedReader;
   epoch: number;
   poisoned: boolean;
   settled: boolean;

@@ -1,5 +1,5 @@
-import type { InvalidationPairs } from "../redis/invalidation-pairs.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
+import type { TrackedReaders } from "../redis/tracked-readers.js";
 
 const PROBE_PREFIX = "perps:cache-probe:";
 
@@ -20,7 +20,7 @@ export interface InvalidationLagProbe {
 export interface InvalidationLagProbeOptions {
   redis: RedisHolder;
   /** The pairs in use now (they are rebuilt after a loss). */
-  pairs: () => InvalidationPairs;
+  pairs: () => TrackedReaders;
   intervalMs: number;
   /** From the probe key's change to its invalidation's arrival. */
   lag(seconds: number): void;

@@ -1,13 +1,13 @@
 import { createBoundedCache } from "../cache/bounded-cache.js";
-import type { InvalidationPair } from "../redis/invalidation-pair.js";
-import {
-  createInvalidationPairs,
-  type InvalidationLossReason,
-  type InvalidationPairs,
-  type InvalidationPairsEvents,
-} from "../redis/invalidation-pairs.js";
 import { isClusterRedirect } from "../redis/redis-failure.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
+import type { TrackedReader } from "../redis/tracked-reader.js";
+import {
+  createTrackedReaders,
+  type InvalidationLossReason,
+  type TrackedReaders,
+  type TrackedReadersEvents,
+} from "../redis/tracked-readers.js";
 import { createDigestSlabs } from "./digest-slabs.js";
 import { createInFlightReads } from "./in-flight-reads.js";
 import { startInvalidationLagProbe } from "./invalidation-lag-probe.js";
@@ -66,20 +66,20 @@ export interface TokenRecordCacheOptions {
   /** Most records kept. */
   maxEntries: number;
   observer?: TokenRecordCacheObserver;
-  /** Subscriber heartbeat (see InvalidationPair). Default 250 ms. */
+  /** Subscriber heartbeat (see TrackedReader). Default 250 ms. */
   heartbeatMs?: number;
   /**
    * Where reads are tracked and invalidations come from. Default: an
-   * InvalidationPair per primary of `redis` (the unit tests drive the race
+   * TrackedReader per primary of `redis` (the unit tests drive the race
    * logic with their own, to order events deterministically).
    */
-  pairs?: (events: InvalidationPairsEvents) => InvalidationPairs;
+  pairs?: (events: TrackedReadersEvents) => TrackedReaders;
   /** How often the invalidation lag is probed (a key written, its invalidation timed); 0: never. Default 10000 ms. */
   probeIntervalMs?: number;
 }
 
 interface Entry extends CachedTokenRecord {
-  pair: InvalidationPair;
+  pair: TrackedReader;
   epoch: number;
 }
 
@@ -87,7 +87,7 @@ const NOT_KEPT: TrackedRead["keep"] = () => undefined;
 
 /**
  * Token records kept in memory and dropped when Redis says they changed
- * (server-assisted client-side caching: see InvalidationPair). Only reads
+ * (server-assisted client-side caching: see TrackedReader). Only reads
  * made on a tracking connection while its pair is up may be kept; an
  * invalidation that overtakes the reply of a read in flight (they come on two
  * sockets) poisons that read; any loss of a pair drops everything.
@@ -119,7 +119,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
     lag: (seconds) => observer?.lag(seconds),
   });
 
-  const events: InvalidationPairsEvents = {
+  const events: TrackedReadersEvents = {
     invalidated(keys) {
       if (keys === null) {
         dropAll("flush");
@@ -143,9 +143,9 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
     },
     lost: dropAll,
   };
-  const makePairs = (): InvalidationPairs =>
+  const makePairs = (): TrackedReaders =>
     opts.pairs?.(events) ??
-    createInvalidationPairs({
+    createTrackedReaders({
       redis: opts.redis.client,
       events,
       ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
@@ -158,7 +158,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
    * the service's client was replaced or a pair ended for good, so that the
    * cache does not stay bypassed after ioredis gave up a connection.
    */
-  function currentPairs(): InvalidationPairs {
+  function currentPairs(): TrackedReaders {
     if (
       opts.pairs === undefined &&
       (pairs.ended || opts.redis.client !== pairsOf) &&

@@ -23,7 +23,7 @@ import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-au
 import { expiresAtMs, utcDate } from "./expiry-date.js";
 import { createListTokensHandler } from "./list-tokens.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
-import { createRequestSigner } from "./request-signer.js";
+import { createSignatureAuthenticator } from "./signature-authenticator.js";
 import {
   alreadyCreated,
   nameTaken,
@@ -56,7 +56,7 @@ export interface TokenServiceOptions {
 export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeof TokenService> {
   const { store, observe } = opts;
   const now = opts.now ?? Date.now;
-  const signer = createRequestSigner({
+  const signatures = createSignatureAuthenticator({
     store,
     verifier: opts.verifier,
     publicKeyCacheUsers: opts.publicKeyCacheUsers ?? 10_000,
@@ -69,7 +69,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
   /** A refusal of the store; a revoked key means the cached keys are stale. */
   function refused(userId: string, outcome: RequestRefusal): never {
     if (outcome.kind === "key-revoked") {
-      signer.forgetKeys(userId);
+      signatures.forgetKeys(userId);
     }
     throw refusalError(outcome);
   }
@@ -79,7 +79,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
       const checked = checkCreateRequest(req, { maxLifetimeSeconds: opts.maxLifetimeSeconds });
       const nowMs = now();
       checkTimeWindow(checked.timestamp, nowMs);
-      const call = await signer.signedRequest(
+      const call = await signatures.signedRequest(
         checked.userId,
         createTokenMessage(checked),
         checked.signature,
@@ -113,7 +113,7 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
     async deleteToken(req) {
       const checked = checkDeleteRequest(req);
       checkTimeWindow(checked.timestamp, now());
-      const call = await signer.signedRequest(
+      const call = await signatures.signedRequest(
         checked.userId,
         deleteTokenMessage(checked),
         checked.signature,

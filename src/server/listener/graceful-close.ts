@@ -1,7 +1,7 @@
 // The dual-protocol listener's close.
 // Tested by test/integration/graceful-stop.test.ts, test/integration/connection-resets.test.ts.
 import type { Server } from "node:net";
-import type { AnswerDeadline } from "../answer-deadline.js";
+import type { UnreadAnswers } from "../unread-answers.js";
 import type { ConnectionCap } from "./connection-cap.js";
 import type { Http1Server } from "./http1-server.js";
 import type { Http2SessionLimits } from "./http2-session-limits.js";
@@ -16,7 +16,7 @@ export interface ClosingParts {
   handOff: ProtocolHandOff;
   inFlight: InFlightRequests;
   connections: ConnectionCap;
-  answerDeadline: AnswerDeadline;
+  unreadAnswers: UnreadAnswers;
 }
 
 /**
@@ -49,6 +49,6 @@ export async function closeGracefully(
   handOff.destroyAll();
   parts.connections.endAll();
   http1.server.close(); // Stops its connection-checking timer.
-  parts.answerDeadline.stop();
+  parts.unreadAnswers.stop();
   await stopped;
 }

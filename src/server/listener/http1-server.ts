@@ -7,7 +7,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { NodeHandler } from "../../http/node-handler.js";
-import type { AnswerDeadline } from "../answer-deadline.js";
+import type { UnreadAnswers } from "../unread-answers.js";
 import { refuseHttp1 } from "./http1-refusals.js";
 import type { InFlightRequests } from "./in-flight-requests.js";
 import type { ReportClientError, TellRefusal } from "./transport-reports.js";
@@ -18,7 +18,7 @@ export interface Http1ServerOptions {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   inFlight: InFlightRequests;
-  answerDeadline: AnswerDeadline;
+  unreadAnswers: UnreadAnswers;
   report: ReportClientError;
   tellRefusal: TellRefusal;
 }
@@ -36,7 +36,7 @@ export interface Http1Server {
  * watched, and the transport's own refusals (http1-refusals.ts).
  */
 export function createHttp1Server(opts: Http1ServerOptions): Http1Server {
-  const { inFlight, answerDeadline } = opts;
+  const { inFlight, unreadAnswers } = opts;
   let closing = false;
   // The response in progress on each HTTP/1 keep-alive connection: a parse
   // error in the middle of its bytes cannot be answered any more.
@@ -69,7 +69,7 @@ export function createHttp1Server(opts: Http1ServerOptions): Http1Server {
         return;
       }
       inFlight.track(res);
-      answerDeadline.watch(res);
+      unreadAnswers.watch(res);
       responding.set(req.socket, res);
       res.on("close", answered);
     },

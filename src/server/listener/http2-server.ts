@@ -1,5 +1,5 @@
 // The HTTP/2 side of the dual-protocol listener (src/server/dual-protocol-server.ts).
-// Tested by test/integration/transport-limits.test.ts, test/integration/edge-answers.test.ts, test/integration/answer-deadline.test.ts, test/unit/server/dual-protocol-server.test.ts.
+// Tested by test/integration/transport-limits.test.ts, test/integration/edge-answers.test.ts, test/integration/unread-answers.test.ts, test/unit/server/dual-protocol-server.test.ts.
 import {
   createServer,
   type Http2Server,
@@ -9,9 +9,9 @@ import {
 } from "node:http2";
 import type { NodeHandler } from "../../http/node-handler.js";
 import { writeStatusAnswer } from "../../status/status-answer.js";
-import type { AnswerDeadline } from "../answer-deadline.js";
 import { settleRequestId } from "../request-id.js";
 import { CONNECT_REFUSED, refusalAnswer } from "../transport-answer.js";
+import type { UnreadAnswers } from "../unread-answers.js";
 import { http2RequestTimeouts } from "./http2-request-timeouts.js";
 import { type Http2Sessions, trackHttp2Sessions } from "./http2-sessions.js";
 import type { InFlightRequests } from "./in-flight-requests.js";
@@ -27,7 +27,7 @@ export interface Http2ServerOptions {
   idleTimeoutMs: number;
   requestTimeoutMs: number;
   inFlight: InFlightRequests;
-  answerDeadline: AnswerDeadline;
+  unreadAnswers: UnreadAnswers;
   report: ReportClientError;
   tellRefusal: TellRefusal;
 }
@@ -41,11 +41,11 @@ export interface Http2Protocol {
 /**
  * The HTTP/2 side of the listener: node's server with the listener's
  * settings, each stream counted in flight
- * and held to the request timeout, each stream's answer deadline watched
+ * and held to the request timeout, each stream's answer watched while unread (unread-answers.ts)
  * and its errors reported, CONNECT refused.
  */
 export function createHttp2Server(opts: Http2ServerOptions): Http2Protocol {
-  const { inFlight, answerDeadline, report } = opts;
+  const { inFlight, unreadAnswers, report } = opts;
   const h2 = createServer(
     { settings: { maxConcurrentStreams: opts.maxConcurrentStreams } },
     opts.handler,
@@ -64,14 +64,14 @@ export function createHttp2Server(opts: Http2ServerOptions): Http2Protocol {
   // Every stream's bookkeeping ends in one shared 'close' listener: no closure per stream.
   function streamClosed(this: ServerHttp2Stream): void {
     inFlight.closed();
-    answerDeadline.forget(this);
+    unreadAnswers.forget(this);
     sessions.streamClosed(this);
     timeouts.released(this);
   }
   h2.on("stream", (stream: ServerHttp2Stream) => {
     stream.on("error", reportStreamError);
     inFlight.opened();
-    answerDeadline.opened(stream);
+    unreadAnswers.opened(stream);
     sessions.streamOpened(stream);
     stream.on("close", streamClosed);
   });

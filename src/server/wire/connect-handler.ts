@@ -33,7 +33,7 @@ import { type StreamRoute, takeGrpcStream } from "./grpc-stream-unary.js";
 import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
 import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 import { streamInputInterceptor } from "./input-error.js";
-import { createUnaryMethods, type UnaryMethods, type UnaryService } from "./unary-method.js";
+import { createUnaryCalls, type UnaryCalls, type UnaryService } from "./unary-method.js";
 
 export interface ConnectHandlerOptions {
   /** Registers the services served. */
@@ -95,7 +95,7 @@ export interface ConnectHandler {
   ) => Exchange | undefined;
   /** The raw-stream route of a request path, and the methods: the check lane hands its misses to them. */
   streamRoute(path: string): StreamRoute | undefined;
-  readonly methods: UnaryMethods;
+  readonly methods: UnaryCalls;
 }
 
 export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandler {
@@ -127,7 +127,7 @@ export function createConnectHandler(opts: ConnectHandlerOptions): ConnectHandle
   };
   opts.routes(recording);
   const invoker = createUnaryInvoker({ services: specs, interceptors: opts.interceptors });
-  const methods = createUnaryMethods({
+  const methods = createUnaryCalls({
     services: unary,
     invoker,
     contextValues: opts.contextValues,

@@ -16,8 +16,8 @@ import { inputError } from "./input-error.js";
 import {
   deadlineAfter,
   serializedAnswer,
+  type UnaryCalls,
   type UnaryMethod,
-  type UnaryMethods,
 } from "./unary-method.js";
 
 /** How a Connect unary answer is written, as the request's headers decided it. */
@@ -42,7 +42,7 @@ interface ConnectAnswerFormat {
  */
 export function serveConnectUnary(
   unary: UnaryMethod,
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   req: NodeServerRequest,
   res: NodeServerResponse,
 ): boolean {
@@ -75,7 +75,7 @@ export function serveConnectUnary(
   const refusal =
     compression.error ??
     timeout.error ??
-    methods.admit(unary.method, req.headers, req.socket ?? undefined);
+    methods.refusalOf(unary.method, req.headers, req.socket ?? undefined);
   if (refusal !== undefined) {
     detach(refuseConnect(res, format, refusal));
     return true;

@@ -23,8 +23,8 @@ import {
 import {
   deadlineAfter,
   deadlinePassed,
+  type UnaryCalls,
   type UnaryMethod,
-  type UnaryMethods,
   whenDeadlinePasses,
 } from "./unary-method.js";
 
@@ -53,7 +53,7 @@ type StreamAnswerFormat = GrpcAnswerFormat & { readonly exchange: Exchange };
  */
 export function takeGrpcStream(
   route: StreamRoute,
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
   begin: (method: string) => Exchange,
@@ -65,7 +65,7 @@ export function takeGrpcStream(
   }
   const exchange = begin(route.name);
   // A caller without the credential its service needs is refused before any body byte is read.
-  const refusal = methods.admit(route.unary.method, headers, stream.session?.socket);
+  const refusal = methods.refusalOf(route.unary.method, headers, stream.session?.socket);
   if (refusal !== undefined) {
     refuseGrpc(stream, answerFormat(route, terms, exchange), refusal);
     return exchange;
@@ -91,7 +91,7 @@ export interface GrpcStreamTerms {
  * for any other stream: Connect's own paths answer it, in Connect's words.
  */
 export function grpcStreamTerms(
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   headers: IncomingHttpHeaders,
 ): GrpcStreamTerms | undefined {
   const contentType = headers["content-type"];
@@ -183,7 +183,7 @@ export function readGrpcStream(
  */
 export function serveGrpcStreamBody(
   route: StreamRoute,
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
   terms: GrpcStreamTerms,
@@ -206,7 +206,7 @@ export function serveGrpcStreamBody(
 
 function serve(
   unary: UnaryMethod,
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
   format: StreamAnswerFormat,

@@ -28,8 +28,8 @@ import {
   deadlineAfter,
   deadlinePassed,
   serializedAnswer,
+  type UnaryCalls,
   type UnaryMethod,
-  type UnaryMethods,
   whenDeadlinePasses,
 } from "./unary-method.js";
 
@@ -80,7 +80,7 @@ export function grpcFraming(contentType: string | undefined): Framing | undefine
 export function serveGrpcUnary(
   framing: Framing,
   unary: UnaryMethod,
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   req: NodeServerRequest,
   res: NodeServerResponse,
 ): boolean {
@@ -91,7 +91,7 @@ export function serveGrpcUnary(
   const { type, format, compression, deadline } = headers;
   // A caller without the credential its service needs is refused before any body byte is read.
   const refusal =
-    headers.refusal ?? methods.admit(unary.method, req.headers, req.socket ?? undefined);
+    headers.refusal ?? methods.refusalOf(unary.method, req.headers, req.socket ?? undefined);
   if (refusal !== undefined) {
     detach(refuseGrpc(res, format, refusal));
     return true;
@@ -152,7 +152,7 @@ export function serveGrpcUnary(
  */
 export function refuseGrpcStream(
   framing: Framing,
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   req: NodeServerRequest,
   res: NodeServerResponse,
 ): boolean {
@@ -184,7 +184,7 @@ interface CallHeaders {
 /** The call's headers; undefined for a request Connect refuses by its method or content type (405, 415). */
 function headersOf(
   framing: Framing,
-  methods: UnaryMethods,
+  methods: UnaryCalls,
   compressMinBytes: number,
   req: NodeServerRequest,
 ): CallHeaders | undefined {

@@ -37,7 +37,7 @@ export interface UnaryService {
   readonly readMaxBytes: number;
 }
 
-export interface UnaryMethodsOptions {
+export interface UnaryCallsOptions {
   services: readonly UnaryService[];
   /** The listener's one way into a call: its interceptors and the implementations. */
   invoker: UnaryInvoker;
@@ -50,12 +50,12 @@ export interface UnaryMethodsOptions {
 }
 
 /** What the protocol paths share: the methods, the gate, and the way into a call. */
-export interface UnaryMethods {
+export interface UnaryCalls {
   /** The unary method at a path of the services, if any. */
   find(method: DescMethod): UnaryMethod | undefined;
   readonly acceptCompression: Compression[];
   /** The refusal of a call by its headers and connection alone (the gate), before any body byte is read. */
-  admit(
+  refusalOf(
     method: DescMethod,
     headers: IncomingHttpHeaders,
     socket: { remoteAddress?: string | undefined } | undefined,
@@ -71,7 +71,7 @@ export interface UnaryMethods {
   readonly invoker: UnaryInvoker;
 }
 
-export function createUnaryMethods(opts: UnaryMethodsOptions): UnaryMethods {
+export function createUnaryCalls(opts: UnaryCallsOptions): UnaryCalls {
   const { gate } = opts;
   const methods = new Map<DescMethod, UnaryMethod>();
   for (const service of opts.services) {
@@ -91,7 +91,7 @@ export function createUnaryMethods(opts: UnaryMethodsOptions): UnaryMethods {
   return {
     find: (method) => methods.get(method),
     acceptCompression: [...opts.acceptCompression],
-    admit: (method, headers, socket) => gate?.(method.parent, headers, socket),
+    refusalOf: (method, headers, socket) => gate?.(method.parent, headers, socket),
     callOf: (protocolName, req, res, deadline) => ({
       protocolName,
       requestMethod: req.method ?? "POST",

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { InvalidationPair } from "../../../src/redis/invalidation-pair.js";
+import type { TrackedReader } from "../../../src/redis/tracked-reader.js";
 import { createInFlightReads } from "../../../src/store/in-flight-reads.js";
 
 // A pair only for its epoch: nothing here reads from it.
-const pair = (epoch: number): InvalidationPair => ({
+const pair = (epoch: number): TrackedReader => ({
   up: true,
   epoch,
   ended: false,

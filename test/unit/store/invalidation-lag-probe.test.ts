@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  createInvalidationPairs,
-  type InvalidationPairs,
-} from "../../../src/redis/invalidation-pairs.js";
+import { createTrackedReaders, type TrackedReaders } from "../../../src/redis/tracked-readers.js";
 import {
   type InvalidationLagProbe,
   startInvalidationLagProbe,
@@ -20,7 +17,7 @@ describe("startInvalidationLagProbe", () => {
   function probeOver(intervalMs: number) {
     const lags: number[] = [];
     const probes: { probe?: InvalidationLagProbe } = {};
-    const pairs: InvalidationPairs = createInvalidationPairs({
+    const pairs: TrackedReaders = createTrackedReaders({
       redis,
       events: {
         invalidated(keys) {

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setImmediate as nextMacrotask } from "node:timers/promises";
 import { Redis, ReplyError } from "ioredis";
-import type { InvalidationPair } from "../../../src/redis/invalidation-pair.js";
-import type { InvalidationPairsEvents } from "../../../src/redis/invalidation-pairs.js";
+import type { TrackedReader } from "../../../src/redis/tracked-reader.js";
+import type { TrackedReadersEvents } from "../../../src/redis/tracked-readers.js";
 import {
   type CachedTokenRecord,
   createTokenRecordCache,
@@ -21,7 +21,7 @@ interface Reply {
 
 function scriptedPair() {
   const replies: Reply[] = [];
-  const pair: { up: boolean; epoch: number } & InvalidationPair = {
+  const pair: { up: boolean; epoch: number } & TrackedReader = {
     up: true,
     epoch: 1,
     ended: false,
@@ -36,7 +36,7 @@ function scriptedPair() {
 
 function setUp(maxEntries = 10) {
   const { pair, replies } = scriptedPair();
-  let events: InvalidationPairsEvents | undefined;
+  let events: TrackedReadersEvents | undefined;
   const seen = { hits: 0, misses: 0, invalidated: 0, drops: [] as string[], entries: 0 };
   const cache = createTokenRecordCache({
     // Never used: reads go to the scripted pair, and there is no probe.

@@ -21,7 +21,7 @@ import {
 } from "../../../../src/gen/health/v1/health_pb.js";
 import type { NodeHandler } from "../../../../src/http/node-handler.js";
 import {
-  createUnaryMethods,
+  createUnaryCalls,
   deadlineAfter,
   deadlinePassed,
   serializedAnswer,
@@ -118,7 +118,7 @@ describe("the unary methods of a listener", () => {
           : HealthCheckResponse_ServingStatus.UNKNOWN,
     }),
   });
-  const methods = createUnaryMethods({
+  const methods = createUnaryCalls({
     services: [{ spec, readMaxBytes: 100 }],
     invoker: createUnaryInvoker({ services: [spec] }),
     contextValues: () => {
@@ -148,21 +148,21 @@ describe("the unary methods of a listener", () => {
     );
   });
 
-  it("admit a call by its headers through the gate, before its body", () => {
+  it("refusalOf: a call refused by its headers through the gate, before its body", () => {
     assert.equal(
-      methods.admit(Health.method.check, { authorization: "Bearer s" }, undefined),
+      methods.refusalOf(Health.method.check, { authorization: "Bearer s" }, undefined),
       undefined,
     );
-    const refusal = methods.admit(Health.method.check, {}, undefined);
+    const refusal = methods.refusalOf(Health.method.check, {}, undefined);
     assert.equal(refusal?.code, Code.Unauthenticated);
     assert.equal(refusal?.rawMessage, `${Health.typeName} needs a credential`);
-    const open = createUnaryMethods({
+    const open = createUnaryCalls({
       services: [{ spec, readMaxBytes: 100 }],
       invoker: methods.invoker,
       contextValues: () => createContextValues(),
       acceptCompression: [],
     });
-    assert.equal(open.admit(Health.method.check, {}, undefined), undefined);
+    assert.equal(open.refusalOf(Health.method.check, {}, undefined), undefined);
   });
 
   it("serialize an answer in the request's codec", () => {

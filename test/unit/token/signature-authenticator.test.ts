@@ -6,7 +6,7 @@ import {
   createEd25519Verifier,
   type Ed25519Verifier,
 } from "../../../src/crypto/ed25519-verifier.js";
-import { createRequestSigner } from "../../../src/token/request-signer.js";
+import { createSignatureAuthenticator } from "../../../src/token/signature-authenticator.js";
 import { newUser, signBytes } from "../../support/signing.js";
 
 // Real keys and the service's verifier; the registered keys are a map, whose
@@ -33,7 +33,7 @@ function setUp() {
       return real.verify(publicKeyHex, message, signature);
     },
   };
-  const signer = createRequestSigner({
+  const signer = createSignatureAuthenticator({
     store: {
       publicKeys: async (userId) => {
         reads.push(userId);
@@ -58,7 +58,7 @@ async function refusal(call: Promise<unknown>): Promise<ConnectError> {
   assert.fail("expected a refusal");
 }
 
-describe("createRequestSigner", () => {
+describe("createSignatureAuthenticator", () => {
   it("names the registered key that signed, the canonical user id and the message's SHA-256", async () => {
     const { signer, registered } = setUp();
     const userId = randomUUID();

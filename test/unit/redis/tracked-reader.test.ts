@@ -3,10 +3,10 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis, type RedisOptions } from "ioredis";
 import {
-  createInvalidationPair,
-  type InvalidationPair,
-  type PairLossReason,
-} from "../../../src/redis/invalidation-pair.js";
+  createTrackedReader,
+  type TrackedReader,
+  type TrackingLossReason,
+} from "../../../src/redis/tracked-reader.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
 
 /** Waits until `test` holds, polling; fails the test after `ms` (a bound for slow machines, not a speed goal). */
@@ -21,15 +21,15 @@ async function until(what: string, test: () => boolean | Promise<boolean>, ms = 
 }
 
 // A pair over a private redis-server; `redis` is another client, as another instance or an operator.
-describe("createInvalidationPair", () => {
+describe("createTrackedReader", () => {
   const { server, redis } = redisServerSuite();
 
   /** A pair of a new source client, and what it reported. */
   function pairOf(opts: { heartbeatMs?: number; source?: RedisOptions } = {}) {
     const invalidated: (string[] | null)[] = [];
-    const lost: PairLossReason[] = [];
+    const lost: TrackingLossReason[] = [];
     const source = new Redis(server.url, opts.source ?? {});
-    const pair = createInvalidationPair({
+    const pair = createTrackedReader({
       source,
       events: {
         invalidated: (keys) => invalidated.push(keys === null ? null : keys.map(String)),
@@ -60,7 +60,7 @@ describe("createInvalidationPair", () => {
   }
 
   /** Reads `key` through the pair, then has another client change it. */
-  async function readThenChange(pair: InvalidationPair, key: string) {
+  async function readThenChange(pair: TrackedReader, key: string) {
     await redis.set(key, "v1");
     assert.equal(String(await pair.read(key)), "v1");
     await redis.set(key, "v2");

@@ -4,33 +4,33 @@
 
 import { Cluster, type Redis } from "ioredis";
 import { clusterSlotOf } from "./cluster-slot.js";
-import {
-  createInvalidationPair,
-  type InvalidationPair,
-  type InvalidationPairEvents,
-  type PairLossReason,
-} from "./invalidation-pair.js";
 import type { RedisClient } from "./redis-client.js";
+import {
+  createTrackedReader,
+  type TrackedReader,
+  type TrackedReaderEvents,
+  type TrackingLossReason,
+} from "./tracked-reader.js";
 
 /** Why reads of earlier epochs stopped being vouched for: a pair's loss, or a Cluster's slot map changing. */
-export type InvalidationLossReason = PairLossReason | "topology";
+export type InvalidationLossReason = TrackingLossReason | "topology";
 
-export interface InvalidationPairsEvents extends Omit<InvalidationPairEvents, "lost"> {
+export interface TrackedReadersEvents extends Omit<TrackedReaderEvents, "lost"> {
   lost(reason: InvalidationLossReason): void;
 }
 
-/** One {@link InvalidationPair} per primary the client writes to. */
-export interface InvalidationPairs {
+/** One {@link TrackedReader} per primary the client writes to. */
+export interface TrackedReaders {
   /** The pair of the server holding `key`, whether up or not; undefined when none is known yet. */
-  pairOf(key: string): InvalidationPair | undefined;
+  pairOf(key: string): TrackedReader | undefined;
   /** A pair, or the Cluster client they follow, ended for good: build new pairs. */
   readonly ended: boolean;
   close(): void;
 }
 
-export interface InvalidationPairsOptions {
+export interface TrackedReadersOptions {
   redis: RedisClient;
-  events: InvalidationPairsEvents;
+  events: TrackedReadersEvents;
   heartbeatMs?: number;
 }
 
@@ -41,7 +41,7 @@ export interface InvalidationPairsOptions {
  * a key's slot choosing it; when the slot map changes (a slot moved, a
  * failover) every pair's reads are disowned at once.
  */
-export function createInvalidationPairs(opts: InvalidationPairsOptions): InvalidationPairs {
+export function createTrackedReaders(opts: TrackedReadersOptions): TrackedReaders {
   const { redis, events } = opts;
   const pairOptions = (source: Redis) => ({
     source,
@@ -49,7 +49,7 @@ export function createInvalidationPairs(opts: InvalidationPairsOptions): Invalid
     ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
   });
   if (!(redis instanceof Cluster)) {
-    const pair = createInvalidationPair(pairOptions(redis));
+    const pair = createTrackedReader(pairOptions(redis));
     return {
       pairOf: () => pair,
       get ended() {
@@ -59,7 +59,7 @@ export function createInvalidationPairs(opts: InvalidationPairsOptions): Invalid
     };
   }
   const cluster = redis;
-  const pairs = new Map<string, InvalidationPair>();
+  const pairs = new Map<string, TrackedReader>();
   let slotMasters: string[] = [];
   let closed = false;
 
@@ -80,7 +80,7 @@ export function createInvalidationPairs(opts: InvalidationPairsOptions): Invalid
       const name = `${node.options.host}:${node.options.port}`;
       live.add(name);
       if (!pairs.has(name)) {
-        pairs.set(name, createInvalidationPair(pairOptions(node)));
+        pairs.set(name, createTrackedReader(pairOptions(node)));
       }
     }
     for (const [name, pair] of pairs) {

@@ -9,7 +9,7 @@ import { constants as h2constants, type ServerHttp2Stream } from "node:http2";
  * connection closed, which frees them. A long-lived answer whose client
  * keeps up (a health Watch stream) has nothing waiting, and is left alone.
  */
-export interface AnswerDeadline {
+export interface UnreadAnswers {
   /** Watches one answer until it closes. */
   watch(answer: ServerHttp2Stream | ServerResponse): void;
   /** `watch` for a caller that hears the close itself: watched until `forget`. */
@@ -25,7 +25,7 @@ export interface AnswerDeadline {
  * client at two sweeps in a row is reset, so an answer the client does not
  * take in is held between `ms` and 2 × `ms`.
  */
-export function createAnswerDeadline(ms: number): AnswerDeadline {
+export function createUnreadAnswers(ms: number): UnreadAnswers {
   /** Open answers, and whether the last sweep saw bytes of each waiting. */
   const open = new Map<ServerHttp2Stream | ServerResponse, boolean>();
   // One listener for every answer (the answer is `this`): no closure per stream.

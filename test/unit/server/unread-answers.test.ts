@@ -10,7 +10,7 @@ import {
 import { type AddressInfo, connect as connectTcp, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type AnswerDeadline, createAnswerDeadline } from "../../../src/server/answer-deadline.js";
+import { createUnreadAnswers, type UnreadAnswers } from "../../../src/server/unread-answers.js";
 import { within } from "../../support/held-stream.js";
 
 const SWEEP_MS = 100;
@@ -18,7 +18,7 @@ const SWEEP_MS = 100;
 const BOUND_MS = 10_000;
 
 describe("the answer deadline, on raw HTTP/2 streams", () => {
-  let deadline: AnswerDeadline;
+  let deadline: UnreadAnswers;
   // What the server writes on each stream, by its path.
   const answers: Record<string, (stream: ServerHttp2Stream) => void> = {
     // More than a window of 0 lets through: it waits for the client.
@@ -75,7 +75,7 @@ describe("the answer deadline, on raw HTTP/2 streams", () => {
   }
 
   it("resets (CANCEL) a stream whose client takes none of the answer in; the session goes on", async () => {
-    deadline = createAnswerDeadline(SWEEP_MS);
+    deadline = createUnreadAnswers(SWEEP_MS);
     const stalled = await session(true);
     try {
       const answer = await within(get(stalled, "/large"), BOUND_MS, "the reset");
@@ -92,7 +92,7 @@ describe("the answer deadline, on raw HTTP/2 streams", () => {
   });
 
   it("leaves alone an answer its client takes in, and one with nothing waiting", async () => {
-    deadline = createAnswerDeadline(SWEEP_MS);
+    deadline = createUnreadAnswers(SWEEP_MS);
     const reading = await session(false);
     try {
       const [large, idle] = await Promise.all([get(reading, "/large"), get(reading, "/idle")]);
@@ -105,7 +105,7 @@ describe("the answer deadline, on raw HTTP/2 streams", () => {
   });
 
   it("resets nothing once stopped", async () => {
-    deadline = createAnswerDeadline(SWEEP_MS);
+    deadline = createUnreadAnswers(SWEEP_MS);
     const stalled = await session(true);
     try {
       const answer = get(stalled, "/large");
@@ -120,7 +120,7 @@ describe("the answer deadline, on raw HTTP/2 streams", () => {
 });
 
 describe("the answer deadline, on HTTP/1.1 responses", () => {
-  const deadline = createAnswerDeadline(SWEEP_MS);
+  const deadline = createUnreadAnswers(SWEEP_MS);
   const ANSWER_BYTES = 32 * 1024 * 1024;
   // The request's connection, and its response's close (wrapped: a promise of a promise is flattened).
   let answering: (answer: { closed: Promise<Socket> }) => void = () => {};

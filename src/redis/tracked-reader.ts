@@ -4,13 +4,13 @@ import type { Redis } from "ioredis";
 export const INVALIDATE_CHANNEL = "__redis__:invalidate";
 
 /** Why a pair stopped vouching for its reads. */
-export type PairLossReason = "connection" | "heartbeat" | "closed";
+export type TrackingLossReason = "connection" | "heartbeat" | "closed";
 
-export interface InvalidationPairEvents {
+export interface TrackedReaderEvents {
   /** Keys changed on the server since the reader read them; null: every key (FLUSHALL, FLUSHDB). */
   invalidated(keys: readonly Buffer[] | null): void;
   /** The pair no longer vouches for reads of earlier epochs (a connection lost, a heartbeat missed). */
-  lost(reason: PairLossReason): void;
+  lost(reason: TrackingLossReason): void;
 }
 
 /**
@@ -26,7 +26,7 @@ export interface InvalidationPairEvents {
  * `epoch` changes whenever that stops being true: a read started in an older
  * epoch, or while down, must never be cached.
  */
-export interface InvalidationPair {
+export interface TrackedReader {
   readonly up: boolean;
   /** Changes on every loss; a read vouched for in epoch E is good only while `up` and `epoch === E`. */
   readonly epoch: number;
@@ -42,10 +42,10 @@ export interface InvalidationPair {
   close(): void;
 }
 
-export interface InvalidationPairOptions {
+export interface TrackedReaderOptions {
   /** A connection to the server to track (a standalone or Sentinel client, or a cluster node): duplicated twice. */
   source: Redis;
-  events: InvalidationPairEvents;
+  events: TrackedReaderEvents;
   /**
    * The subscriber is PINGed this often; three missed answers in a row count
    * as a lost connection (one that stalls without closing carries no
@@ -54,7 +54,7 @@ export interface InvalidationPairOptions {
   heartbeatMs?: number;
 }
 
-export function createInvalidationPair(opts: InvalidationPairOptions): InvalidationPair {
+export function createTrackedReader(opts: TrackedReaderOptions): TrackedReader {
   const { events } = opts;
   const heartbeatMs = opts.heartbeatMs ?? 250;
   const own = {
@@ -74,7 +74,7 @@ export function createInvalidationPair(opts: InvalidationPairOptions): Invalidat
   let ended = false;
   let unansweredPings = 0;
 
-  function lose(reason: PairLossReason): void {
+  function lose(reason: TrackingLossReason): void {
     epoch += 1;
     const wasUp = up;
     up = false;

@@ -11,7 +11,7 @@ import { canonicalUserId } from "./user-id.js";
  * its signature verifies, looked for among the keys remembered from earlier
  * calls first (no round trip), then among those read from Redis.
  */
-export interface RequestSigner {
+export interface SignatureAuthenticator {
   /** The request's identity; `Invalid signature` when no key of the user made it. */
   signedRequest(
     signedUserId: string,
@@ -22,7 +22,7 @@ export interface RequestSigner {
   forgetKeys(userId: string): void;
 }
 
-export interface RequestSignerOptions {
+export interface SignatureAuthenticatorOptions {
   store: Pick<TokenStore, "publicKeys">;
   verifier: Ed25519Verifier;
   /** Users whose registered keys are remembered between calls (see PublicKeyCache). */
@@ -36,7 +36,9 @@ function newDecoyPublicKey(): string {
   return spki.subarray(spki.length - 32).toString("hex");
 }
 
-export function createRequestSigner(opts: RequestSignerOptions): RequestSigner {
+export function createSignatureAuthenticator(
+  opts: SignatureAuthenticatorOptions,
+): SignatureAuthenticator {
   const { store, verifier } = opts;
   const publicKeyCache = createPublicKeyCache(opts.publicKeyCacheUsers);
   const decoyPublicKey = newDecoyPublicKey();
