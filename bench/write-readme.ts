@@ -124,6 +124,7 @@ export function readmeMarkdown(r: BenchReport, source = "results/latest.json"): 
     "",
     "- `npx tsx bench/profile.ts` (`--introspect`, `--forward-auth`): a V8 CPU profile of the service under load. On a VM it charges a thread's waits for a core to whatever frame was running, so read it next to the next tool.",
     "- `npm run bench:layers` (Linux `perf`): records the service's main thread under REST create with `--perf-basic-prof-only-functions`, the main thread alone on CPU 0, and counts each sample for the innermost layer on its stack: [results/latest-event-loop-layers.md](results/latest-event-loop-layers.md). perf's sampling slows the event loop, so read the shares, not the totals.",
+    "- `npm run bench:path` (`bench/call-path.ts`): the hand-written modules of `src/` one call runs (IntrospectToken and `/auth` on the check lane, a REST create), measured with V8's coverage counts rather than read from the code: the service runs twice at `WORKERS=1` with the same warm-up, the second time with 25 more calls, and a module one of whose functions ran at least 25 times more is listed. Results: `bench/results/call-path.md`.",
     "- The tail at half peak: when the slow requests come in bursts (every request due within a short window late together), it is a stall of the whole process, not slow requests one by one; compare the service's half-peak row with the floor's, which pays for node, its garbage collector and the shared cores too.",
     "",
   ].join("\n");
