@@ -1,4 +1,4 @@
-import type { OperatorLookup } from "./admin-auth-interceptor.js";
+import type { OperatorLookup } from "./call-gate.js";
 import {
   type CredentialsFileTrouble,
   reloadCountedAs,

@@ -11,9 +11,10 @@ import { hash, timingSafeEqual } from "node:crypto";
 import { ServerResponse } from "node:http";
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { createRequire } from "node:module";
-import type { ContextValues } from "@connectrpc/connect";
+import { ConnectError, type ContextValues } from "@connectrpc/connect";
 import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { parseToken, TOKEN_DIGEST_BYTES, TOKEN_LENGTH } from "@perps/token-client/protocol";
+import { admittedAs } from "../admin-auth/call-gate.js";
 import {
   SERVICE_CREDENTIAL_HEADER,
   type ServiceCredentialCheck,
@@ -271,11 +272,12 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
     takeStream(stream, headers, pipeline) {
       const { route, methods } = pipeline;
       const terms = grpcStreamTerms(methods, headers);
+      if (terms === undefined) {
+        return false;
+      }
       // Refusals are the pipeline's, before any body byte is read.
-      if (
-        terms === undefined ||
-        methods.refusalOf(route.unary.method, headers, stream.session?.socket) !== undefined
-      ) {
+      const admitted = methods.admission(route.unary.method, headers, stream.session?.socket);
+      if (admitted instanceof ConnectError) {
         return false;
       }
       const started = performance.now();
@@ -295,7 +297,9 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
             terms,
             body,
             pipeline.begin(route.name),
-            pipeline.contextValues,
+            admitted === ""
+              ? pipeline.contextValues
+              : (exchange) => admittedAs(pipeline.contextValues(exchange), admitted),
           );
           return;
         }

@@ -3,8 +3,7 @@
 //
 // Tested by test/integration/edge-answers.test.ts, test/integration/operability.test.ts, test/integration/cors.test.ts, test/integration/console.test.ts, test/integration/graceful-stop.test.ts.
 
-import type { OperatorLookup } from "../admin-auth/admin-auth-interceptor.js";
-import { createCallGate } from "../admin-auth/call-gate.js";
+import { createCallGate, type OperatorLookup } from "../admin-auth/call-gate.js";
 import { type ServiceLookup, serviceCredentialCheck } from "../admin-auth/service-credential.js";
 import { createCheckLane } from "../check-lane/check-lane.js";
 import { createCheckTally } from "../check-lane/check-tally.js";
@@ -172,10 +171,9 @@ export function createApp(opts: AppOptions): App {
     ...credentialedServices(api),
     ...(opts.serviceOf === undefined ? {} : { serviceCheck }),
   };
-  const interceptors = createInterceptorChain({
-    ...callers,
-    ...(opts.tracing === undefined ? {} : { tracing: opts.tracing }),
-  });
+  const interceptors = createInterceptorChain(
+    opts.tracing === undefined ? {} : { tracing: opts.tracing },
+  );
   // What the interceptors do not see (plain endpoints, refusals made before a
   // call) is logged and counted per answer.
   const telemetry = createAnswerTelemetry({
@@ -191,7 +189,7 @@ export function createApp(opts: AppOptions): App {
     interceptors,
     telemetry,
     readMaxBytes: READ_MAX_BYTES,
-    // The same credentials, asked before a call's body is read.
+    // Every call's credentials, asked before its body is read.
     gate: createCallGate(callers),
     logger: opts.logger,
   };

@@ -1,5 +1,4 @@
-import { operatorKey } from "../admin-auth/admin-auth-interceptor.js";
-import { callerKey } from "../admin-auth/caller-context.js";
+import { callerKey, operatorKey } from "../admin-auth/call-gate.js";
 import type { AuditLog } from "../log/audit-event.js";
 import type { Logger } from "../log/logger.js";
 import { requestIdKey } from "./request-id.js";

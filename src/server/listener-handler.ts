@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
-import type { CallGate } from "../admin-auth/call-gate.js";
-import { callerKey, callerOf, withCaller } from "../admin-auth/caller-context.js";
+import { type CallGate, callerKey, callerOf, withCaller } from "../admin-auth/call-gate.js";
 import { type CheckLane, INTROSPECT_PATH } from "../check-lane/check-lane.js";
 import type { Endpoint } from "../http/endpoint.js";
 import type { NodeHandler, NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";

@@ -52,6 +52,9 @@ export function servedService<S extends DescService>(
   impl: Partial<ServiceImpl<S>>,
   opts: ServedServiceOptions,
 ): ServedService {
+  if (opts.operatorOnly === true || opts.serviceCredential === true) {
+    credentialsAskedByTheGate(service, opts.rest ?? []);
+  }
   const routerOptions: Parameters<ConnectRouter["service"]>[2] =
     opts.readMaxBytes === undefined ? {} : { readMaxBytes: opts.readMaxBytes };
   return {
@@ -65,7 +68,27 @@ export function servedService<S extends DescService>(
   };
 }
 
-/** Which services need which caller's credential, as the interceptors and the call gate take it. */
+/**
+ * A service that needs a caller's credential is served only where the call
+ * gate (src/admin-auth/call-gate.ts) asks it, before the body is read: the
+ * unary calls of the RPC protocols. A REST mapping or a streaming method
+ * would be a way in that it does not guard, so either is refused here.
+ */
+function credentialsAskedByTheGate(service: DescService, rest: readonly ListenerName[]): void {
+  if (rest.length > 0) {
+    throw new Error(
+      `${service.typeName} needs a caller's credential, which REST does not ask: it cannot have a REST mapping`,
+    );
+  }
+  const streaming = service.methods.find((method) => method.methodKind !== "unary");
+  if (streaming !== undefined) {
+    throw new Error(
+      `${service.typeName}/${streaming.name} streams, and the call gate asks credentials of unary calls only`,
+    );
+  }
+}
+
+/** Which services need which caller's credential, as the call gate takes it. */
 export interface CredentialedServices {
   /** The `operatorOnly` entries: only an operator may call them. */
   adminServices: readonly DescService[];

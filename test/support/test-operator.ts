@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import type { Interceptor as ConnectInterceptor } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
-import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
+import type { OperatorLookup } from "../../src/admin-auth/call-gate.js";
 import {
   credentialLookup,
   credentialsLine,

@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import type { OperatorLookup } from "../../src/admin-auth/admin-auth-interceptor.js";
+import type { OperatorLookup } from "../../src/admin-auth/call-gate.js";
 import type { ServiceLookup } from "../../src/admin-auth/service-credential.js";
 import type { RevokeReplicasAck } from "../../src/config/config.js";
 import { SETTING_DEFAULTS } from "../../src/config/setting-defaults.js";

@@ -86,6 +86,9 @@ export function send2(port: number, sent: Sent): Promise<Answer> {
     stream.on("data", (c: Buffer) => chunks.push(c));
     stream.on("end", () => resolve({ status, headers, body: Buffer.concat(chunks), trailers }));
     stream.on("error", reject);
-    stream.end(sent.body);
+    // Node ends a GET's stream at once (END_STREAM on its headers): it has no body to send.
+    if (!stream.writableEnded) {
+      stream.end(sent.body);
+    }
   }).finally(() => session.close());
 }

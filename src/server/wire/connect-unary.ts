@@ -72,12 +72,12 @@ export function serveConnectUnary(
     exchange: exchangeOf(req),
   };
   // A caller without the credential its service needs is refused before any body byte is read.
-  const refusal =
+  const admitted =
     compression.error ??
     timeout.error ??
-    methods.refusalOf(unary.method, req.headers, req.socket ?? undefined);
-  if (refusal !== undefined) {
-    detach(refuseConnect(res, format, refusal));
+    methods.admission(unary.method, req.headers, req.socket ?? undefined);
+  if (admitted instanceof ConnectError) {
+    detach(refuseConnect(res, format, admitted));
     return true;
   }
   readInput(unary, req, compression.request)
@@ -85,7 +85,7 @@ export function serveConnectUnary(
     .then(
       (input) =>
         methods.invoker
-          .invoke(unary.method, input, methods.callOf("connect", req, res, deadline))
+          .invoke(unary.method, input, methods.callOf("connect", req, res, deadline, admitted))
           .then(
             (result) => {
               const bytes = serializedAnswer(unary, type.binary, result);

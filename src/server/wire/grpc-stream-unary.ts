@@ -4,9 +4,10 @@
 
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Message } from "@bufbuild/protobuf";
-import type { ContextValues } from "@connectrpc/connect";
+import { ConnectError, type ContextValues } from "@connectrpc/connect";
 import { type Compression, compressionNegotiate } from "@connectrpc/connect/protocol";
 import * as grpc from "@connectrpc/connect/protocol-grpc";
+import { admittedAs } from "../../admin-auth/call-gate.js";
 import { lazyCallSignal } from "../../call/call-signal.js";
 import { type RequestBody, readBody } from "../../http/request-body.js";
 import { urlOf } from "../../http/request-url.js";
@@ -65,13 +66,15 @@ export function takeGrpcStream(
   }
   const exchange = begin(route.name);
   // A caller without the credential its service needs is refused before any body byte is read.
-  const refusal = methods.refusalOf(route.unary.method, headers, stream.session?.socket);
-  if (refusal !== undefined) {
-    refuseGrpc(stream, answerFormat(route, terms, exchange), refusal);
+  const admitted = methods.admission(route.unary.method, headers, stream.session?.socket);
+  if (admitted instanceof ConnectError) {
+    refuseGrpc(stream, answerFormat(route, terms, exchange), admitted);
     return exchange;
   }
   readGrpcStream(route, terms, stream, (body) =>
-    serveGrpcStreamBody(route, methods, stream, headers, terms, body, exchange, contextValues),
+    serveGrpcStreamBody(route, methods, stream, headers, terms, body, exchange, (values) =>
+      admittedAs(contextValues(values), admitted),
+    ),
   );
   return exchange;
 }

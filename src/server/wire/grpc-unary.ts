@@ -90,15 +90,15 @@ export function serveGrpcUnary(
   }
   const { type, format, compression, deadline } = headers;
   // A caller without the credential its service needs is refused before any body byte is read.
-  const refusal =
-    headers.refusal ?? methods.refusalOf(unary.method, req.headers, req.socket ?? undefined);
-  if (refusal !== undefined) {
-    detach(refuseGrpc(res, format, refusal));
+  const admitted =
+    headers.refusal ?? methods.admission(unary.method, req.headers, req.socket ?? undefined);
+  if (admitted instanceof ConnectError) {
+    detach(refuseGrpc(res, format, admitted));
     return true;
   }
   const invoke = (input: Message) =>
     methods.invoker
-      .invoke(unary.method, input, methods.callOf(framing.protocol, req, res, deadline))
+      .invoke(unary.method, input, methods.callOf(framing.protocol, req, res, deadline, admitted))
       .then(
         (result) => {
           const bytes = serializedAnswer(unary, type.binary, result);

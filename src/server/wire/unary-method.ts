@@ -7,7 +7,7 @@ import {
   type MethodSerializationLookup,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
-import type { CallGate } from "../../admin-auth/call-gate.js";
+import { type Admission, admittedAs, type CallGate } from "../../admin-auth/call-gate.js";
 import { lazyCallSignal } from "../../call/call-signal.js";
 import type { UnaryCall, UnaryInvoker, UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
@@ -45,7 +45,7 @@ export interface UnaryCallsOptions {
   contextValues: (req: NodeServerRequest) => ContextValues;
   /** The compressions accepted and offered, as given to Connect's router. */
   acceptCompression: readonly Compression[];
-  /** Refuses a call by its headers before its body is read (credentials). Default: none refused. */
+  /** Asks a call's credentials by its headers before its body is read. Default: none refused. */
   gate?: CallGate;
 }
 
@@ -54,18 +54,22 @@ export interface UnaryCalls {
   /** The unary method at a path of the services, if any. */
   find(method: DescMethod): UnaryMethod | undefined;
   readonly acceptCompression: Compression[];
-  /** The refusal of a call by its headers and connection alone (the gate), before any body byte is read. */
-  refusalOf(
+  /**
+   * The gate's answer to a call by its headers and connection alone, asked
+   * before any body byte is read: its refusal, or the operator it is let in as.
+   */
+  admission(
     method: DescMethod,
     headers: IncomingHttpHeaders,
     socket: { remoteAddress?: string | undefined } | undefined,
-  ): ConnectError | undefined;
-  /** The call of a request of node's compatibility layer, as `invoke` takes it. */
+  ): Admission;
+  /** The call of a request of node's compatibility layer, let in as `operator`, as `invoke` takes it. */
   callOf(
     protocolName: string,
     req: NodeServerRequest,
     res: NodeServerResponse,
     deadline: number | null,
+    operator: string,
   ): UnaryCall;
   /** The listener's invoker: the one way into a call. */
   readonly invoker: UnaryInvoker;
@@ -91,13 +95,16 @@ export function createUnaryCalls(opts: UnaryCallsOptions): UnaryCalls {
   return {
     find: (method) => methods.get(method),
     acceptCompression: [...opts.acceptCompression],
-    refusalOf: (method, headers, socket) => gate?.(method.parent, headers, socket),
-    callOf: (protocolName, req, res, deadline) => ({
+    admission:
+      gate === undefined
+        ? () => ""
+        : (method, headers, socket) => gate(method.parent, headers, socket),
+    callOf: (protocolName, req, res, deadline, operator) => ({
       protocolName,
       requestMethod: req.method ?? "POST",
       url: () => requestUrl(req),
       header: () => webHeaders(req.headers),
-      contextValues: opts.contextValues(req),
+      contextValues: admittedAs(opts.contextValues(req), operator),
       signal: lazyCallSignal(res, deadline),
       ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
     }),

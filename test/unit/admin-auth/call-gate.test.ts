@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { TokenAdminService } from "@perps/token-client/contract/perps/token/v1/token_admin_pb.js";
 import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { createCallGate } from "../../../src/admin-auth/call-gate.js";
+import {
+  type Admission,
+  createCallGate,
+  serviceCredentialRefusal,
+} from "../../../src/admin-auth/call-gate.js";
 import { serviceCredentialCheck } from "../../../src/admin-auth/service-credential.js";
 
 const operatorOf = (secret: string) => (secret === "op-secret" ? "alice" : undefined);
@@ -15,6 +19,12 @@ const verified = {
   getPeerCertificate: () => ({ subject: { CN: "carol" } }),
 };
 
+/** The refusal the gate answered; fails when it let the call in. */
+function refusal(admission: Admission): ConnectError {
+  assert.ok(admission instanceof ConnectError, `let in as "${String(admission)}"`);
+  return admission;
+}
+
 describe("createCallGate", () => {
   const gate = createCallGate({
     operatorOf,
@@ -22,49 +32,71 @@ describe("createCallGate", () => {
     serviceCheck: serviceCredentialCheck(serviceOf),
     serviceCredentialServices: [TokenIntrospectionService, TokenAdminService],
   });
+  const service = { "x-service-credential": "svc-secret" };
 
-  it("lets in a call to a service that needs no credential", () => {
-    assert.equal(gate(TokenService, {}, undefined), undefined);
+  it("lets in a call to a service that needs no credential, as no operator", () => {
+    assert.equal(gate(TokenService, {}, undefined), "");
+    assert.equal(gate(TokenService, { origin: "http://x" }, undefined), "");
   });
 
-  it("an admin call: an operator's secret or a verified certificate, no Origin", () => {
-    const service = { "x-service-credential": "svc-secret" };
+  it("lets an admin call in as the operator of its secret or of its verified certificate", () => {
     assert.equal(
       gate(TokenAdminService, { authorization: "Bearer op-secret", ...service }, undefined),
-      undefined,
-    );
-    assert.equal(gate(TokenAdminService, service, verified), undefined);
-    assert.equal(
-      gate(TokenAdminService, { authorization: "Bearer wrong", ...service }, undefined)?.code,
-      Code.Unauthenticated,
+      "alice",
     );
     assert.equal(
-      gate(TokenAdminService, service, { remoteAddress: "10.0.0.7" })?.code,
-      Code.Unauthenticated,
+      gate(TokenAdminService, { authorization: "bearer op-secret", ...service }, undefined),
+      "alice",
+      "the scheme's case does not matter",
     );
-    assert.equal(
+    assert.equal(gate(TokenAdminService, service, verified), "carol");
+  });
+
+  it("refuses an admin call without a known operator's secret: UNAUTHENTICATED, saying what to send", () => {
+    for (const authorization of [undefined, "Bearer wrong", "Bearer", "Basic b3Atc2VjcmV0"]) {
+      const err = refusal(
+        gate(
+          TokenAdminService,
+          { ...(authorization === undefined ? {} : { authorization }), ...service },
+          undefined,
+        ),
+      );
+      assert.equal(err.code, Code.Unauthenticated, String(authorization));
+      assert.ok(err.rawMessage.includes('send "authorization: Bearer <operator secret>"'));
+      assert.ok(!err.rawMessage.includes("wrong"), "the secret sent is not repeated");
+    }
+    const unverified = { ...verified, authorized: false };
+    assert.equal(refusal(gate(TokenAdminService, service, unverified)).code, Code.Unauthenticated);
+  });
+
+  it("refuses an admin call carrying Origin, even with the operator's secret: PERMISSION_DENIED", () => {
+    const err = refusal(
       gate(
         TokenAdminService,
         { authorization: "Bearer op-secret", origin: "http://x", ...service },
         undefined,
-      )?.code,
+      ),
+    );
+    assert.equal(err.code, Code.PermissionDenied);
+    assert.equal(
+      refusal(gate(TokenAdminService, { origin: "null" }, verified)).code,
       Code.PermissionDenied,
     );
   });
 
   it("a call of a service that needs the service credential: one known service's secret", () => {
-    assert.equal(
-      gate(TokenIntrospectionService, { "x-service-credential": "svc-secret" }, undefined),
-      undefined,
-    );
-    for (const value of [undefined, "wrong", ["svc-secret", "svc-secret"]]) {
-      const refusal = gate(TokenIntrospectionService, { "x-service-credential": value }, undefined);
-      assert.equal(refusal?.code, Code.Unauthenticated, JSON.stringify(value));
-      assert.match(refusal?.rawMessage ?? "", /X-Service-Credential/);
+    assert.equal(gate(TokenIntrospectionService, service, undefined), "");
+    for (const value of [undefined, "", "wrong", ["svc-secret", "svc-secret"]]) {
+      const err = refusal(
+        gate(TokenIntrospectionService, { "x-service-credential": value }, undefined),
+      );
+      assert.equal(err.code, Code.Unauthenticated, JSON.stringify(value));
+      assert.equal(err.rawMessage, serviceCredentialRefusal().rawMessage);
+      assert.ok(err.rawMessage.includes('"X-Service-Credential: <service secret>"'));
     }
     // A service needing both: the operator's secret is not enough.
     assert.equal(
-      gate(TokenAdminService, { authorization: "Bearer op-secret" }, undefined)?.code,
+      refusal(gate(TokenAdminService, { authorization: "Bearer op-secret" }, undefined)).code,
       Code.Unauthenticated,
     );
   });
@@ -75,7 +107,7 @@ describe("createCallGate", () => {
       adminServices: [TokenAdminService],
       serviceCredentialServices: [TokenIntrospectionService],
     });
-    assert.equal(open(TokenIntrospectionService, {}, undefined), undefined);
-    assert.equal(open(TokenAdminService, {}, undefined)?.code, Code.Unauthenticated);
+    assert.equal(open(TokenIntrospectionService, {}, undefined), "");
+    assert.equal(refusal(open(TokenAdminService, {}, undefined)).code, Code.Unauthenticated);
   });
 });

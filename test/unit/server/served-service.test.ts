@@ -8,6 +8,7 @@ import {
   createConnectRouter,
   createRouterTransport,
 } from "@connectrpc/connect";
+import { TokenIntrospectionService } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import {
@@ -77,32 +78,44 @@ describe("services by their declarations", () => {
     {},
     { listeners: ["public", "internal"], rest: ["public"] },
   );
-  const keys = servedService(
-    UserKeyService,
+  const keys = servedService(UserKeyService, {}, { listeners: ["internal"], operatorOnly: true });
+  const introspection = servedService(
+    TokenIntrospectionService,
     {},
-    {
-      listeners: ["internal"],
-      rest: ["internal"],
-      operatorOnly: true,
-    },
+    { listeners: ["internal"], serviceCredential: true },
   );
-  const health = servedService(Health, serving, {
-    listeners: ["internal"],
-    serviceCredential: true,
-  });
-  const all = [token, keys, health];
+  const health = servedService(Health, serving, { listeners: ["internal"], rest: ["internal"] });
+  const all = [token, keys, introspection, health];
 
   it("served on a listener, and REST-mapped on one", () => {
     assert.deepEqual(servedOn(all, "public"), [token]);
-    assert.deepEqual(servedOn(all, "internal"), [token, keys, health]);
+    assert.deepEqual(servedOn(all, "internal"), all);
     assert.deepEqual(restServedOn(all, "public"), [token]);
-    assert.deepEqual(restServedOn(all, "internal"), [keys]);
+    assert.deepEqual(restServedOn(all, "internal"), [health]);
   });
 
   it("needing an operator, or a calling service's credential", () => {
     assert.deepEqual(credentialedServices(all), {
       adminServices: [UserKeyService],
-      serviceCredentialServices: [Health],
+      serviceCredentialServices: [TokenIntrospectionService],
     });
+  });
+
+  it("one that needs a credential has no way in that the call gate does not guard", () => {
+    for (const credential of [{ operatorOnly: true }, { serviceCredential: true }]) {
+      assert.throws(
+        () =>
+          servedService(
+            UserKeyService,
+            {},
+            { listeners: ["internal"], rest: ["internal"], ...credential },
+          ),
+        /perps\.token\.v1\.UserKeyService needs a caller's credential, which REST does not ask/,
+      );
+      assert.throws(
+        () => servedService(Health, serving, { listeners: ["internal"], ...credential }),
+        /grpc\.health\.v1\.Health\/Watch streams, and the call gate asks credentials of unary calls only/,
+      );
+    }
   });
 });

@@ -12,6 +12,7 @@ import {
   createServiceImplSpec,
 } from "@connectrpc/connect";
 import { compressionGzip } from "@connectrpc/connect-node";
+import { operatorKey } from "../../../../src/admin-auth/call-gate.js";
 import { createUnaryInvoker } from "../../../../src/call/unary-invoker.js";
 import {
   Health,
@@ -113,7 +114,7 @@ describe("the unary methods of a listener", () => {
   const spec = createServiceImplSpec<typeof Health>(Health, {
     check: (_req, ctx) => ({
       status:
-        ctx.values.get(label) === "from-context"
+        ctx.values.get(label) === "from-context" && ctx.values.get(operatorKey) === "alice"
           ? HealthCheckResponse_ServingStatus.SERVING
           : HealthCheckResponse_ServingStatus.UNKNOWN,
     }),
@@ -130,7 +131,7 @@ describe("the unary methods of a listener", () => {
     gate: (service, headers) =>
       headers.authorization === undefined
         ? new ConnectError(`${service.typeName} needs a credential`, Code.Unauthenticated)
-        : undefined,
+        : "alice",
   });
 
   it("are the services' unary methods, with Connect's limits for each", () => {
@@ -148,21 +149,22 @@ describe("the unary methods of a listener", () => {
     );
   });
 
-  it("refusalOf: a call refused by its headers through the gate, before its body", () => {
+  it("admission: a call refused or let in by its headers through the gate, before its body", () => {
     assert.equal(
-      methods.refusalOf(Health.method.check, { authorization: "Bearer s" }, undefined),
-      undefined,
+      methods.admission(Health.method.check, { authorization: "Bearer s" }, undefined),
+      "alice",
     );
-    const refusal = methods.refusalOf(Health.method.check, {}, undefined);
-    assert.equal(refusal?.code, Code.Unauthenticated);
-    assert.equal(refusal?.rawMessage, `${Health.typeName} needs a credential`);
+    const refusal = methods.admission(Health.method.check, {}, undefined);
+    assert.ok(refusal instanceof ConnectError);
+    assert.equal(refusal.code, Code.Unauthenticated);
+    assert.equal(refusal.rawMessage, `${Health.typeName} needs a credential`);
     const open = createUnaryCalls({
       services: [{ spec, readMaxBytes: 100 }],
       invoker: methods.invoker,
       contextValues: () => createContextValues(),
       acceptCompression: [],
     });
-    assert.equal(open.refusalOf(Health.method.check, {}, undefined), undefined);
+    assert.equal(open.admission(Health.method.check, {}, undefined), "", "no gate: no operator");
   });
 
   it("serialize an answer in the request's codec", () => {
@@ -218,7 +220,7 @@ describe("the unary methods of a listener", () => {
     const seen = new Map<string, Seen>();
     const handler: NodeHandler = (req, res) => {
       const deadline = req.headers["x-deadline"] === undefined ? null : Date.now() + 60_000;
-      const call = methods.callOf("grpc-web", req, res, deadline);
+      const call = methods.callOf("grpc-web", req, res, deadline, "alice");
       const signal = call.signal();
       const abortedBefore = signal.aborted;
       void methods.invoker
@@ -282,7 +284,7 @@ describe("the unary methods of a listener", () => {
           /^http:\/\/127\.0\.0\.1:\d+\/grpc\.health\.v1\.Health\/Check\?n=\d+$/,
         );
         assert.equal(call?.agent, "unit-test");
-        assert.equal(call?.served, true, "the implementation saw the context values");
+        assert.equal(call?.served, true, "the implementation saw the context values, the operator");
       }
     });
 

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createContextValues } from "@connectrpc/connect";
-import { callerKey, callerOf, withCaller } from "../../../src/admin-auth/caller-context.js";
+import {
+  admittedAs,
+  callerKey,
+  callerOf,
+  operatorKey,
+  withCaller,
+} from "../../../src/admin-auth/call-gate.js";
 import type { NodeServerRequest } from "../../../src/http/node-handler.js";
 
 /** A TLS socket as far as callerOf looks at it. */
@@ -46,5 +52,14 @@ describe("withCaller", () => {
       address: "",
       certificateSubject: undefined,
     });
+  });
+});
+
+describe("admittedAs", () => {
+  it('carries the operator the gate let a call in as into its context, and none for ""', () => {
+    assert.equal(admittedAs(createContextValues(), "alice").get(operatorKey), "alice");
+    const values = createContextValues();
+    assert.equal(admittedAs(values, ""), values);
+    assert.equal(values.get(operatorKey), "");
   });
 });
