@@ -29,9 +29,9 @@ import { type Exchange, exchangeOf } from "../exchange.js";
 import { refuseWithStatus } from "../status-refusal.js";
 import { failAnswer } from "./answer-failure.js";
 import { serveConnectUnary } from "./connect-unary.js";
+import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-answer.js";
 import { type StreamRoute, takeGrpcStream } from "./grpc-stream-unary.js";
 import { grpcFraming, refuseGrpcStream, serveGrpcUnary } from "./grpc-unary.js";
-import { answerGrpcUnimplemented, isGrpcRequest } from "./grpc-unimplemented.js";
 import { streamInputInterceptor } from "./input-error.js";
 import { createUnaryCalls, type UnaryCalls, type UnaryService } from "./unary-method.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { unimplementedMessage } from "../../../../src/server/wire/grpc-unimplemented.js";
+import { unimplementedMessage } from "../../../../src/server/wire/grpc-answer.js";
 
 describe("the UNIMPLEMENTED message of a gRPC method not served", () => {
   const served = new Set(["perps.token.v1.TokenService"]);
