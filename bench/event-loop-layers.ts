@@ -35,7 +35,7 @@ export const CREATE_PATH_LAYERS: readonly Layer[] = [
   },
   {
     name: "Interceptors and invoker: request id, telemetry, error mapping",
-    frames: /unary-invoker|call-telemetry-interceptor|request-id|error-interceptor/,
+    frames: /unary-invoker|interceptor-chain|request-id/,
   },
   {
     name: "Token service: checks, signed message, secrets and digests, the store call",

@@ -59,7 +59,7 @@ import { createRequestLineWriter } from "../../src/log/request-line.js";
 import { createRequestSeries } from "../../src/metrics/request-series.js";
 import { createServiceMetrics, observeRedis } from "../../src/metrics/service-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
-import { errorInterceptor } from "../../src/server/error-interceptor.js";
+import { callOutcomeInterceptor } from "../../src/server/interceptor-chain.js";
 import { requestIdInterceptor, settleRequestId } from "../../src/server/request-id.js";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisRunner } from "../../src/store/redis-runner.js";
@@ -517,7 +517,7 @@ function connectHandler() {
   };
   const adapter = connectNodeAdapter({
     routes,
-    interceptors: [requestIdInterceptor(), errorInterceptor(), validationInterceptor()],
+    interceptors: [requestIdInterceptor(), callOutcomeInterceptor(), validationInterceptor()],
   });
   return (req: Http2ServerRequest, res: Http2ServerResponse) => {
     const call = newCall(req.headers, grpcMethodName, "grpc");

@@ -66,7 +66,7 @@ function protocolOf(exchange: Exchange, contentType: string | undefined): string
  * line, whose level says whose failure it was (`isServerFault`).
  */
 export function createExchangeReport(opts: ExchangeReportOptions): ExchangeReport {
-  // The fields of these lines cannot hold a secret (see the call telemetry interceptor).
+  // The fields of these lines cannot hold a secret (see the call outcome interceptor, interceptor-chain.ts).
   const logger = opts.logger.child({}, { redact: [] });
   const requestLine = createRequestLineWriter(logger);
   const seriesOf = createRequestSeries(opts.metrics);

@@ -10,7 +10,7 @@ import type { CallTrace } from "../tracing/call-tracing.js";
  *
  * Who writes it: the listener (answer-telemetry.ts makes it, marks it sent
  * and traces it; listener-handler.ts and the Connect handler's dispatch name
- * it as they route the request), the call telemetry interceptor (a call's
+ * it as they route the request), the call outcome interceptor of interceptor-chain.ts (a call's
  * error), and the answer writers when they refuse a request before any call
  * (status-refusal.ts for the service's JSON errors, wire/grpc-answer.ts and
  * wire/connect-unary.ts for the RPC protocols, wire/answer-failure.ts for our

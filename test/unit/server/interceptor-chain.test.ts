@@ -65,12 +65,12 @@ async function call<I extends DescMessage, O extends DescMessage>(
 
 describe("the interceptor chain", () => {
   it("has tracing only when it is on", () => {
-    assert.equal(createInterceptorChain({}).length, 4);
+    assert.equal(createInterceptorChain({}).length, 3);
     const tracing = createCallTracing(
       new TracerProvider().getTracer("t"),
       new W3CTraceContextPropagator(),
     );
-    assert.equal(createInterceptorChain({ tracing }).length, 5);
+    assert.equal(createInterceptorChain({ tracing }).length, 4);
   });
 
   it("checks the request's rules last, before the service, and logs the error the client gets", async () => {

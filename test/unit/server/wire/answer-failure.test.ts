@@ -63,6 +63,14 @@ describe("the service's own failure while answering", () => {
     }
   }
 
+  /** Waits until the server has the request `n` (a fixed pause is not enough on a loaded machine). */
+  async function seenByServer(n: string): Promise<void> {
+    for (let i = 0; i < 500 && !exchanges.has(n); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(exchanges.has(n), "the server has the request");
+  }
+
   before(async () => {
     const compat = (
       req: { url?: string; headers: Record<string, unknown> },
@@ -162,13 +170,13 @@ describe("the service's own failure while answering", () => {
         const session = connect(`http://127.0.0.1:${port}`);
         const stream = session.request({ ":path": "/gone", "x-n": n });
         stream.on("error", () => {});
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await seenByServer(n);
         session.destroy();
       } else {
         const req = request({ host: "127.0.0.1", port, path: "/gone", headers: { "x-n": n } });
         req.on("error", () => {});
         req.end();
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await seenByServer(n);
         req.destroy();
       }
       for (let i = 0; i < 100 && !ended.has(n); i++) {

@@ -12,7 +12,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { HealthCheckResponse_ServingStatus } from "../../../src/gen/health/v1/health_pb.js";
 import { Exchange, exchangeKey } from "../../../src/server/exchange.js";
-import { traceContextInterceptor } from "../../../src/server/trace-context-interceptor.js";
+import { traceContextInterceptor } from "../../../src/server/interceptor-chain.js";
 import { createCallTracing } from "../../../src/tracing/call-tracing.js";
 import { callHealthCheck } from "../../support/health-check-call.js";
 

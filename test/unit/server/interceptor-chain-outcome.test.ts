@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { HealthCheckResponse_ServingStatus } from "../../../src/gen/health/v1/health_pb.js";
-import { callTelemetryInterceptor } from "../../../src/server/call-telemetry-interceptor.js";
 import { Exchange, exchangeKey } from "../../../src/server/exchange.js";
+import { callOutcomeInterceptor } from "../../../src/server/interceptor-chain.js";
+import { StoreError } from "../../../src/store/store-error.js";
 import { connectError } from "../../support/connect-error.js";
 import { callHealthCheck } from "../../support/health-check-call.js";
 
@@ -14,7 +15,7 @@ async function called(exchange: Exchange | undefined, thrown?: unknown) {
     contextValues.set(exchangeKey, exchange);
   }
   const call = callHealthCheck({
-    interceptors: [callTelemetryInterceptor()],
+    interceptors: [callOutcomeInterceptor()],
     contextValues,
     check: () => {
       if (thrown !== undefined) {
@@ -26,8 +27,8 @@ async function called(exchange: Exchange | undefined, thrown?: unknown) {
   return thrown === undefined ? { result: await call } : { error: await connectError(call) };
 }
 
-describe("the call telemetry interceptor", () => {
-  it("notes nothing of a call that succeeds", async () => {
+describe("the call outcome interceptor", () => {
+  it("passes a call's answer through, and notes nothing of it", async () => {
     const exchange = new Exchange("id", 0);
     const { result } = await called(exchange);
     assert.equal(result?.message.status, HealthCheckResponse_ServingStatus.SERVING);
@@ -35,7 +36,7 @@ describe("the call telemetry interceptor", () => {
     assert.equal(exchange.message, "");
   });
 
-  it("notes the code and words the client gets of a refusal, and passes the error on", async () => {
+  it("passes a ConnectError through as it is, noting the code and words the client gets", async () => {
     const exchange = new Exchange("id", 0);
     const refusal = new ConnectError("no such key", Code.NotFound);
     const { error } = await called(exchange, refusal);
@@ -44,30 +45,27 @@ describe("the call telemetry interceptor", () => {
     assert.equal(exchange.message, "no such key");
   });
 
-  it("notes our own failure's cause for the log, which the client is never sent", async () => {
+  it("answers a store failure by its kind, the Redis error kept as the cause and logged, never sent", async () => {
     const exchange = new Exchange("id", 0);
-    const cause = new Error("ECONNREFUSED 10.0.0.7:6379");
-    const failure = new ConnectError(
-      "Token store unavailable",
-      Code.Unavailable,
-      undefined,
-      [],
-      cause,
-    );
-    const { error } = await called(exchange, failure);
-    assert.equal(error?.rawMessage, "Token store unavailable");
+    const redisDown = new Error("connect ECONNREFUSED 10.0.0.7:6379");
+    const { error } = await called(exchange, new StoreError("unavailable", { cause: redisDown }));
+    assert.equal(error?.code, Code.Unavailable);
+    assert.equal(error?.rawMessage, "Token store unavailable, try again");
+    assert.equal(error?.cause, redisDown);
     assert.equal(exchange.code, Code.Unavailable);
-    assert.equal(exchange.message, String(cause));
+    assert.equal(exchange.message, String(redisDown));
   });
 
-  it("passes on what is not a ConnectError as a ConnectError (UNKNOWN), noted so", async () => {
-    // In the chain the error interceptor, inside, has made it INTERNAL already.
+  it("answers anything else INTERNAL in neutral words, the original kept as the cause", async () => {
     const exchange = new Exchange("id", 0);
-    const { error } = await called(exchange, new Error("a bug"));
-    assert.ok(error instanceof ConnectError);
-    assert.equal(error.code, Code.Unknown);
-    assert.equal(exchange.code, Code.Unknown);
-    assert.equal(exchange.message, "Error: a bug");
+    const bug = new TypeError("cannot read properties of undefined (reading 'userId')");
+    const { error } = await called(exchange, bug);
+    assert.equal(error?.code, Code.Internal);
+    assert.equal(error?.rawMessage, "Internal error");
+    assert.doesNotMatch(error?.message ?? "", /userId/);
+    assert.equal(error?.cause, bug);
+    assert.equal(exchange.code, Code.Internal);
+    assert.match(exchange.message, /reading 'userId'/);
   });
 
   it("lets a call outside a listener's exchange fail as it does", async () => {
