@@ -18,7 +18,6 @@ import {
   TokenIntrospectionService,
 } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
 import { parseToken, TOKEN_DIGEST_BYTES, TOKEN_LENGTH } from "@perps/token-client/protocol";
-import { admittedAs } from "../admin-auth/call-gate.js";
 import {
   SERVICE_CREDENTIAL_HEADER,
   type ServiceCredentialCheck,
@@ -349,9 +348,8 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
             terms,
             body,
             pipeline.begin(route.name),
-            admitted === ""
-              ? pipeline.contextValues
-              : (exchange) => admittedAs(pipeline.contextValues(exchange), admitted),
+            pipeline.contextValues,
+            admitted,
           );
           return;
         }

@@ -2,20 +2,22 @@
 //
 // Tested by test/unit/server/wire/connect-handler-parity.test.ts, test/unit/server/wire/connect-handler-calls.test.ts.
 
+import type { Message } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Compression, compressionNegotiate } from "@connectrpc/connect/protocol";
 import * as connect from "@connectrpc/connect/protocol-connect";
 import { isCallOver } from "../../call/call-signal.js";
 import type { UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
-import { joined, readNoMore, readRequestBody } from "../../http/request-body.js";
+import { joined, type RequestBody, readNoMore } from "../../http/request-body.js";
 import { nodeHeaders, stringOrNull } from "../../http/web-headers.js";
 import { answersWithoutId, type Exchange, exchangeOf } from "../exchange.js";
-import { callError, detach, failAnswer } from "./answer-failure.js";
+import { detach } from "./answer-failure.js";
 import { inputError } from "./input-error.js";
 import {
   deadlineAfter,
   serializedAnswer,
+  serveUnary,
   type UnaryCalls,
   type UnaryMethod,
 } from "./unary-method.js";
@@ -80,50 +82,71 @@ export function serveConnectUnary(
     detach(refuseConnect(res, format, admitted));
     return true;
   }
-  readInput(unary, req, compression.request)
-    .then((bytes) => unary.serialization.getI(type.binary).parse(bytes))
-    .then(
-      (input) =>
-        methods.invoker
-          .invoke(unary.method, input, methods.callOf("connect", req, res, deadline, admitted))
-          .then(
-            (result) => {
-              const bytes = serializedAnswer(unary, type.binary, result);
-              return bytes instanceof ConnectError
-                ? refuseConnect(res, format, bytes)
-                : answerResult(res, format, result, bytes);
-            },
-            (reason: unknown) => answerError(res, format, callError(reason)),
-          ),
-      (reason: unknown) => refuseConnect(res, format, inputError(reason)),
-    )
-    .catch((reason: unknown) => failAnswer(res, format.exchange, reason));
-  return true;
-}
-
-/** The request message's bytes, within the limit and decompressed, refused in Connect's words. */
-async function readInput(
-  unary: UnaryMethod,
-  req: NodeServerRequest,
-  compression: Compression | null,
-): Promise<Uint8Array> {
   const limit = unary.readMaxBytes;
   const declared = Number.parseInt(req.headers["content-length"] ?? "", 10);
   if (Number.isSafeInteger(declared) && declared > limit) {
-    throw new ConnectError(
-      `message size ${declared} is larger than configured readMaxBytes ${limit}`,
-      Code.ResourceExhausted,
+    detach(
+      refuseConnect(
+        res,
+        format,
+        new ConnectError(
+          `message size ${declared} is larger than configured readMaxBytes ${limit}`,
+          Code.ResourceExhausted,
+        ),
+      ),
     );
+    return true;
   }
-  const body = await readRequestBody(req, limit);
+  serveUnary(methods, {
+    unary,
+    exchange: format.exchange,
+    source: req,
+    target: res,
+    deadline,
+    answersAtDeadline: false,
+    readMaxBytes: limit,
+    announced: undefined,
+    answered: () => res.headersSent,
+    decode: (body) => connectInput(unary, type.binary, body, compression.request),
+    call: () => methods.callOf("connect", req, res, deadline, admitted),
+    answer: (result) => {
+      const bytes = serializedAnswer(unary, type.binary, result);
+      return bytes instanceof ConnectError
+        ? refuseConnect(res, format, bytes)
+        : answerResult(res, format, result, bytes);
+    },
+    answerError: (error) => answerError(res, format, error),
+    refuse: (error) => refuseConnect(res, format, error),
+  });
+  return true;
+}
+
+/** The request message, from a body read within the limit and decompressed, refused in Connect's words. */
+function connectInput(
+  unary: UnaryMethod,
+  binary: boolean,
+  body: RequestBody,
+  compression: Compression | null,
+): Message | Promise<Message> {
+  const parse = (bytes: Uint8Array): Message => {
+    try {
+      return unary.serialization.getI(binary).parse(bytes);
+    } catch (reason) {
+      throw inputError(reason);
+    }
+  };
   if (!body.ended) {
     throw new ConnectError(
-      `message size is larger than configured readMaxBytes ${limit}`,
+      `message size is larger than configured readMaxBytes ${unary.readMaxBytes}`,
       Code.ResourceExhausted,
     );
   }
   const bytes = joined(body);
-  return compression === null ? bytes : compression.decompress(bytes, limit);
+  return compression === null
+    ? parse(bytes)
+    : compression.decompress(bytes, unary.readMaxBytes).then(parse, (reason: unknown) => {
+        throw inputError(reason);
+      });
 }
 
 function answerResult(

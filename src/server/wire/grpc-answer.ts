@@ -17,6 +17,7 @@ import { nodeHeaders } from "../../http/web-headers.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { answersWithoutId, type Exchange, exchangeOf } from "../exchange.js";
 import { detach } from "./answer-failure.js";
+import { serializedAnswer, type UnaryMethod, type UnaryServing } from "./unary-method.js";
 
 /**
  * Where a gRPC or gRPC-Web answer is written: a response of node's
@@ -97,6 +98,25 @@ export function refuseGrpc(
 ): void | Promise<void> {
   format.exchange?.recordOutcome(error.code, error.rawMessage);
   return answerGrpcError(to, format, error);
+}
+
+/** How a gRPC or gRPC-Web unary call of `unary` is answered on `to`, as `serveUnary` writes it. */
+export function grpcAnswers(
+  to: GrpcAnswerTarget,
+  format: GrpcAnswerFormat,
+  unary: UnaryMethod,
+  binary: boolean,
+): Pick<UnaryServing, "answer" | "answerError" | "refuse"> {
+  return {
+    answer: (result) => {
+      const bytes = serializedAnswer(unary, binary, result);
+      return bytes instanceof ConnectError
+        ? refuseGrpc(to, format, bytes)
+        : answerGrpcResult(to, format, result.header, result.trailer, bytes);
+    },
+    answerError: (error) => answerGrpcError(to, format, error),
+    refuse: (error) => refuseGrpc(to, format, error),
+  };
 }
 
 /**

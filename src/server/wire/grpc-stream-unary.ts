@@ -3,30 +3,26 @@
 // Tested by test/unit/server/wire/connect-handler-parity.test.ts, test/integration/read-limits.test.ts.
 
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import type { Message } from "@bufbuild/protobuf";
 import { ConnectError, type ContextValues } from "@connectrpc/connect";
 import { type Compression, compressionNegotiate } from "@connectrpc/connect/protocol";
 import * as grpc from "@connectrpc/connect/protocol-grpc";
 import { admittedAs } from "../../admin-auth/call-gate.js";
 import { lazyCallSignal } from "../../call/call-signal.js";
-import { type RequestBody, readBody } from "../../http/request-body.js";
+import type { RequestBody } from "../../http/request-body.js";
 import { urlOf } from "../../http/request-url.js";
 import { webHeaders } from "../../http/web-headers.js";
 import type { Exchange } from "../exchange.js";
-import { callError, failAnswer } from "./answer-failure.js";
+import { detach } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
-import {
-  answerGrpcError,
-  answerGrpcResult,
-  type GrpcAnswerFormat,
-  refuseGrpc,
-} from "./grpc-answer.js";
+import { type GrpcAnswerFormat, grpcAnswers, refuseGrpc } from "./grpc-answer.js";
 import {
   deadlineAfter,
-  deadlinePassed,
+  readUnaryBody,
+  serveUnary,
+  serveUnaryBody,
   type UnaryCalls,
   type UnaryMethod,
-  whenDeadlinePasses,
+  type UnaryServing,
 } from "./unary-method.js";
 
 /** A unary method as the stream path finds it by its request path. */
@@ -68,13 +64,12 @@ export function takeGrpcStream(
   // A caller without the credential its service needs is refused before any body byte is read.
   const admitted = methods.admission(route.unary.method, headers, stream.session?.socket);
   if (admitted instanceof ConnectError) {
-    refuseGrpc(stream, answerFormat(route, terms, exchange), admitted);
+    detach(refuseGrpc(stream, answerFormat(route, terms, exchange), admitted));
     return exchange;
   }
-  readGrpcStream(route, terms, stream, (body) =>
-    serveGrpcStreamBody(route, methods, stream, headers, terms, body, exchange, (values) =>
-      admittedAs(contextValues(values), admitted),
-    ),
+  serveUnary(
+    methods,
+    streamServing(route, stream, headers, terms, exchange, contextValues, admitted),
   );
   return exchange;
 }
@@ -160,29 +155,23 @@ export function readGrpcStream(
   stream: ServerHttp2Stream,
   read: (body: RequestBody | undefined) => void,
 ): void {
-  // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
-  let late = false;
-  const cancel = whenDeadlinePasses(terms.deadline, stream, () => {
-    late = true;
-    read(undefined);
-  });
-  readBody(
-    stream,
-    route.unary.readMaxBytes + ENVELOPE_HEAD_BYTES,
-    (body) => {
-      cancel();
-      if (!late) {
-        read(body);
-      }
+  readUnaryBody(
+    {
+      source: stream,
+      target: stream,
+      deadline: terms.deadline,
+      answersAtDeadline: true,
+      readMaxBytes: route.unary.readMaxBytes + ENVELOPE_HEAD_BYTES,
+      announced: route.unary.announced,
     },
-    route.unary.announced,
+    read,
   );
 }
 
 /**
  * Serves a raw stream's call once its body was read (undefined: its deadline
- * passed first), as the exchange: decoded, made through the invoker,
- * answered by the same writer as Connect's gRPC handler.
+ * passed first), as the exchange, let in as `admitted`: decoded, made
+ * through the invoker, answered by the same writer as Connect's gRPC handler.
  */
 export function serveGrpcStreamBody(
   route: StreamRoute,
@@ -193,75 +182,53 @@ export function serveGrpcStreamBody(
   body: RequestBody | undefined,
   exchange: Exchange,
   contextValues: (exchange: Exchange) => ContextValues,
+  admitted: string,
 ): void {
-  const format = answerFormat(route, terms, exchange);
-  if (body === undefined) {
-    if (!stream.headersSent) {
-      refuseGrpc(stream, format, deadlinePassed());
-    }
-    return;
-  }
-  if (stream.headersSent) {
-    return;
-  }
-  serve(route.unary, methods, stream, headers, format, terms.deadline, body, contextValues);
+  serveUnaryBody(
+    methods,
+    streamServing(route, stream, headers, terms, exchange, contextValues, admitted),
+    body,
+  );
 }
 
-function serve(
-  unary: UnaryMethod,
-  methods: UnaryCalls,
+/** A raw stream's call, as the one serve path takes it. */
+function streamServing(
+  route: StreamRoute,
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
-  format: StreamAnswerFormat,
-  deadline: number | null,
-  body: RequestBody,
+  terms: GrpcStreamTerms,
+  exchange: Exchange,
   contextValues: (exchange: Exchange) => ContextValues,
-): void {
-  const { exchange } = format;
-  const invoke = (input: Message): void => {
-    methods.invoker
-      .invoke(unary.method, input, {
-        protocolName: "grpc",
-        requestMethod: "POST",
-        url: () => urlOf(stream.session?.socket, headers[":authority"], headers[":path"] ?? ""),
-        header: () => webHeaders(headers),
-        contextValues: contextValues(exchange),
-        signal: lazyCallSignal(stream, deadline),
-        ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
-      })
-      .then(
-        (result) => {
-          let bytes: Uint8Array;
-          try {
-            bytes = unary.serialization.getO(true).serialize(result.message);
-          } catch (reason) {
-            return refuseGrpc(stream, format, callError(reason));
-          }
-          return answerGrpcResult(stream, format, result.header, result.trailer, bytes);
-        },
-        (reason: unknown) => answerGrpcError(stream, format, callError(reason)),
-      )
-      .catch((reason: unknown) => failAnswer(stream, exchange, reason));
+  admitted: string,
+): UnaryServing {
+  const { unary } = route;
+  const { deadline } = terms;
+  return {
+    unary,
+    exchange,
+    source: stream,
+    target: stream,
+    deadline,
+    answersAtDeadline: true,
+    readMaxBytes: unary.readMaxBytes + ENVELOPE_HEAD_BYTES,
+    announced: unary.announced,
+    answered: () => stream.headersSent,
+    decode: (body) =>
+      readEnvelopedInput(body, stream, {
+        parse: unary.serialization.getI(true),
+        readMaxBytes: unary.readMaxBytes,
+        compression: null,
+        endFlag: undefined,
+      }),
+    call: () => ({
+      protocolName: "grpc",
+      requestMethod: "POST",
+      url: () => urlOf(stream.session?.socket, headers[":authority"], headers[":path"] ?? ""),
+      header: () => webHeaders(headers),
+      contextValues: admittedAs(contextValues(exchange), admitted),
+      signal: lazyCallSignal(stream, deadline),
+      ...(deadline === null ? {} : { timeoutMs: () => deadline - Date.now() }),
+    }),
+    ...grpcAnswers(stream, answerFormat(route, terms, exchange), unary, true),
   };
-  if (deadline !== null && body.ended && Date.now() >= deadline) {
-    refuseGrpc(stream, format, deadlinePassed());
-    return;
-  }
-  let input: Message | Promise<Message>;
-  try {
-    input = readEnvelopedInput(body, stream, {
-      parse: unary.serialization.getI(true),
-      readMaxBytes: unary.readMaxBytes,
-      compression: null,
-      endFlag: undefined,
-    });
-  } catch (reason) {
-    refuseGrpc(stream, format, callError(reason));
-    return;
-  }
-  if (input instanceof Promise) {
-    input.then(invoke, (reason: unknown) => refuseGrpc(stream, format, callError(reason)));
-  } else {
-    invoke(input);
-  }
 }

@@ -2,7 +2,6 @@
 //
 // Tested by test/unit/server/wire/connect-handler-parity.test.ts, test/unit/server/wire/connect-handler-calls.test.ts, test/integration/read-limits.test.ts.
 
-import type { Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import {
   type Compression,
@@ -12,26 +11,13 @@ import {
 import * as grpc from "@connectrpc/connect/protocol-grpc";
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
-import { readRequestBody } from "../../http/request-body.js";
 import { stringOrNull } from "../../http/web-headers.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
-import { callError, detach, failAnswer } from "./answer-failure.js";
+import { detach } from "./answer-failure.js";
 import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
-import {
-  answerGrpcError,
-  answerGrpcResult,
-  type GrpcAnswerFormat,
-  refuseGrpc,
-} from "./grpc-answer.js";
-import {
-  deadlineAfter,
-  deadlinePassed,
-  serializedAnswer,
-  type UnaryCalls,
-  type UnaryMethod,
-  whenDeadlinePasses,
-} from "./unary-method.js";
+import { type GrpcAnswerFormat, grpcAnswers, refuseGrpc } from "./grpc-answer.js";
+import { deadlineAfter, serveUnary, type UnaryCalls, type UnaryMethod } from "./unary-method.js";
 
 /** Where gRPC and gRPC-Web differ for a unary call. */
 interface Framing {
@@ -96,51 +82,26 @@ export function serveGrpcUnary(
     detach(refuseGrpc(res, format, admitted));
     return true;
   }
-  const invoke = (input: Message) =>
-    methods.invoker
-      .invoke(unary.method, input, methods.callOf(framing.protocol, req, res, deadline, admitted))
-      .then(
-        (result) => {
-          const bytes = serializedAnswer(unary, type.binary, result);
-          return bytes instanceof ConnectError
-            ? refuseGrpc(res, format, bytes)
-            : answerGrpcResult(res, format, result.header, result.trailer, bytes);
-        },
-        (reason: unknown) => answerGrpcError(res, format, callError(reason)),
-      );
-  // The deadline may pass while the body is still arriving: answered then, as grpc-go does.
-  const read = whenDeadlinePasses(deadline, res, () => {
-    if (!res.headersSent) {
-      detach(refuseGrpc(res, format, deadlinePassed()));
-    }
+  serveUnary(methods, {
+    unary,
+    exchange: format.exchange,
+    source: req,
+    target: res,
+    deadline,
+    answersAtDeadline: true,
+    readMaxBytes: unary.readMaxBytes + ENVELOPE_HEAD_BYTES,
+    announced: unary.announced,
+    answered: () => res.headersSent,
+    decode: (body) =>
+      readEnvelopedInput(body, req, {
+        parse: unary.serialization.getI(type.binary),
+        readMaxBytes: unary.readMaxBytes,
+        compression: compression.request,
+        endFlag: framing.endFlag,
+      }),
+    call: () => methods.callOf(framing.protocol, req, res, deadline, admitted),
+    ...grpcAnswers(res, format, unary, type.binary),
   });
-  readRequestBody(req, unary.readMaxBytes + ENVELOPE_HEAD_BYTES, unary.announced)
-    .then((body) => {
-      read();
-      if (res.headersSent) {
-        return; // Refused at the deadline.
-      }
-      if (deadline !== null && body.ended && Date.now() >= deadline) {
-        return refuseGrpc(res, format, deadlinePassed());
-      }
-      let input: Message | Promise<Message>;
-      try {
-        input = readEnvelopedInput(body, req, {
-          parse: unary.serialization.getI(type.binary),
-          readMaxBytes: unary.readMaxBytes,
-          compression: compression.request,
-          endFlag: framing.endFlag,
-        });
-      } catch (reason) {
-        return refuseGrpc(res, format, ConnectError.from(reason));
-      }
-      return input instanceof Promise
-        ? input.then(invoke, (reason: unknown) =>
-            refuseGrpc(res, format, ConnectError.from(reason)),
-          )
-        : invoke(input);
-    })
-    .catch((reason: unknown) => failAnswer(res, exchangeOf(req), reason));
   return true;
 }
 

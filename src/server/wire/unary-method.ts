@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
+import type { ServerHttp2Stream } from "node:http2";
+import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type ServiceImplSpec } from "@connectrpc/connect";
 import {
   type Compression,
@@ -11,10 +12,16 @@ import { type Admission, admittedAs, type CallGate } from "../../admin-auth/call
 import { lazyCallSignal } from "../../call/call-signal.js";
 import type { UnaryCall, UnaryInvoker, UnaryResult } from "../../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../../http/node-handler.js";
-import type { AnnouncedSize } from "../../http/request-body.js";
+import {
+  type AnnouncedSize,
+  type BodySource,
+  type RequestBody,
+  readBody,
+} from "../../http/request-body.js";
 import { requestUrl } from "../../http/request-url.js";
 import { webHeaders } from "../../http/web-headers.js";
-import { callError } from "./answer-failure.js";
+import type { Exchange } from "../exchange.js";
+import { callError, failAnswer } from "./answer-failure.js";
 import { announcedEnvelope } from "./enveloped-input.js";
 
 /** A unary method served by the wire paths, with what Connect's handler would use for it. */
@@ -110,6 +117,145 @@ export function createUnaryCalls(opts: UnaryCallsOptions): UnaryCalls {
     }),
     invoker: opts.invoker,
   };
+}
+
+/** Where a unary call's body is read from, and within what. */
+export interface UnaryBodyRead {
+  /** The request: node's request, or the raw HTTP/2 stream. */
+  readonly source: BodySource;
+  /** Where its answer goes (the deadline's timer ends with it). */
+  readonly target: NodeServerResponse | ServerHttp2Stream;
+  /** Unix ms; null for none. */
+  readonly deadline: number | null;
+  /**
+   * gRPC and gRPC-Web: a deadline that passes while the body is still
+   * arriving is answered then, as grpc-go does. Connect reads the body first,
+   * as Connect's handler does.
+   */
+  readonly answersAtDeadline: boolean;
+  /** Bytes read at most (an envelope's head included). */
+  readonly readMaxBytes: number;
+  /** The prefix that announces too many (gRPC's envelope); undefined for none. */
+  readonly announced: AnnouncedSize | undefined;
+}
+
+/**
+ * One unary call as its wire protocol serves it, once its headers were read
+ * and the gate let it in: its body's read, how its message is decoded and
+ * how its answers are written. Each protocol makes one (connect-unary.ts,
+ * grpc-unary.ts, grpc-stream-unary.ts); `serveUnary` runs them all.
+ */
+export interface UnaryServing extends UnaryBodyRead {
+  readonly unary: UnaryMethod;
+  readonly exchange: Exchange | undefined;
+  /** Whether the answer has begun (a refusal at the deadline). */
+  answered(): boolean;
+  /** The request message; throws or rejects with the refusal to answer. */
+  decode(body: RequestBody): Message | Promise<Message>;
+  /** The call, as the invoker takes it. */
+  call(): UnaryCall;
+  /** Writes the call's answer (its message serialized, or the failure to serialize it). */
+  answer(result: UnaryResult): void | Promise<void>;
+  /** Writes the call's error. */
+  answerError(error: ConnectError): void | Promise<void>;
+  /** Writes a refusal made before the call, recorded on the exchange. */
+  refuse(error: ConnectError): void | Promise<void>;
+}
+
+/**
+ * The one serve path of unary calls on every wire protocol (Connect, gRPC,
+ * gRPC-Web; node's response or a raw stream): the body read within its
+ * limit, then served (`serveUnaryBody`).
+ */
+export function serveUnary(methods: UnaryCalls, serving: UnaryServing): void {
+  readUnaryBody(serving, (body) => serveUnaryBody(methods, serving, body));
+}
+
+/**
+ * Reads a call's body within its limit, then `read` has it; undefined when
+ * its deadline passed first (the body still arriving) and the protocol
+ * answers then.
+ */
+export function readUnaryBody(
+  at: UnaryBodyRead,
+  read: (body: RequestBody | undefined) => void,
+): void {
+  let late = false;
+  const cancel = at.answersAtDeadline
+    ? whenDeadlinePasses(at.deadline, at.target, () => {
+        late = true;
+        read(undefined);
+      })
+    : noTimer;
+  readBody(
+    at.source,
+    at.readMaxBytes,
+    (body) => {
+      cancel();
+      if (!late) {
+        read(body);
+      }
+    },
+    at.announced,
+  );
+}
+
+/**
+ * Serves a call once its body was read (undefined: its deadline passed
+ * first): decoded, made through the listener's one invoker, answered in its
+ * protocol; a failure of ours while answering is the one empty 500.
+ */
+export function serveUnaryBody(
+  methods: UnaryCalls,
+  serving: UnaryServing,
+  body: RequestBody | undefined,
+): void {
+  if (body === undefined) {
+    if (!serving.answered()) {
+      refuseWith(serving, deadlinePassed());
+    }
+    return;
+  }
+  if (serving.answered()) {
+    return; // Refused at the deadline.
+  }
+  const { deadline } = serving;
+  if (serving.answersAtDeadline && deadline !== null && body.ended && Date.now() >= deadline) {
+    refuseWith(serving, deadlinePassed());
+    return;
+  }
+  let input: Message | Promise<Message>;
+  try {
+    input = serving.decode(body);
+  } catch (reason) {
+    refuseWith(serving, callError(reason));
+    return;
+  }
+  if (input instanceof Promise) {
+    input.then(
+      (message) => invoke(methods, serving, message),
+      (reason: unknown) => refuseWith(serving, callError(reason)),
+    );
+  } else {
+    invoke(methods, serving, input);
+  }
+}
+
+function invoke(methods: UnaryCalls, serving: UnaryServing, input: Message): void {
+  methods.invoker
+    .invoke(serving.unary.method, input, serving.call())
+    .then(
+      (result) => serving.answer(result),
+      (reason: unknown) => serving.answerError(callError(reason)),
+    )
+    .catch((reason: unknown) => failAnswer(serving.target, serving.exchange, reason));
+}
+
+function refuseWith(serving: UnaryServing, error: ConnectError): void {
+  const refusing = serving.refuse(error);
+  if (refusing instanceof Promise) {
+    refusing.catch((reason: unknown) => failAnswer(serving.target, serving.exchange, reason));
+  }
 }
 
 /** The answer's message in the request's codec, or a failure to serialize it as the call's error. */
