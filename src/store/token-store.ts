@@ -35,13 +35,13 @@ import {
 import { StoreError } from "./store-error.js";
 import { decodeTokenRecord, encodeTokenRecord, type TokenRecordExtras } from "./token-record.js";
 import type { TokenRecordCache, TrackedRead } from "./token-record-cache.js";
-import { TokenScriptStatus as Status } from "./token-script-status.js";
 import {
   CREATE_TOKEN,
   DELETE_TOKEN,
   LOOKUP_TOKEN,
   REVOKE_USER_TOKENS,
   ROLLBACK_CREATE,
+  TokenScriptStatus as Status,
   TOKEN_SCRIPTS,
 } from "./token-scripts.js";
 
