@@ -46,7 +46,7 @@ export type ListNamedOutcome =
 export type NamedTokenLister = (userId: string, page: ListPageRequest) => Promise<ListNamedOutcome>;
 
 export interface NamedTokenListerOptions {
-  /** The client with the token scripts defined on it (scripted-client.ts). */
+  /** The client with the token scripts defined on it (scriptedClient, lua-script.ts). */
   redis: () => RedisClient;
   runRedis: RedisRunner;
   /** List calls per user per rate period (the list bucket's capacity, decimal text). */

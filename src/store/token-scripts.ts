@@ -3,7 +3,7 @@
 // ARGV declared once (`luaScript`). The create and delete scripts share
 // signed-request.lua, and both name their statuses (TokenScriptStatus) rather
 // than spell numbers. Each is an ioredis command on the store's clients
-// (scripted-client.ts), typed with its reply below.
+// (scriptedClient, lua-script.ts), typed with its reply below.
 
 import type { Result } from "ioredis";
 import { luaScript, type ScriptArg } from "./lua-script.js";

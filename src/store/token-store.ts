@@ -21,9 +21,8 @@ import {
   type ListNamedOutcome,
   type ListPageRequest,
 } from "./list-named-tokens.js";
-import type { ScriptArg } from "./lua-script.js";
+import { type ScriptArg, scriptedClient } from "./lua-script.js";
 import { createRedisRunner, type RedisRunner } from "./redis-runner.js";
-import { scriptedClient } from "./scripted-client.js";
 import {
   type RequestRefusal,
   refusal,
@@ -380,7 +379,7 @@ export interface StoredToken {
 export type TokenLookup = (userId: string, tokenId: string) => Promise<StoredToken | undefined>;
 
 export interface TokenLookupOptions {
-  /** The client with the token scripts defined on it (scripted-client.ts). */
+  /** The client with the token scripts defined on it (scriptedClient, lua-script.ts). */
   redis: () => RedisClient;
   runRedis: RedisRunner;
   /** Token records kept in memory, dropped on Redis' invalidations; undefined: every lookup reads Redis. */

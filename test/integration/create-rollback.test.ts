@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { generateToken, tokenDigest } from "@perps/token-client/protocol";
 import type { Redis } from "ioredis";
 import { liveMemberOf, redisKeysOf } from "../../src/store/keys.js";
-import { scriptedClient } from "../../src/store/scripted-client.js";
+import { scriptedClient } from "../../src/store/lua-script.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { encodeTokenRecord } from "../../src/store/token-record.js";
 import { ROLLBACK_CREATE } from "../../src/store/token-scripts.js";
