@@ -1,5 +1,13 @@
-import { createPublicKey, type KeyObject, verify as opensslVerify } from "node:crypto";
+/**
+ * Ed25519, which users sign their requests with: signatures verified on the
+ * calling thread (createEd25519Verifier); then what a public key must be
+ * before it is registered (checkEd25519PublicKey), and the fingerprint
+ * operators know a registered key by (keyFingerprint).
+ */
+
+import { createHash, createPublicKey, type KeyObject, verify as opensslVerify } from "node:crypto";
 import { createRequire } from "node:module";
+import { Point } from "@noble/ed25519";
 import { createBoundedCache } from "../cache/bounded-cache.js";
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows. */
@@ -110,4 +118,48 @@ export function createEd25519Verifier(opts: Ed25519VerifierOptions = {}): Ed2551
       }
     },
   };
+}
+
+// The public keys users register.
+
+const PUBLIC_KEY_HEX = /^[0-9a-f]{64}$/;
+
+/** Outcome of checking a public key before it may be registered. */
+export type PublicKeyCheck = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Checks that `hex` is a public key that can sign for a user: 64 lowercase hex
+ * characters, a canonical encoding (y < p) of a point on the curve, and not of
+ * small order. Small-order keys are refused because a lax verifier accepts
+ * forged signatures for them (identity key, R = identity, S = 0 verifies any
+ * message); non-canonical encodings are refused because two spellings of one
+ * key would be two registrations of it.
+ */
+export function checkEd25519PublicKey(hex: string): PublicKeyCheck {
+  if (!PUBLIC_KEY_HEX.test(hex)) {
+    return { ok: false, reason: "must be 64 lowercase hex characters (32 bytes)" };
+  }
+  let point: Point;
+  try {
+    // zip215 = false: RFC 8032 strict decoding, which refuses y >= p.
+    point = Point.fromHex(hex, false);
+  } catch {
+    return { ok: false, reason: "is not a canonical encoding of a curve point" };
+  }
+  if (point.isSmallOrder()) {
+    return { ok: false, reason: "is a small-order point, which cannot be used safely" };
+  }
+  return { ok: true };
+}
+
+/**
+ * The fingerprint of an Ed25519 public key (64 hex characters): `SHA256:` and
+ * the SHA-256 of its 32 raw bytes in base64 without padding, written as
+ * OpenSSH writes its own (which hash a different encoding of the key, so the
+ * two never match). An operator can work it out from a key file with
+ * `openssl pkey -pubout -outform DER | tail -c 32 | openssl dgst -sha256 -binary | base64 | tr -d =`.
+ */
+export function keyFingerprint(publicKeyHex: string): string {
+  const digest = createHash("sha256").update(Buffer.from(publicKeyHex, "hex")).digest("base64");
+  return `SHA256:${digest.replace(/=+$/, "")}`;
 }

@@ -10,8 +10,7 @@ import type { RedisClient } from "../redis/redis-client.js";
 import { redisKeysOf } from "./keys.js";
 import type { RedisRunner } from "./redis-runner.js";
 import { type TokenRecordExtras, tokenRecordExtras } from "./token-record.js";
-import { TokenScriptStatus as Status } from "./token-script-status.js";
-import { LIST_NAMED_TOKENS } from "./token-scripts.js";
+import { LIST_NAMED_TOKENS, TokenScriptStatus as Status } from "./token-scripts.js";
 
 /** A live named token, as listed: its id, name, expiry and every other stored field. */
 export interface NamedTokenSummary extends TokenRecordExtras {
@@ -47,7 +46,7 @@ export type ListNamedOutcome =
 export type NamedTokenLister = (userId: string, page: ListPageRequest) => Promise<ListNamedOutcome>;
 
 export interface NamedTokenListerOptions {
-  /** The client with the token scripts defined on it (scripted-client.ts). */
+  /** The client with the token scripts defined on it (scriptedClient, lua-script.ts). */
   redis: () => RedisClient;
   runRedis: RedisRunner;
   /** List calls per user per rate period (the list bucket's capacity, decimal text). */

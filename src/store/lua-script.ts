@@ -1,4 +1,13 @@
+/**
+ * The store's Lua scripts as TypeScript sees them: each declared once, its
+ * KEYS and ARGV by name (`luaScript`), its text read from lua/ next to this
+ * module at start-up; then defined as an ioredis command on each client the
+ * store uses (`scriptedClient`).
+ */
+
 import { readFileSync } from "node:fs";
+import type { RedisClient } from "../redis/redis-client.js";
+import type { RedisHolder } from "../redis/redis-holder.js";
 
 /** Keys are text; digests and records go to the scripts as raw bytes. */
 export type ScriptArg = string | Buffer;
@@ -77,5 +86,39 @@ export function luaScript<const K extends string, const A extends string = never
     source,
     lua: `${prelude}\n${source}`,
     argv: (keys, args) => [...opts.keys.map((k) => keys[k]), ...opts.args.map((a) => args[a])],
+  };
+}
+
+// The scripts as commands on the store's clients.
+
+/** What defining a script as an ioredis command needs. */
+interface ScriptCommand {
+  readonly command: string;
+  readonly keys: readonly string[];
+  readonly lua: string;
+}
+
+/**
+ * The holder's current client with the scripts defined on it as commands.
+ * A holder may replace its client (redis-holder.ts), so each client gets the
+ * definitions the first time it is seen here, not once at start.
+ */
+export function scriptedClient(
+  holder: RedisHolder,
+  scripts: readonly ScriptCommand[],
+): () => RedisClient {
+  const defined = new WeakSet<RedisClient>();
+  return () => {
+    const client = holder.client;
+    if (!defined.has(client)) {
+      for (const script of scripts) {
+        client.defineCommand(script.command, {
+          numberOfKeys: script.keys.length,
+          lua: script.lua,
+        });
+      }
+      defined.add(client);
+    }
+    return client;
   };
 }

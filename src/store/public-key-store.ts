@@ -7,9 +7,8 @@ import type { Result } from "ioredis";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter } from "./durable-writer.js";
 import { LIVE_MEMBER_BYTES, redisKeysOf } from "./keys.js";
-import { luaScript, type ScriptArg } from "./lua-script.js";
+import { luaScript, type ScriptArg, scriptedClient } from "./lua-script.js";
 import { createRedisRunner, type RedisRunner } from "./redis-runner.js";
-import { scriptedClient } from "./scripted-client.js";
 import { StoreError } from "./store-error.js";
 import type { TokenRecordCache } from "./token-record-cache.js";
 

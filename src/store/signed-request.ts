@@ -2,7 +2,7 @@
 // the keys and arguments of a signed request, and the refusals both may answer.
 
 import { redisKeysOf } from "./keys.js";
-import { TokenScriptStatus as Status } from "./token-script-status.js";
+import { TokenScriptStatus as Status } from "./token-scripts.js";
 
 /** What every signed request carries to the store. */
 export interface SignedRequest {

@@ -1,3 +1,12 @@
+/**
+ * The token records a process keeps in memory, dropped when Redis says they
+ * changed (server-assisted client-side caching over the tracking connections
+ * of src/redis/tracked-readers.ts). This file holds the cache and, below it,
+ * its three parts: the reads in flight, which an invalidation overtaking a
+ * reply poisons; the probe that measures how long invalidations take to
+ * arrive; and the slabs the cached digests are copied into.
+ */
+
 import { createBoundedCache } from "../cache/bounded-cache.js";
 import { isClusterRedirect } from "../redis/redis-failure.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
@@ -8,9 +17,6 @@ import {
   type TrackedReaders,
   type TrackedReadersEvents,
 } from "../redis/tracked-readers.js";
-import { createDigestSlabs } from "./digest-slabs.js";
-import { createInFlightReads } from "./in-flight-reads.js";
-import { startInvalidationLagProbe } from "./invalidation-lag-probe.js";
 
 /** A token's record as the bearer check needs it (layout 1 records only: they carry their expiry). */
 export interface CachedTokenRecord {
@@ -253,5 +259,175 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       pairs.close();
       entries.clear();
     },
+  };
+}
+
+// Reads in flight.
+
+/** A read of a token key on a tracking connection, from its start until the tick after its reply. */
+export interface InFlightRead {
+  readonly key: string;
+  readonly pair: TrackedReader;
+  /** The pair's epoch when the read started. */
+  readonly epoch: number;
+  /** A change of the key came while the read was in flight. */
+  readonly poisoned: boolean;
+  /** Past the tick its reply came in: later invalidations no longer see it. */
+  readonly settled: boolean;
+}
+
+/**
+ * The reads of the token cache in flight, by key. An invalidation and the
+ * reply of a read of the same key come on two sockets, so the invalidation
+ * may overtake the reply: it poisons the read, whose record is then not kept.
+ */
+export interface InFlightReads {
+  start(key: string, pair: TrackedReader): InFlightRead;
+  /** The read is over: no later invalidation concerns it. */
+  settle(read: InFlightRead): void;
+  poison(key: string): void;
+  poisonPrefix(prefix: string): void;
+  poisonAll(): void;
+}
+
+interface Ticket {
+  key: string;
+  pair: TrackedReader;
+  epoch: number;
+  poisoned: boolean;
+  settled: boolean;
+}
+
+export function createInFlightReads(): InFlightReads {
+  const byKey = new Map<string, Ticket[]>();
+  const poisonEach = (tickets: Ticket[] | undefined) => {
+    for (const ticket of tickets ?? []) {
+      ticket.poisoned = true;
+    }
+  };
+  return {
+    start(key, pair) {
+      const ticket: Ticket = { key, pair, epoch: pair.epoch, poisoned: false, settled: false };
+      const tickets = byKey.get(key);
+      if (tickets === undefined) {
+        byKey.set(key, [ticket]);
+      } else {
+        tickets.push(ticket);
+      }
+      return ticket;
+    },
+    settle(read) {
+      const tickets = byKey.get(read.key) ?? [];
+      const ticket = tickets.find((t) => t === read);
+      if (ticket === undefined) {
+        return;
+      }
+      ticket.settled = true;
+      tickets.splice(tickets.indexOf(ticket), 1);
+      if (tickets.length === 0) {
+        byKey.delete(read.key);
+      }
+    },
+    poison(key) {
+      poisonEach(byKey.get(key));
+    },
+    poisonPrefix(prefix) {
+      for (const [key, tickets] of byKey) {
+        if (key.startsWith(prefix)) {
+          poisonEach(tickets);
+        }
+      }
+    },
+    poisonAll() {
+      for (const tickets of byKey.values()) {
+        poisonEach(tickets);
+      }
+    },
+  };
+}
+
+// The invalidation lag probe.
+
+const PROBE_PREFIX = "perps:cache-probe:";
+
+/**
+ * Measures how long Redis' invalidations take to arrive: every interval, a
+ * key of this process is read on its tracking connection (so Redis tracks
+ * it), then written by the service's client; its invalidation's arrival
+ * ends the measure. The key expires after three intervals.
+ */
+export interface InvalidationLagProbe {
+  /** The probe's key: its invalidations are the probe's, not a token's. */
+  readonly key: string;
+  /** The probe key's invalidation came: tells the lag, if a write was timed. */
+  arrived(): void;
+  stop(): void;
+}
+
+export interface InvalidationLagProbeOptions {
+  redis: RedisHolder;
+  /** The pairs in use now (they are rebuilt after a loss). */
+  pairs: () => TrackedReaders;
+  intervalMs: number;
+  /** From the probe key's change to its invalidation's arrival. */
+  lag(seconds: number): void;
+}
+
+/** Starts the probe; with an interval of 0, it never probes. */
+export function startInvalidationLagProbe(opts: InvalidationLagProbeOptions): InvalidationLagProbe {
+  const key = `${PROBE_PREFIX}${process.pid}:${Math.random().toString(36).slice(2)}`;
+  let sentAt: number | undefined;
+  const timer =
+    opts.intervalMs > 0
+      ? setInterval(async () => {
+          const pair = opts.pairs().pairOf(key);
+          if (pair?.up !== true) {
+            return;
+          }
+          try {
+            await pair.read(key);
+            sentAt = performance.now();
+            await opts.redis.client.set(key, String(Date.now()), "PX", opts.intervalMs * 3);
+          } catch {
+            sentAt = undefined;
+          }
+        }, opts.intervalMs)
+      : undefined;
+  timer?.unref();
+  return {
+    key,
+    arrived() {
+      if (sentAt !== undefined) {
+        opts.lag((performance.now() - sentAt) / 1000);
+        sentAt = undefined;
+      }
+    },
+    stop() {
+      if (timer !== undefined) {
+        clearInterval(timer);
+      }
+    },
+  };
+}
+
+// Digest slabs.
+
+/**
+ * Copies digests into slabs that hold only digests. A copy from node's shared
+ * 8 KiB pool (Buffer.from) would keep its whole slab alive, with whatever
+ * each request allocated beside it: about 300 bytes per cached token, measured.
+ */
+export function createDigestSlabs(slabBytes: number): (digest: Buffer) => Buffer {
+  let slab = Buffer.allocUnsafeSlow(slabBytes);
+  let used = 0;
+  return (digest) => {
+    if (used + digest.length > slab.length) {
+      slab = Buffer.allocUnsafeSlow(Math.max(slabBytes, digest.length));
+      used = 0;
+    }
+    const copy = slab.subarray(used, used + digest.length);
+    digest.copy(copy);
+    used += digest.length;
+    return copy;
   };
 }

@@ -1,13 +1,39 @@
-// The Lua scripts of the token store (lua/*.lua, read once at start-up), each
-// with its KEYS and ARGV declared once (`luaScript`). The create and delete
-// scripts share signed-request.lua, and both name their statuses
-// (token-script-status.ts) rather than spell numbers. Each is an ioredis
-// command on the store's clients (scripted-client.ts), typed with its reply below.
+// The Lua scripts of the token store (lua/*.lua, read once at start-up): first
+// the statuses their replies start with, then each script with its KEYS and
+// ARGV declared once (`luaScript`). The create and delete scripts share
+// signed-request.lua, and both name their statuses (TokenScriptStatus) rather
+// than spell numbers. Each is an ioredis command on the store's clients
+// (scriptedClient, lua-script.ts), typed with its reply below.
 
 import type { Result } from "ioredis";
 import { luaScript, type ScriptArg } from "./lua-script.js";
 import { TOKEN_RECORD_LUA_CONSTANTS } from "./token-record.js";
-import { TokenScriptStatus } from "./token-script-status.js";
+
+/**
+ * The first number of a create or delete script's reply `{status, retryAfterMs}`,
+ * by name. The scripts get these same names (`luaConstants`), so each number
+ * is written once, here.
+ */
+export const TokenScriptStatus = {
+  /** Created (create) or deleted (delete). */
+  DONE: 1,
+  /** Create: a live token of the user already has this name. */
+  NAME_TAKEN: 0,
+  /** Delete: the user has no live token with this id. */
+  NOT_FOUND: 0,
+  /** The signing key is no longer registered. */
+  KEY_REVOKED: -1,
+  /** The signed message was already played. */
+  REPLAYED: -2,
+  /** The user's rate bucket is empty; retryAfterMs says when it holds a call again. */
+  RATE_LIMITED: -3,
+  /** Create: the user has the most live tokens allowed; retryAfterMs until the first expires. */
+  TOO_MANY_TOKENS: -4,
+  /** Create: this very message already created the token, which is live. */
+  ALREADY_CREATED: -5,
+} as const;
+
+export type TokenScriptStatus = (typeof TokenScriptStatus)[keyof typeof TokenScriptStatus];
 
 type ScriptReply = [status: TokenScriptStatus, retryAfterMs: number];
 

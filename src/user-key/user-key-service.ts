@@ -4,8 +4,7 @@ import {
   UserKeySchema,
   type UserKeyService,
 } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
-import { checkEd25519PublicKey } from "../crypto/ed25519-public-key.js";
-import { keyFingerprint } from "../crypto/key-fingerprint.js";
+import { checkEd25519PublicKey, keyFingerprint } from "../crypto/ed25519-verifier.js";
 import type { AuditLog } from "../log/audit-event.js";
 import type { PublicKeyStore, RegisteredKey } from "../store/public-key-store.js";
 import { canonicalUserId } from "../token/user-id.js";

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
-import type { NewToken } from "../../src/store/create-token.js";
 import type { ListPosition, NamedTokenSummary } from "../../src/store/list-named-tokens.js";
-import { createTokenStore } from "../../src/store/token-store.js";
+import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
 import { redisServerSuite } from "../support/redis-server-suite.js";
 import { STORE_SETTINGS } from "../support/store-settings.js";
 import { storeUser } from "../support/stored-tokens.js";

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import type { NewToken } from "../../src/store/create-token.js";
 import type { ListPosition, NamedTokenSummary } from "../../src/store/list-named-tokens.js";
 import { type TokenRecordExtras, tokenRecordExtras } from "../../src/store/token-record.js";
-import type { TokenStore } from "../../src/store/token-store.js";
+import type { NewToken, TokenStore } from "../../src/store/token-store.js";
 
 /**
  * Every page of a user's listing straight from the store, `size` a page;

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { generateToken, tokenDigest, tokenIdOf } from "@perps/token-client/protocol";
 import type { Redis } from "ioredis";
-import type { NewToken } from "../../src/store/create-token.js";
 import { redisKeysOf } from "../../src/store/keys.js";
+import type { NewToken } from "../../src/store/token-store.js";
 
 /** The signing key the store tests register: any 64 hex characters, never verified by the store. */
 export const SIGNER_PUBLIC_KEY = "ab".repeat(32);

@@ -8,8 +8,11 @@ import {
   signedRequestArgs,
   signedRequestKeys,
 } from "../../../src/store/signed-request.js";
-import { TokenScriptStatus as Status } from "../../../src/store/token-script-status.js";
-import { CREATE_TOKEN, DELETE_TOKEN } from "../../../src/store/token-scripts.js";
+import {
+  CREATE_TOKEN,
+  DELETE_TOKEN,
+  TokenScriptStatus as Status,
+} from "../../../src/store/token-scripts.js";
 
 const LIMITS = { replayWindowMs: "300000", rateCapacity: "30", ratePeriodMs: "60000" };
 

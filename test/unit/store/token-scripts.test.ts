@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { TOKEN_RECORD_LUA_CONSTANTS } from "../../../src/store/token-record.js";
-import { TokenScriptStatus } from "../../../src/store/token-script-status.js";
-import { CREATE_TOKEN, DELETE_TOKEN } from "../../../src/store/token-scripts.js";
+import { CREATE_TOKEN, DELETE_TOKEN, TokenScriptStatus } from "../../../src/store/token-scripts.js";
 
 /** The upper-case names a script uses outside strings and comments, and those it declares. */
 function constantsOf(script: string): { used: Set<string>; declared: Set<string> } {

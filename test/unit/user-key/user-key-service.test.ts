@@ -9,7 +9,7 @@ import {
   PutUserKeyRequestSchema,
   UserKeyService,
 } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
-import { keyFingerprint } from "../../../src/crypto/key-fingerprint.js";
+import { keyFingerprint } from "../../../src/crypto/ed25519-verifier.js";
 import type { AuditEvent } from "../../../src/log/audit-event.js";
 import type { PublicKeyStore, RegisteredKey } from "../../../src/store/public-key-store.js";
 import { createUserKeyService } from "../../../src/user-key/user-key-service.js";

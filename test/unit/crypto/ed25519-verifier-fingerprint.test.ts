@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { keyFingerprint } from "../../../src/crypto/key-fingerprint.js";
+import { keyFingerprint } from "../../../src/crypto/ed25519-verifier.js";
 
 describe("keyFingerprint", () => {
   it("is SHA256: and the base64 of the raw key's SHA-256, without padding", () => {

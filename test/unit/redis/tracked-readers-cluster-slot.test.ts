@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { clusterSlotOf } from "../../../src/redis/cluster-slot.js";
+import { clusterSlotOf } from "../../../src/redis/tracked-readers.js";
 
 // Expected slots as `CLUSTER KEYSLOT` answers them (Redis' documentation examples).
 describe("clusterSlotOf", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as ed from "@noble/ed25519";
-import { checkEd25519PublicKey } from "../../../src/crypto/ed25519-public-key.js";
+import { checkEd25519PublicKey } from "../../../src/crypto/ed25519-verifier.js";
 
 // The eight points of small order (canonical encodings), from "Taming the many EdDSAs".
 const SMALL_ORDER = [

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { forgettingAfter } from "../../../src/store/forgetting-after.js";
+import { forgettingAfter } from "../../../src/store/token-store.js";
 
 describe("forgettingAfter", () => {
   it("forgets only once the write answered, and answers what it answered", async () => {

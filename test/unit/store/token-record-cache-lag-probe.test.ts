@@ -5,7 +5,7 @@ import { createTrackedReaders, type TrackedReaders } from "../../../src/redis/tr
 import {
   type InvalidationLagProbe,
   startInvalidationLagProbe,
-} from "../../../src/store/invalidation-lag-probe.js";
+} from "../../../src/store/token-record-cache.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
 import { until } from "../../support/until.js";
 

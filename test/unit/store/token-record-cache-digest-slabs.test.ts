@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createDigestSlabs } from "../../../src/store/digest-slabs.js";
+import { createDigestSlabs } from "../../../src/store/token-record-cache.js";
 
 describe("createDigestSlabs", () => {
   it("copies each digest, sharing nothing with the source", () => {

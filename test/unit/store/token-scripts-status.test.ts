@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { TokenScriptStatus } from "../../../src/store/token-script-status.js";
-import { CREATE_TOKEN, DELETE_TOKEN, LIST_NAMED_TOKENS } from "../../../src/store/token-scripts.js";
+import {
+  CREATE_TOKEN,
+  DELETE_TOKEN,
+  LIST_NAMED_TOKENS,
+  TokenScriptStatus,
+} from "../../../src/store/token-scripts.js";
 
 /** The statuses a script answers: the names its own code uses (not the constants put before it). */
 function statusesOf(source: string): string[] {

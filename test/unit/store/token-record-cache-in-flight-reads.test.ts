@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TrackedReader } from "../../../src/redis/tracked-reader.js";
-import { createInFlightReads } from "../../../src/store/in-flight-reads.js";
+import { createInFlightReads } from "../../../src/store/token-record-cache.js";
 
 // A pair only for its epoch: nothing here reads from it.
 const pair = (epoch: number): TrackedReader => ({

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, it, mock } from "node:test";
 import { Redis } from "ioredis";
 import type { RedisClient } from "../../../src/redis/redis-client.js";
-import { scriptedClient } from "../../../src/store/scripted-client.js";
+import { scriptedClient } from "../../../src/store/lua-script.js";
 
 const SCRIPTS = [
   { command: "testOne", keys: ["a"], lua: "return 1" },

@@ -9,7 +9,7 @@ import {
   type RedisServerProcess,
   startRedisServerProcess,
 } from "../../../src/redis/redis-server-process.js";
-import { startReplicaCensus } from "../../../src/redis/replica-census.js";
+import { startReplicaCensus } from "../../../src/store/revocation-replicas.js";
 import { startTestRedisCluster } from "../../support/test-redis-cluster.js";
 import { waitForReplicaAcks } from "../../support/test-redis-sentinel.js";
 
