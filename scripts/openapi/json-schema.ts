@@ -314,7 +314,7 @@ function scalarSchema(type: ScalarType, dir: Direction): JsonSchema {
   }
 }
 
-// In a URL, text is parsed exactly (src/rest/text-value.ts), so 64-bit
+// In a URL, text is parsed exactly (scalarFromText, src/rest/request-transcoder.ts), so 64-bit
 // integers take their whole range, and floats also NaN and the infinities.
 function scalarTextSchema(type: ScalarType): JsonSchema {
   switch (type) {
