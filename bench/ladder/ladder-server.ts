@@ -76,8 +76,10 @@ import {
   introspectionAnswer,
 } from "../../src/token/token-introspection-service.js";
 import { createTokenService } from "../../src/token/token-service.js";
-import { createRequestValidator } from "../../src/validation/request-validator.js";
-import { validationInterceptor } from "../../src/validation/validation-interceptor.js";
+import {
+  createRequestValidator,
+  validationInterceptor,
+} from "../../src/validation/validation-interceptor.js";
 import { STORE_SETTINGS } from "../../test/support/store-settings.js";
 import { listenAsFloor } from "../shared-listen.js";
 import { isLadderPath, LADDER_STEPS, type LadderLayer } from "./ladder-steps.js";

@@ -26,7 +26,7 @@ import {
 } from "../../src/openapi/openapi-document.js";
 import { isBindablePath } from "../../src/rest/field-path.js";
 import { type RestRoute, restRoutesOfService } from "../../src/rest/rest-route.js";
-import { isRequired } from "../../src/validation/field-rules.js";
+import { isRequired } from "../../src/validation/validation-interceptor.js";
 import {
   defaultErrorResponse,
   type ErrorAnswer,

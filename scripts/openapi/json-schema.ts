@@ -1,7 +1,7 @@
 import { type DescEnum, type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import type { JsonSchema } from "../../src/openapi/openapi-document.js";
-import { fieldRules, isRequired } from "../../src/validation/field-rules.js";
+import { fieldRules, isRequired } from "../../src/validation/validation-interceptor.js";
 import type { CommentSource } from "./proto-comments.js";
 import { ruleSchema } from "./rule-schema.js";
 

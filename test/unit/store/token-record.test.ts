@@ -16,7 +16,7 @@ import {
   TOKEN_RECORD_LAYOUT,
   tokenRecordExtras,
 } from "../../../src/store/token-record.js";
-import { createRequestValidator } from "../../../src/validation/request-validator.js";
+import { createRequestValidator } from "../../../src/validation/validation-interceptor.js";
 
 const EXPIRES_AT_MS = 1_795_401_308_789;
 
