@@ -17,10 +17,12 @@ import {
   observeRedis,
   type ServiceMetrics,
 } from "../metrics/service-metrics.js";
-import { loadOpenApiDocument } from "../openapi/committed-document.js";
-import { configuredOpenApiDocument } from "../openapi/configured-document.js";
-import { loadLimitLocations } from "../openapi/limit-locations.js";
-import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
+import {
+  configuredOpenApiDocument,
+  createOpenApiEndpoint,
+  loadLimitLocations,
+  loadOpenApiDocument,
+} from "../openapi/openapi-endpoint.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createRouteTable } from "../rest/route-table.js";
 import { createRedisRunner } from "../store/redis-runner.js";
