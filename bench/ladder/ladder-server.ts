@@ -56,8 +56,11 @@ import { createEd25519Verifier } from "../../src/crypto/ed25519-verifier.js";
 import { requestPath } from "../../src/http/request-path.js";
 import { createLogger } from "../../src/log/logger.js";
 import { createRequestLineWriter } from "../../src/log/request-line.js";
-import { createRequestSeries } from "../../src/metrics/request-series.js";
-import { createServiceMetrics, observeRedis } from "../../src/metrics/service-metrics.js";
+import {
+  createRequestSeries,
+  createServiceMetrics,
+  observeRedis,
+} from "../../src/metrics/service-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { errorInterceptor } from "../../src/server/error-interceptor.js";
 import { requestIdInterceptor, settleRequestId } from "../../src/server/request-id.js";

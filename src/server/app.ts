@@ -11,8 +11,8 @@ import { createCheckTally } from "../check-lane/check-tally.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
-import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
 import {
+  createMetricsEndpoint,
   createServiceMetrics,
   observeRedis,
   type ServiceMetrics,
