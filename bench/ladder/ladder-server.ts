@@ -72,8 +72,8 @@ import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.
 import { bearerTokenOf } from "../../src/token/bearer-header.js";
 import { clientErrorOf } from "../../src/token/client-error.js";
 import { expiresAtMs, utcDate } from "../../src/token/expiry-date.js";
-import { createPublicKeyCache } from "../../src/token/public-key-cache.js";
 import { checkCreateRequest, checkTimeWindow } from "../../src/token/request-rules.js";
+import { createPublicKeyCache } from "../../src/token/signature-authenticator.js";
 import {
   createTokenIntrospectionService,
   introspectionAnswer,
