@@ -1,14 +1,15 @@
 // Cost per call of the request shape rules (buf.validate, run by the
 // @bufbuild/protovalidate runtime) on a typical CreateTokenRequest, on one
 // thread: with the runtime's default RE2 engine, with patterns as RegExp (what
-// the service runs, src/validation/request-validator.ts), and the whole check
-// of a create before the time window (validator, then src/token/request-rules.ts).
+// the service runs, src/validation/validation-interceptor.ts), and the whole
+// check of a create before the time window (validator, then
+// src/token/request-rules.ts).
 // `npx tsx bench/validator-cost.ts`; BENCH_SECONDS (default 2) per row.
 import { create } from "@bufbuild/protobuf";
 import { createValidator } from "@bufbuild/protovalidate";
 import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { checkCreateRequest } from "../src/token/request-rules.js";
-import { createRequestValidator } from "../src/validation/request-validator.js";
+import { createRequestValidator } from "../src/validation/validation-interceptor.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "2");
 const request = create(CreateTokenRequestSchema, {

@@ -56,8 +56,11 @@ import { createEd25519Verifier } from "../../src/crypto/ed25519-verifier.js";
 import { requestPath } from "../../src/http/request-path.js";
 import { createLogger } from "../../src/log/logger.js";
 import { createRequestLineWriter } from "../../src/log/request-line.js";
-import { createRequestSeries } from "../../src/metrics/request-series.js";
-import { createServiceMetrics, observeRedis } from "../../src/metrics/service-metrics.js";
+import {
+  createRequestSeries,
+  createServiceMetrics,
+  observeRedis,
+} from "../../src/metrics/service-metrics.js";
 import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-client.js";
 import { callOutcomeInterceptor } from "../../src/server/interceptor-chain.js";
 import { requestIdInterceptor, settleRequestId } from "../../src/server/request-id.js";
@@ -69,15 +72,17 @@ import { createBearerAuthenticator } from "../../src/token/bearer-authenticator.
 import { bearerTokenOf } from "../../src/token/bearer-header.js";
 import { clientErrorOf } from "../../src/token/client-error.js";
 import { expiresAtMs, utcDate } from "../../src/token/expiry-date.js";
-import { createPublicKeyCache } from "../../src/token/public-key-cache.js";
 import { checkCreateRequest, checkTimeWindow } from "../../src/token/request-rules.js";
+import { createPublicKeyCache } from "../../src/token/signature-authenticator.js";
 import {
   createTokenIntrospectionService,
   introspectionAnswer,
 } from "../../src/token/token-introspection-service.js";
 import { createTokenService } from "../../src/token/token-service.js";
-import { createRequestValidator } from "../../src/validation/request-validator.js";
-import { validationInterceptor } from "../../src/validation/validation-interceptor.js";
+import {
+  createRequestValidator,
+  validationInterceptor,
+} from "../../src/validation/validation-interceptor.js";
 import { STORE_SETTINGS } from "../../test/support/store-settings.js";
 import { listenAsFloor } from "../shared-listen.js";
 import { isLadderPath, LADDER_STEPS, type LadderLayer } from "./ladder-steps.js";

@@ -26,7 +26,7 @@ import {
 } from "../../src/openapi/openapi-document.js";
 import { isBindablePath } from "../../src/rest/field-path.js";
 import { type RestRoute, restRoutesOfService } from "../../src/rest/rest-route.js";
-import { isRequired } from "../../src/validation/field-rules.js";
+import { isRequired } from "../../src/validation/validation-interceptor.js";
 import {
   defaultErrorResponse,
   type ErrorAnswer,
@@ -375,7 +375,7 @@ function successResponse(route: RestRoute, schemas: SchemaBuilder): OpenApiRespo
   if (field === undefined) {
     schema = schemas.message(route.method.output, "output");
     // The gateway always writes the response's own lists and maps, empty
-    // ones included (response-transcoder.ts).
+    // ones included (transcodeResponse, rest-gateway.ts).
     const collections = route.method.output.fields
       .filter((f) => f.fieldKind === "list" || f.fieldKind === "map")
       .map((f) => f.jsonName);

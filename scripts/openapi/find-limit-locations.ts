@@ -1,7 +1,11 @@
 import { isDeepStrictEqual } from "node:util";
-import { configuredOpenApiDocument } from "../../src/openapi/configured-document.js";
-import { fillLimits, LIMIT_NAMES, type LimitLocation } from "../../src/openapi/limit-locations.js";
 import type { OpenApiDocument } from "../../src/openapi/openapi-document.js";
+import {
+  configuredOpenApiDocument,
+  fillLimits,
+  LIMIT_NAMES,
+  type LimitLocation,
+} from "../../src/openapi/openapi-endpoint.js";
 import { DEFAULT_SERVICE_LIMITS, type ServiceLimits } from "../../src/openapi/service-limits.js";
 
 /**

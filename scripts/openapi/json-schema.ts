@@ -1,7 +1,7 @@
 import { type DescEnum, type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import type { JsonSchema } from "../../src/openapi/openapi-document.js";
-import { fieldRules, isRequired } from "../../src/validation/field-rules.js";
+import { fieldRules, isRequired } from "../../src/validation/validation-interceptor.js";
 import type { CommentSource } from "./proto-comments.js";
 import { ruleSchema } from "./rule-schema.js";
 
@@ -314,7 +314,7 @@ function scalarSchema(type: ScalarType, dir: Direction): JsonSchema {
   }
 }
 
-// In a URL, text is parsed exactly (src/rest/text-value.ts), so 64-bit
+// In a URL, text is parsed exactly (scalarFromText, src/rest/request-transcoder.ts), so 64-bit
 // integers take their whole range, and floats also NaN and the infinities.
 function scalarTextSchema(type: ScalarType): JsonSchema {
   switch (type) {

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { OPENAPI_FILE } from "../../src/openapi/committed-document.js";
 import {
   LIMIT_LOCATIONS_FILE,
   type LimitLocationsFile,
-} from "../../src/openapi/limit-locations.js";
+  OPENAPI_FILE,
+} from "../../src/openapi/openapi-endpoint.js";
 import { readBufImage } from "./buf-image.js";
 import { findLimitLocations } from "./find-limit-locations.js";
 import { commentsFromRegistry } from "./proto-comments.js";
@@ -34,7 +34,7 @@ export function generateOpenApiFiles(): { file: URL; text: string }[] {
   const comments = commentsFromRegistry(readBufImage());
   const limitLocations: LimitLocationsFile = {
     $comment:
-      "Written by `npm run openapi`, beside openapi.json: where each configurable limit appears in it (JSON Pointers; {name} in a text stands for that limit). The service sets the configured limits there (src/openapi/configured-document.ts), so it never runs the generator.",
+      "Written by `npm run openapi`, beside openapi.json: where each configurable limit appears in it (JSON Pointers; {name} in a text stands for that limit). The service sets the configured limits there (src/openapi/openapi-endpoint.ts), so it never runs the generator.",
     locations: findLimitLocations((limits) => createTokenApiOpenApiDocument({ comments, limits })),
   };
   return [

@@ -2,7 +2,11 @@ import { type DescField, isFieldSet, ScalarType } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { StringRulesSchema } from "@perps/token-client/contract/buf/validate/validate_pb.js";
 import type { JsonSchema } from "../../src/openapi/openapi-document.js";
-import { fieldRules, integerBounds, isRequired } from "../../src/validation/field-rules.js";
+import {
+  fieldRules,
+  integerBounds,
+  isRequired,
+} from "../../src/validation/validation-interceptor.js";
 
 /**
  * The JSON Schema keywords of a request field's buf.validate rules, the

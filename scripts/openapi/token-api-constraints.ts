@@ -12,7 +12,7 @@ import {
   DEFAULT_EXPIRES_IN_SECONDS,
   TIMESTAMP_TOLERANCE_MS,
 } from "../../src/token/request-rules.js";
-import { fieldRules } from "../../src/validation/field-rules.js";
+import { fieldRules } from "../../src/validation/validation-interceptor.js";
 
 /*
  * What the OpenAPI document says about the token API beyond the request

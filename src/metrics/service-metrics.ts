@@ -1,4 +1,14 @@
+// The service's Prometheus metrics, in a registry of each process's own
+// (createServiceMetrics): what the requests feed (createRequestSeries, and
+// addObservations for counts kept elsewhere), what the Redis calls feed
+// (observeRedis), the token cache's (createTokenCacheMetrics), and
+// `GET /metrics`, which answers a scrape (createMetricsEndpoint). With
+// several workers a scrape is the whole service's (cluster-metrics.ts).
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Endpoint } from "../http/endpoint.js";
+import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
+import { requestPath } from "../http/request-path.js";
 
 /** The service's Prometheus metrics, in a registry of their own (no global state). */
 export interface ServiceMetrics {
@@ -150,6 +160,43 @@ export function observeRedis(metrics: ServiceMetrics) {
   };
 }
 
+/** The request metrics of one method and protocol. */
+export interface RequestSeries {
+  readonly duration: { observe(seconds: number): void };
+  calls(code: string): { inc(): void };
+}
+
+/**
+ * The request metric series of each method and protocol, looked up once:
+ * resolving label values to a series on every observation costs more than
+ * the observation itself.
+ */
+export function createRequestSeries(
+  metrics: ServiceMetrics,
+): (method: string, protocol: string) => RequestSeries {
+  const cache = new Map<string, RequestSeries>();
+  return (method, protocol) => {
+    const key = `${method} ${protocol}`;
+    let series = cache.get(key);
+    if (series === undefined) {
+      const byCode = new Map<string, { inc(): void }>();
+      series = {
+        duration: metrics.requestDuration.labels({ method, protocol }),
+        calls(code) {
+          let counter = byCode.get(code);
+          if (counter === undefined) {
+            counter = metrics.requests.labels({ method, protocol, code });
+            byCode.set(code, counter);
+          }
+          return counter;
+        },
+      };
+      cache.set(key, series);
+    }
+    return series;
+  };
+}
+
 /** A histogram series' values as prom-client keeps them (lib/histogram.js). */
 interface HistogramValues {
   labels: Record<string, string>;
@@ -196,4 +243,97 @@ export function addObservations(
   }
   series.count += count;
   series.sum += sum;
+}
+
+// From a tenth of a millisecond (loopback) to a second (the heartbeat's bound).
+const LAG_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1];
+
+/** What the token cache reports (the store's TokenRecordCacheObserver). */
+export interface TokenCacheMetrics {
+  hit(): void;
+  miss(): void;
+  invalidated(keys: number): void;
+  dropped(reason: string): void;
+  entries(count: number): void;
+  lag(seconds: number): void;
+}
+
+/**
+ * The token cache's metrics, registered in the service's registry: hits,
+ * misses, invalidations, entries, whole-cache drops by reason, and the lag
+ * from a change in Redis to its invalidation's arrival.
+ */
+export function createTokenCacheMetrics(registry: Registry): TokenCacheMetrics {
+  const registers = [registry];
+  const hits = new Counter({
+    name: "perps_token_cache_hits_total",
+    help: "Bearer checks answered from the token cache (no Redis call).",
+    registers,
+  });
+  const misses = new Counter({
+    name: "perps_token_cache_misses_total",
+    help: "Bearer checks of well-formed tokens not in the token cache (read from Redis).",
+    registers,
+  });
+  const invalidations = new Counter({
+    name: "perps_token_cache_invalidations_total",
+    help: "Token keys Redis reported changed (delete, expiry, eviction, another client's write).",
+    registers,
+  });
+  const entries = new Gauge({
+    name: "perps_token_cache_entries",
+    help: "Token records held in the token cache (summed over workers).",
+    registers,
+  });
+  const drops = new Counter({
+    name: "perps_token_cache_drops_total",
+    help: "Whole-cache drops by reason: connection (the invalidation channel or tracked reader lost), heartbeat (the channel stalled), topology (a cluster's slot map changed), flush (FLUSHALL/FLUSHDB), closed.",
+    labelNames: ["reason"],
+    registers,
+  });
+  const lag = new Histogram({
+    name: "perps_token_cache_invalidation_lag_seconds",
+    help: "From a probe key's change in Redis to its invalidation's arrival (one probe every 10 s per worker).",
+    buckets: LAG_BUCKETS,
+    registers,
+  });
+  return {
+    hit: () => hits.inc(),
+    miss: () => misses.inc(),
+    invalidated: (keys) => invalidations.inc(keys),
+    dropped: (reason) => drops.inc({ reason }),
+    entries: (count) => entries.set(count),
+    lag: (seconds) => lag.observe(seconds),
+  };
+}
+
+/**
+ * `GET /metrics` (and HEAD) in the Prometheus text format; returns false for any other
+ * request. `text` gives the exposition (default: this process's registry; a
+ * worker passes the whole service's, from `clusterMetricsSource`).
+ */
+export function createMetricsEndpoint(
+  metrics: ServiceMetrics,
+  text: () => Promise<string> = () => metrics.registry.metrics(),
+): Endpoint {
+  const answer = (req: NodeServerRequest, res: NodeServerResponse): boolean => {
+    if ((req.method !== "GET" && req.method !== "HEAD") || requestPath(req) !== "/metrics") {
+      return false;
+    }
+    text().then(
+      (text) => {
+        res.writeHead(200, {
+          "content-type": metrics.registry.contentType,
+          "content-length": Buffer.byteLength(text),
+        });
+        res.end(req.method === "HEAD" ? "" : text);
+      },
+      () => {
+        res.writeHead(500, { "content-type": "text/plain" });
+        res.end("metrics unavailable\n");
+      },
+    );
+    return true;
+  };
+  return { answer };
 }

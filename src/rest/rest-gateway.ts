@@ -1,4 +1,18 @@
-import type { DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
+// The REST gateway, request to answer: a request matched to its route, its
+// JSON body read (application/json only), the request message transcoded
+// (request-transcoder.ts), the call made through the listener's invoker, and
+// the response message written back as JSON; every refusal and error is a
+// google.rpc.Status answer.
+
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type JsonValue,
+  type Message,
+  toJson,
+} from "@bufbuild/protobuf";
+import { reflect } from "@bufbuild/protobuf/reflect";
 import {
   Code,
   ConnectError,
@@ -15,9 +29,7 @@ import { requestAuthority, requestUrl } from "../http/request-url.js";
 import { nodeHeaders, webHeaders } from "../http/web-headers.js";
 import { errorDetailsJson } from "../status/error-details.js";
 import { writeStatusAnswer } from "../status/status-answer.js";
-import { isJsonMediaType } from "./media-type.js";
 import { transcodeRequest } from "./request-transcoder.js";
-import { transcodeResponse } from "./response-transcoder.js";
 import { invalidArgument, RestError } from "./rest-error.js";
 import type { RestRoute } from "./rest-route.js";
 import { createRouteTable, type RouteTable } from "./route-table.js";
@@ -199,6 +211,36 @@ async function readJsonBody(req: NodeServerRequest, maxBodyBytes: number): Promi
   }
 }
 
+/**
+ * True for `application/json`, with any parameters, as long as a charset
+ * parameter (if any) is UTF-8: the only encoding JSON allows (RFC 8259).
+ */
+export function isJsonMediaType(contentType: string | null | undefined): boolean {
+  if (contentType == null) {
+    return false;
+  }
+  const [type = "", ...params] = contentType.split(";");
+  if (type.trim().toLowerCase() !== "application/json") {
+    return false;
+  }
+  return params.every((param) => {
+    const eq = param.indexOf("=");
+    const name = param
+      .slice(0, eq < 0 ? undefined : eq)
+      .trim()
+      .toLowerCase();
+    if (name !== "charset") {
+      return true;
+    }
+    const value = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1")
+      .toLowerCase();
+    return value === "utf-8" || value === "utf8";
+  });
+}
+
 // Request headers that describe the REST request's body or connection rather
 // than the call, or that the Connect protocol would read as its own.
 const droppedRequestHeaders = new Set([
@@ -278,6 +320,61 @@ async function callMethod(
     message: result.message,
     header: nodeHeaders(result.header, {}, isDroppedResponseHeader),
   };
+}
+
+/**
+ * The JSON body of a successful call: the response message in protobuf JSON
+ * (camelCase names, default values omitted, 64-bit integers as strings, but
+ * the message's own lists and maps always present, see withEmptyCollections),
+ * or only its `response_body` field.
+ */
+export function transcodeResponse(route: RestRoute, message: Message): JsonValue {
+  const output = route.method.output;
+  const field = route.responseBody;
+  if (field === undefined) {
+    return withEmptyCollections(output, toJson(output, message));
+  }
+  const value = reflect(output, message);
+  if (field.fieldKind === "message") {
+    const inner = value.isSet(field) ? value.get(field).message : create(field.message);
+    return toJson(field.message, inner);
+  }
+  // A copy holding only this field, in protobuf JSON as the rest of the
+  // answer (the defaults of nested messages left out); the field itself
+  // always has a value: its default when unset ([] for an empty list, 0, "").
+  const only = reflect(output);
+  if (value.isSet(field)) {
+    only.set(field, value.get(field));
+  }
+  return (
+    fieldOf(toJson(output, only.message), field.jsonName) ??
+    fieldOf(toJson(output, create(output), { alwaysEmitImplicit: true }), field.jsonName) ??
+    null
+  );
+}
+
+function fieldOf(json: JsonValue, name: string): JsonValue | undefined {
+  return typeof json === "object" && json !== null && !Array.isArray(json) ? json[name] : undefined;
+}
+
+/**
+ * Writes the response message's empty lists as `[]` and empty maps as `{}`,
+ * which protobuf JSON leaves out, so that a list answer always has its list
+ * (`{"tokens": []}`). Only the top level: nested messages, and scalars, keep
+ * protobuf JSON's omissions.
+ */
+function withEmptyCollections(output: DescMessage, json: JsonValue): JsonValue {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return json;
+  }
+  for (const field of output.fields) {
+    if (field.fieldKind === "list" && json[field.jsonName] === undefined) {
+      json[field.jsonName] = [];
+    } else if (field.fieldKind === "map" && json[field.jsonName] === undefined) {
+      json[field.jsonName] = {};
+    }
+  }
+  return json;
 }
 
 function send(

@@ -4,8 +4,11 @@
 
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
 import type { Logger } from "../log/logger.js";
-import type { ServiceMetrics } from "../metrics/service-metrics.js";
-import { createTokenCacheMetrics, type TokenCacheMetrics } from "../metrics/token-cache-metrics.js";
+import {
+  createTokenCacheMetrics,
+  type ServiceMetrics,
+  type TokenCacheMetrics,
+} from "../metrics/service-metrics.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import type { DurableWriterOptions } from "../store/durable-writer.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";

@@ -10,16 +10,18 @@ import { createCheckTally } from "../check-lane/check-tally.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
-import { createMetricsEndpoint } from "../metrics/metrics-endpoint.js";
 import {
+  createMetricsEndpoint,
   createServiceMetrics,
   observeRedis,
   type ServiceMetrics,
 } from "../metrics/service-metrics.js";
-import { loadOpenApiDocument } from "../openapi/committed-document.js";
-import { configuredOpenApiDocument } from "../openapi/configured-document.js";
-import { loadLimitLocations } from "../openapi/limit-locations.js";
-import { createOpenApiEndpoint } from "../openapi/openapi-endpoint.js";
+import {
+  configuredOpenApiDocument,
+  createOpenApiEndpoint,
+  loadLimitLocations,
+  loadOpenApiDocument,
+} from "../openapi/openapi-endpoint.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createRouteTable } from "../rest/route-table.js";
 import { createRedisRunner } from "../store/redis-runner.js";

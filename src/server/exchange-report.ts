@@ -4,8 +4,7 @@ import { connectCodeName, restCodeFromHttpStatus } from "@perps/token-client/pro
 import type { CheckAnswer, CheckTally } from "../check-lane/check-tally.js";
 import type { Logger } from "../log/logger.js";
 import { createRequestLineWriter } from "../log/request-line.js";
-import { createRequestSeries } from "../metrics/request-series.js";
-import type { ServiceMetrics } from "../metrics/service-metrics.js";
+import { createRequestSeries, type ServiceMetrics } from "../metrics/service-metrics.js";
 import { isServerFault } from "../status/server-fault.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
 import { rpcProtocol } from "./call-protocol.js";

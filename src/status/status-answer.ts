@@ -1,9 +1,13 @@
+// The one writer of an error answer that is not an RPC protocol's own: a
+// google.rpc.Status JSON body (statusJson) with its HTTP status and head, on
+// a node response, a raw HTTP/2 stream, or as the bytes of a whole HTTP/1.1
+// response.
+
 import { STATUS_CODES } from "node:http";
 import type { ServerHttp2Stream } from "node:http2";
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { Code } from "@connectrpc/connect";
 import type { NodeServerResponse } from "../http/node-handler.js";
-import { statusJson } from "./status-json.js";
 
 /** An error answer: its HTTP status, and the google.rpc.Status its JSON body holds. */
 export interface StatusAnswer {
@@ -28,6 +32,18 @@ export interface WriteOptions {
   readonly headOnly?: boolean;
   /** Called once the whole answer is handed to the transport. */
   readonly done?: () => void;
+}
+
+/**
+ * The google.rpc.Status JSON body. `details` are protojson Any values, as
+ * errorDetailsJson makes them from a ConnectError's details; default none.
+ */
+export function statusJson(
+  code: Code,
+  message: string,
+  details: readonly JsonValue[] = [],
+): string {
+  return JSON.stringify({ code, message, details });
 }
 
 /** The JSON body of `answer`, and its head: the body's content type and length, then `answer.headers`. */

@@ -1,12 +1,20 @@
-// What TokenService answers depends on the store's Redis scripts (replays, rates,
-// names, revoked keys), so its tests call a running service over a private Redis.
+// TokenService: create and delete, each signed by a registered key of the user
+// (createTokenService), and ListTokens, for a bearer token of the user
+// (createListTokensHandler), a page at a time, each page resuming where its
+// page_token says (encodePageToken, decodePageToken).
+//
+// What create and delete answer depends on the store's Redis scripts (replays, rates,
+// names, revoked keys), so their tests call a running service over a private Redis.
 // Tested by test/integration/token-service.test.ts, test/integration/token-service-shape.test.ts, test/integration/token-service-signatures.test.ts.
 
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   CreateTokenResponseSchema,
   DeleteTokenResponseSchema,
+  type ListTokensRequest,
+  type ListTokensResponse,
+  ListTokensResponseSchema,
   type TokenService,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import {
@@ -17,15 +25,18 @@ import {
   tokenIdOf,
 } from "@perps/token-client/protocol";
 import type { Ed25519Verifier } from "../crypto/ed25519-verifier.js";
+import type { ListPosition } from "../store/list-named-tokens.js";
 import type { RequestRefusal } from "../store/signed-request.js";
 import type { TokenStore } from "../store/token-store.js";
 import { type BearerAuthenticator, createBearerAuthenticator } from "./bearer-authenticator.js";
+import { bearerTokenOf } from "./bearer-header.js";
 import { expiresAtMs, utcDate } from "./expiry-date.js";
-import { createListTokensHandler } from "./list-tokens.js";
 import { checkCreateRequest, checkDeleteRequest, checkTimeWindow } from "./request-rules.js";
 import { createSignatureAuthenticator } from "./signature-authenticator.js";
 import {
   alreadyCreated,
+  invalidBearer,
+  missingBearer,
   nameTaken,
   refusalError,
   tokenNotFound,
@@ -51,7 +62,7 @@ export interface TokenServiceOptions {
  * TokenService: checks each request in the contract's order (shape, time
  * window, signature, then replay, rate and business rules in the store) and
  * stores tokens through the store; lists a user's named tokens for a bearer
- * token of the user (list-tokens.ts).
+ * token of the user (createListTokensHandler).
  */
 export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeof TokenService> {
   const { store, observe } = opts;
@@ -132,4 +143,102 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
 
     listTokens: (req, ctx) => listTokens(req, ctx),
   };
+}
+
+/** Tokens in a page when the request's page_size is 0 or omitted (the proto caps it at 100). */
+export const DEFAULT_LIST_PAGE_SIZE = 50;
+
+export interface ListTokensOptions {
+  store: TokenStore;
+  /** Checks the caller's bearer token. */
+  authenticator: BearerAuthenticator;
+}
+
+/** ListTokens' handler: the page asked for in the request, for the user of the call's bearer token. */
+export type ListTokensHandler = (
+  req: ListTokensRequest,
+  ctx: HandlerContext,
+) => Promise<ListTokensResponse>;
+
+const invalidPageToken = () =>
+  new ConnectError(
+    "pageToken: not a page token of this service; send back a nextPageToken as received",
+    Code.InvalidArgument,
+  );
+
+/**
+ * ListTokens: the caller's `Authorization: Bearer <token>` (header or gRPC
+ * metadata) must be a live token of the user, named or session; the answer
+ * is one page of that user's live named tokens, ordered by expiry then name,
+ * and where the next page resumes. No header, or not a Bearer one →
+ * missingBearer; any token that is not live → invalidBearer, one answer
+ * whatever the reason; over the user's list rate → the rate refusal that
+ * create and delete give.
+ */
+export function createListTokensHandler(opts: ListTokensOptions): ListTokensHandler {
+  const { store, authenticator } = opts;
+  return async (req, ctx) => {
+    const token = bearerTokenOf(ctx.requestHeader.get("authorization"));
+    if (token === undefined) {
+      throw missingBearer();
+    }
+    const after = req.pageToken === "" ? undefined : decodePageToken(req.pageToken);
+    if (req.pageToken !== "" && after === undefined) {
+      throw invalidPageToken();
+    }
+    const caller = await authenticator.authenticate(token);
+    if (caller === undefined) {
+      throw invalidBearer();
+    }
+    const size = req.pageSize === 0 ? DEFAULT_LIST_PAGE_SIZE : req.pageSize;
+    const outcome = await store.listNamed(caller.userId, { size, after });
+    if (outcome.kind === "rate-limited") {
+      throw refusalError(outcome);
+    }
+    return create(ListTokensResponseSchema, {
+      // Every stored field goes out under its own name (a TokenSummary field
+      // of the same name), so a field added to the record and to TokenSummary
+      // is listed without a change here; the expiry goes out as a date.
+      tokens: outcome.tokens.map(({ expiresAtMs, ...stored }) => ({
+        ...stored,
+        expiresAt: utcDate(expiresAtMs),
+      })),
+      nextPageToken: outcome.next === undefined ? "" : encodePageToken(outcome.next),
+    });
+  };
+}
+
+// ListTokens' page_token: where the next page resumes (a token's expiry and
+// name), in base64url so that clients treat it as opaque. It carries nothing
+// the caller may not see (their own token's name), so it is not sealed: a
+// made-up one only moves where the caller's own listing resumes.
+
+/** Versioned text before base64url: `1:<expiresAtMs>:<name>`. */
+const PAGE_TOKEN_TEXT = /^1:(\d{1,16}):(.+)$/s;
+/** A name of at most 128 code points is at most 512 UTF-8 bytes. */
+const MAX_NAME_BYTES = 512;
+
+/** The page_token of the page that resumes after `position`. */
+export function encodePageToken(position: ListPosition): string {
+  return Buffer.from(`1:${position.expiresAtMs}:${position.name}`, "utf8").toString("base64url");
+}
+
+/** The position a page_token stands for, or undefined for anything this service did not issue. */
+export function decodePageToken(pageToken: string): ListPosition | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(pageToken)) {
+    return undefined;
+  }
+  const bytes = Buffer.from(pageToken, "base64url");
+  const text = bytes.toString("utf8");
+  // Not UTF-8 (replacement characters), or not base64url's canonical spelling.
+  if (!Buffer.from(text, "utf8").equals(bytes) || bytes.toString("base64url") !== pageToken) {
+    return undefined;
+  }
+  const match = PAGE_TOKEN_TEXT.exec(text);
+  const [, ms, name] = match ?? [];
+  if (ms === undefined || name === undefined || Buffer.byteLength(name) > MAX_NAME_BYTES) {
+    return undefined;
+  }
+  const expiresAtMs = Number(ms);
+  return Number.isSafeInteger(expiresAtMs) ? { expiresAtMs, name } : undefined;
 }

@@ -7,7 +7,7 @@ import { status as GrpcStatus, Metadata } from "@grpc/grpc-js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
-import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
+import { loadOpenApiDocument } from "../../src/openapi/openapi-endpoint.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { createOpenApiResponseChecker } from "../support/openapi-response-checker.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";

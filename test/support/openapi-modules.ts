@@ -1,8 +1,5 @@
 /** The modules of src/openapi/ the service runs: they serve the committed document. */
 export const SERVED_OPENAPI_MODULES: readonly string[] = [
-  "committed-document.js",
-  "configured-document.js",
-  "limit-locations.js",
   "openapi-document.js",
   "openapi-endpoint.js",
   "service-limits.js",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { loadOpenApiDocument } from "../../src/openapi/committed-document.js";
+import { loadOpenApiDocument } from "../../src/openapi/openapi-endpoint.js";
 import { createOpenApiResponseChecker } from "./openapi-response-checker.js";
 import { signText, type TestUser } from "./signing.js";
 

@@ -16,7 +16,7 @@ import {
   TOKEN_RECORD_LAYOUT,
   tokenRecordExtras,
 } from "../../../src/store/token-record.js";
-import { createRequestValidator } from "../../../src/validation/request-validator.js";
+import { createRequestValidator } from "../../../src/validation/validation-interceptor.js";
 
 const EXPIRES_AT_MS = 1_795_401_308_789;
 
@@ -157,7 +157,7 @@ describe("token record", () => {
     assert.deepEqual(tokenRecordExtras(digest), defaults);
   });
 
-  // The listing answers the stored fields by name (list-tokens.ts): a field
+  // The listing answers the stored fields by name (token-service.ts): a field
   // stored and not listed, or listed and not stored, fails here.
   it("stores exactly what a listing answers: TokenSummary's fields but the id and the date", () => {
     const listed = TokenSummarySchema.fields

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { DeleteTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { canonicalUserId } from "../../../src/token/user-id.js";
-import { createRequestValidator } from "../../../src/validation/request-validator.js";
+import { createRequestValidator } from "../../../src/validation/validation-interceptor.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";
 
 const validator = createRequestValidator();

@@ -12,8 +12,10 @@ import {
   CreateTokenRequestSchema,
   TokenService,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import type { RequestValidator } from "../../../src/validation/request-validator.js";
-import { validationInterceptor } from "../../../src/validation/validation-interceptor.js";
+import {
+  type RequestValidator,
+  validationInterceptor,
+} from "../../../src/validation/validation-interceptor.js";
 
 const good = {
   signature: "ab".repeat(64),

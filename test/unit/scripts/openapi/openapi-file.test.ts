@@ -9,8 +9,7 @@ import {
 } from "../../../../scripts/openapi/openapi-file.js";
 import { commentsFromRegistry } from "../../../../scripts/openapi/proto-comments.js";
 import { createTokenApiOpenApiDocument } from "../../../../scripts/openapi/token-api-document.js";
-import { OPENAPI_FILE } from "../../../../src/openapi/committed-document.js";
-import { LIMIT_LOCATIONS_FILE } from "../../../../src/openapi/limit-locations.js";
+import { LIMIT_LOCATIONS_FILE, OPENAPI_FILE } from "../../../../src/openapi/openapi-endpoint.js";
 
 // `npm run openapi` and `npm run check:openapi` (scripts/openapi.ts) are this module.
 describe("the generated OpenAPI files", () => {

@@ -15,7 +15,7 @@ import {
 import { createTokenApiOpenApiDocument } from "../../../../scripts/openapi/token-api-document.js";
 import type { JsonSchema } from "../../../../src/openapi/openapi-document.js";
 import { checkCreateRequest, checkDeleteRequest } from "../../../../src/token/request-rules.js";
-import { createRequestValidator } from "../../../../src/validation/request-validator.js";
+import { createRequestValidator } from "../../../../src/validation/validation-interceptor.js";
 import { isSpecUserId } from "../../../support/spec-user-id.js";
 
 // The document's request constraints are generated from the buf.validate

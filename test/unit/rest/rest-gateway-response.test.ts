@@ -5,7 +5,7 @@ import {
   ListTokensResponseSchema,
   TokenService,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { transcodeResponse } from "../../../src/rest/response-transcoder.js";
+import { transcodeResponse } from "../../../src/rest/rest-gateway.js";
 import { type RestRoute, restRoutesOfService } from "../../../src/rest/rest-route.js";
 import {
   EchoRequestSchema,

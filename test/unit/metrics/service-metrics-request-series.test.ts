@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createRequestSeries } from "../../../src/metrics/request-series.js";
-import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
+import { createRequestSeries, createServiceMetrics } from "../../../src/metrics/service-metrics.js";
 
 describe("createRequestSeries", () => {
   it("counts calls by method, protocol and code, and times them by method and protocol", async () => {

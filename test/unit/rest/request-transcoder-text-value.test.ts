@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ScalarType } from "@bufbuild/protobuf";
-import { enumFromText, scalarFromText, TextValueError } from "../../../src/rest/text-value.js";
+import {
+  enumFromText,
+  scalarFromText,
+  TextValueError,
+} from "../../../src/rest/request-transcoder.js";
 import { ColorSchema } from "../../gen/perps/gatewaytest/v1/gateway_test_pb.js";
 
 function refuses(type: ScalarType, text: string, message: string | RegExp) {

@@ -4,10 +4,12 @@ import { readBufImage } from "../../../scripts/openapi/buf-image.js";
 import { findLimitLocations } from "../../../scripts/openapi/find-limit-locations.js";
 import { commentsFromRegistry } from "../../../scripts/openapi/proto-comments.js";
 import { createTokenApiOpenApiDocument } from "../../../scripts/openapi/token-api-document.js";
-import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
-import { configuredOpenApiDocument } from "../../../src/openapi/configured-document.js";
-import { loadLimitLocations } from "../../../src/openapi/limit-locations.js";
 import type { JsonSchema } from "../../../src/openapi/openapi-document.js";
+import {
+  configuredOpenApiDocument,
+  loadLimitLocations,
+  loadOpenApiDocument,
+} from "../../../src/openapi/openapi-endpoint.js";
 import { DEFAULT_SERVICE_LIMITS } from "../../../src/openapi/service-limits.js";
 import { assertValidOpenApi31 } from "../../support/openapi-validators.js";
 

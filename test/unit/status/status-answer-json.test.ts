@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
-import { statusJson } from "../../../src/status/status-json.js";
+import { statusJson } from "../../../src/status/status-answer.js";
 
 describe("statusJson", () => {
   it("is google.rpc.Status as JSON: the code's number, the message, the details (none by default)", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decodePageToken, encodePageToken } from "../../../src/token/page-token.js";
+import { decodePageToken, encodePageToken } from "../../../src/token/token-service.js";
 
 describe("page token", () => {
   it("round-trips a position, names of any UTF-8 included, as base64url", () => {

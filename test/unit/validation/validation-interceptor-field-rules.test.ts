@@ -11,7 +11,7 @@ import {
   integerBounds,
   isRequired,
   patternMessage,
-} from "../../../src/validation/field-rules.js";
+} from "../../../src/validation/validation-interceptor.js";
 
 // Read from the contract's own fields (proto/perps/token/v1/token.proto).
 const create = CreateTokenRequestSchema.field;

@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { createMetricsEndpoint } from "../../../src/metrics/metrics-endpoint.js";
-import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
+import {
+  createMetricsEndpoint,
+  createServiceMetrics,
+} from "../../../src/metrics/service-metrics.js";
 
 describe("createMetricsEndpoint", () => {
   const metrics = createServiceMetrics({ processMetrics: false });

@@ -8,7 +8,7 @@ import {
   LIMIT_LOCATIONS_FILE,
   LIMIT_NAMES,
   loadLimitLocations,
-} from "../../../src/openapi/limit-locations.js";
+} from "../../../src/openapi/openapi-endpoint.js";
 import { DEFAULT_SERVICE_LIMITS } from "../../../src/openapi/service-limits.js";
 
 describe("LIMIT_NAMES", () => {

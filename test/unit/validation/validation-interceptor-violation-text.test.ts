@@ -6,10 +6,11 @@ import {
   DeleteTokenRequestSchema,
   ListTokensRequestSchema,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { violationText } from "../../../src/validation/violation-text.js";
+import { violationText } from "../../../src/validation/validation-interceptor.js";
 
 // The violations protovalidate would report, on the contract's own fields
-// (test/unit/validation/request-validator.test.ts runs protovalidate itself).
+// (test/unit/validation/validation-interceptor-request-validator.test.ts runs
+// protovalidate itself).
 const violation = (ruleId: string, message = `protovalidate: ${ruleId}`) =>
   new Violation(message, ruleId, [], [], false);
 const create = CreateTokenRequestSchema.field;

@@ -5,7 +5,7 @@ import {
   CreateTokenRequestSchema,
   DeleteTokenRequestSchema,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
-import { createRequestValidator } from "../../../src/validation/request-validator.js";
+import { createRequestValidator } from "../../../src/validation/validation-interceptor.js";
 
 const good = {
   signature: "ab".repeat(64),

@@ -10,12 +10,12 @@ import {
 import { redisKeysOf } from "../../../src/store/keys.js";
 import { createTokenStore, type TokenStore } from "../../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../../src/token/bearer-authenticator.js";
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../../../src/token/token-errors.js";
 import {
   createListTokensHandler,
   DEFAULT_LIST_PAGE_SIZE,
   type ListTokensHandler,
-} from "../../../src/token/list-tokens.js";
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from "../../../src/token/token-errors.js";
+} from "../../../src/token/token-service.js";
 import { connectError } from "../../support/connect-error.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
 import { STORE_SETTINGS } from "../../support/store-settings.js";

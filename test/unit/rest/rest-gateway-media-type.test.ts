@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isJsonMediaType } from "../../../src/rest/media-type.js";
+import { isJsonMediaType } from "../../../src/rest/rest-gateway.js";
 
 describe("isJsonMediaType", () => {
   const table: [string | undefined, boolean][] = [

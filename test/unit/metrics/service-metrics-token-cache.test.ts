@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
-import { createTokenCacheMetrics } from "../../../src/metrics/token-cache-metrics.js";
+import { createTokenCacheMetrics } from "../../../src/metrics/service-metrics.js";
 
 describe("createTokenCacheMetrics", () => {
   it("registers the cache's metrics and feeds each from its report", async () => {

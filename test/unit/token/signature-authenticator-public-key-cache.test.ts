@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createPublicKeyCache } from "../../../src/token/public-key-cache.js";
+import { createPublicKeyCache } from "../../../src/token/signature-authenticator.js";
 
 describe("createPublicKeyCache", () => {
   it("remembers each user's keys until told to forget them", () => {

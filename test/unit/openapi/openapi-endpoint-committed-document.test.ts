@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { readBufImage } from "../../../scripts/openapi/buf-image.js";
 import { commentsFromRegistry } from "../../../scripts/openapi/proto-comments.js";
 import { createTokenApiOpenApiDocument } from "../../../scripts/openapi/token-api-document.js";
-import { loadOpenApiDocument } from "../../../src/openapi/committed-document.js";
+import { loadOpenApiDocument } from "../../../src/openapi/openapi-endpoint.js";
 import { assertValidOpenApi31 } from "../../support/openapi-validators.js";
 
 describe("the committed openapi.json", () => {
