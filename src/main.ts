@@ -20,8 +20,11 @@ import { untrustedReason } from "./config/trusted-path.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
 import { createServiceMetrics } from "./metrics/service-metrics.js";
-import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
-import { acquireInstanceLock } from "./process/instance-lock.js";
+import {
+  acquireInstanceLock,
+  EmbeddedRedisError,
+  startEmbeddedRedis,
+} from "./process/embedded-redis.js";
 import {
   freePort,
   IN_USE_EXIT_CODE,
