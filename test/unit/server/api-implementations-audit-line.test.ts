@@ -4,7 +4,7 @@ import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { operatorKey } from "../../../src/admin-auth/admin-auth-interceptor.js";
 import { callerKey } from "../../../src/admin-auth/caller-context.js";
-import { createAuditLog } from "../../../src/server/audit-line.js";
+import { createAuditLog } from "../../../src/server/api-implementations.js";
 import { requestIdKey } from "../../../src/server/request-id.js";
 import { keptLogLines } from "../../support/kept-log-lines.js";
 
