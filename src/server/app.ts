@@ -29,17 +29,19 @@ import { createAnswerTelemetry } from "./answer-telemetry.js";
 import { type ApiSettings, createApiImplementations } from "./api-implementations.js";
 import { apiServices } from "./api-services.js";
 import type { ConsoleAssets } from "./console-assets.js";
-import { createConsoleEndpoint } from "./console-endpoint.js";
-import { createCorsEndpoint } from "./cors-endpoint.js";
 import { createDualProtocolServer } from "./dual-protocol-server.js";
 import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import { createGrpcReflection } from "./grpc-reflection.js";
-import { createHealthEndpoints } from "./health-endpoints.js";
 import { createInterceptorChain } from "./interceptor-chain.js";
 import { createListenerHandler } from "./listener-handler.js";
 import { type ListenerTransportOptions, listenerTransport } from "./listener-transport.js";
-import { createMethodGuard } from "./method-guard.js";
+import {
+  createConsoleEndpoint,
+  createCorsEndpoint,
+  createHealthEndpoints,
+  createMethodGuard,
+} from "./plain-endpoints.js";
 import { createReadinessProbe } from "./readiness.js";
 import {
   credentialedServices,

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
 import { SETTING_DEFAULTS } from "../../src/config/config.js";
 import { createApp } from "../../src/server/app.js";
-import { CONSOLE_CSP } from "../../src/server/console-endpoint.js";
+import { CONSOLE_CSP } from "../../src/server/plain-endpoints.js";
 import {
   activeId,
   alertText,
