@@ -44,7 +44,7 @@ export const CREATE_PATH_LAYERS: readonly Layer[] = [
   {
     name: "node:http request: socket read, llhttp, request and response objects",
     frames:
-      /llhttp|_http_server|_http_incoming|_http_common|Parser::|dual-protocol-server|src\/server\/listener\/|src\/server\/app|health-endpoints|openapi-endpoint/,
+      /llhttp|_http_server|_http_incoming|_http_common|Parser::|dual-protocol-server|src\/server\/listener\/|src\/server\/app|plain-endpoints|openapi-endpoint/,
   },
 ];
 

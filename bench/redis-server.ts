@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort } from "../src/process/free-port.js";
+import { freePort } from "../src/process/ports.js";
 import { startRedisServerProcess } from "../src/redis/redis-server-process.js";
 
 export interface BenchRedis {

@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { freePorts } from "../src/process/free-port.js";
+import { freePorts } from "../src/process/ports.js";
 import { pidsWhere } from "../test/support/process-table.js";
 import { writeBenchCredentials } from "./bench-users.js";
 

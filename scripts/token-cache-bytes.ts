@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort } from "../src/process/free-port.js";
+import { freePort } from "../src/process/ports.js";
 import { startRedisServerProcess } from "../src/redis/redis-server-process.js";
 import { redisKeysOf } from "../src/store/keys.js";
 import { decodeTokenRecord, encodeTokenRecord } from "../src/store/token-record.js";

@@ -20,12 +20,20 @@ import { untrustedReason } from "./config/trusted-path.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { serveClusterMetrics } from "./metrics/cluster-metrics.js";
 import { createServiceMetrics } from "./metrics/service-metrics.js";
-import { EmbeddedRedisError, startEmbeddedRedis } from "./process/embedded-redis.js";
-import { freePort } from "./process/free-port.js";
-import { IN_USE_EXIT_CODE, inUseLine, listenerInUse } from "./process/in-use.js";
-import { acquireInstanceLock } from "./process/instance-lock.js";
-import { type ListenAddress, portsInUse } from "./process/ports-in-use.js";
-import { readyLine } from "./process/ready-line.js";
+import {
+  acquireInstanceLock,
+  EmbeddedRedisError,
+  startEmbeddedRedis,
+} from "./process/embedded-redis.js";
+import {
+  freePort,
+  IN_USE_EXIT_CODE,
+  inUseLine,
+  type ListenAddress,
+  listenerInUse,
+  portsInUse,
+  readyLine,
+} from "./process/ports.js";
 import type { RunningService } from "./process/run-service.js";
 import { readStartFiles, type StartFiles } from "./process/start-files.js";
 import { type ListeningPorts, startWorkers } from "./process/workers.js";

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { freePorts } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/ports.js";
 import { type BenchRedis, startBenchRedis } from "../redis-server.js";
 import { cpuSecondsOf, rssOf } from "../service-process.js";
 

@@ -1,7 +1,11 @@
+// The service's settings: parsed once from the environment at start-up
+// (parseConfig, which reports every bad variable at once), and the defaults
+// of those that tests and tools pass when they build a module themselves
+// (SETTING_DEFAULTS), declared once with the parsing that gives them.
+
 import { availableParallelism } from "node:os";
 import type { HostPort, RedisTopology } from "../redis/redis-topology.js";
 import { ConfigError } from "./config-error.js";
-import { SETTING_DEFAULTS } from "./setting-defaults.js";
 import { type TracingConfig, tracingConfig } from "./tracing-config.js";
 
 /** REDIS_REVOKE_REPLICAS_ACK: "auto", or how many replicas (0: none). */
@@ -114,6 +118,37 @@ export interface Config {
 }
 
 export { ConfigError } from "./config-error.js";
+
+/**
+ * The defaults of the settings that tests and tools pass when they build a
+ * module themselves: declared once, here. parseConfig gives them when the
+ * variable is unset; the modules below src/config take every setting
+ * complete and apply none (test/unit/config/config-setting-defaults.test.ts,
+ * which also holds each name to the Config field parseConfig gives it to).
+ */
+export const SETTING_DEFAULTS = {
+  /** TOKEN_MAX_ACTIVE_PER_USER. */
+  tokenMaxActivePerUser: 1000,
+  /** TOKEN_RATE_LIMIT_PER_MINUTE. */
+  tokenRateLimitPerMinute: 60,
+  /** TOKEN_LIST_RATE_LIMIT_PER_MINUTE. */
+  tokenListRateLimitPerMinute: 120,
+  /**
+   * REDIS_REVOKE_REPLICAS_ACK: "auto" waits for one replica where the
+   * topology has replicas (src/store/revocation-replicas.ts).
+   */
+  redisRevokeReplicasAck: "auto",
+  /** REDIS_WAIT_TIMEOUT_MS. */
+  redisWaitTimeoutMs: 500,
+  /** REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs: 30_000,
+  /** ANSWER_TIMEOUT_MS. */
+  answerTimeoutMs: 10_000,
+  /** MAX_CONNECTIONS_PER_LISTENER. */
+  maxConnectionsPerListener: 4096,
+  /** TOKEN_CACHE_MAX_ENTRIES: about 30 MB a process (docs/operating-at-scale.md). */
+  tokenCacheMaxEntries: 100_000,
+} as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 // 100 years: keeps every expiry a four-digit-year date.

@@ -1,8 +1,11 @@
-// The contract's services over their stores: what the app serves.
+// The contract's services over their stores: what the app serves, with the
+// audit lines of operators' actions that the admin services write.
 //
 // Tested by test/integration/token-service.test.ts, test/integration/incident-tools.test.ts, test/integration/token-introspection.test.ts, test/integration/operability.test.ts.
 
+import { callerKey, operatorKey } from "../admin-auth/call-gate.js";
 import { createEd25519Verifier } from "../crypto/ed25519-verifier.js";
+import type { AuditLog } from "../log/audit-event.js";
 import type { Logger } from "../log/logger.js";
 import {
   createTokenCacheMetrics,
@@ -28,8 +31,8 @@ import { createTokenIntrospectionService } from "../token/token-introspection-se
 import { createTokenService } from "../token/token-service.js";
 import { createUserKeyService } from "../user-key/user-key-service.js";
 import type { ApiImplementations } from "./api-services.js";
-import { createAuditLog } from "./audit-line.js";
 import { exchangeKey } from "./exchange.js";
+import { requestIdKey } from "./request-id.js";
 
 /** The token store's per-user limits, as it declares them. */
 export type TokenLimits = Pick<
@@ -82,6 +85,28 @@ function loggedDrops(metrics: TokenCacheMetrics, logger: Logger): TokenRecordCac
       metrics.dropped(reason);
       logger.info({ reason, entries }, "token cache dropped");
     },
+  };
+}
+
+/**
+ * The audit lines of operators' actions: one line `"msg":"audit"` per
+ * action, with the operator who asked, the peer address of the connection
+ * and the request id of the call, so that it sits next to the call's own
+ * request line. Written at info level by a logger of its own level, so
+ * that LOG_LEVEL (warn, error, silent) never drops one.
+ */
+export function createAuditLog(logger: Logger): AuditLog {
+  const audit = logger.child({}, { level: "info" });
+  return (event, context) => {
+    audit.info(
+      {
+        ...event,
+        operator: context.values.get(operatorKey),
+        peer: context.values.get(callerKey).address,
+        requestId: context.values.get(requestIdKey),
+      },
+      "audit",
+    );
   };
 }
 

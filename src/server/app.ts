@@ -1,5 +1,6 @@
 // The whole service: both listeners, with every endpoint, service and
-// interceptor each one serves, built from the configuration.
+// interceptor each one serves, and the transport they share (limits, TLS,
+// where transport events are reported), built from the configuration.
 //
 // Tested by test/integration/edge-answers.test.ts, test/integration/operability.test.ts, test/integration/cors.test.ts, test/integration/console.test.ts, test/integration/graceful-stop.test.ts.
 
@@ -10,6 +11,7 @@ import { createCheckTally } from "../check-lane/check-tally.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../gen/health/v1/health_pb.js";
+import type { Logger } from "../log/logger.js";
 import {
   createMetricsEndpoint,
   createServiceMetrics,
@@ -26,21 +28,25 @@ import type { RedisHolder } from "../redis/redis-holder.js";
 import { createRouteTable } from "../rest/route-table.js";
 import { createRedisRunner } from "../store/redis-runner.js";
 import type { CallTracing } from "../tracing/call-tracing.js";
-import { createAnswerTelemetry } from "./answer-telemetry.js";
+import { type AnswerTelemetry, createAnswerTelemetry } from "./answer-telemetry.js";
 import { type ApiSettings, createApiImplementations } from "./api-implementations.js";
 import { apiServices } from "./api-services.js";
 import type { ConsoleAssets } from "./console-assets.js";
-import { createConsoleEndpoint } from "./console-endpoint.js";
-import { createCorsEndpoint } from "./cors-endpoint.js";
-import { createDualProtocolServer } from "./dual-protocol-server.js";
+import {
+  type ClientErrorSource,
+  createDualProtocolServer,
+  type DualProtocolServerOptions,
+} from "./dual-protocol-server.js";
 import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
-import { createGrpcHealth } from "./grpc-health.js";
-import { createGrpcReflection } from "./grpc-reflection.js";
-import { createHealthEndpoints } from "./health-endpoints.js";
+import { createGrpcHealth, createGrpcReflection } from "./grpc-standard-services.js";
 import { createInterceptorChain } from "./interceptor-chain.js";
 import { createListenerHandler } from "./listener-handler.js";
-import { type ListenerTransportOptions, listenerTransport } from "./listener-transport.js";
-import { createMethodGuard } from "./method-guard.js";
+import {
+  createConsoleEndpoint,
+  createCorsEndpoint,
+  createHealthEndpoints,
+  createMethodGuard,
+} from "./plain-endpoints.js";
 import { createReadinessProbe } from "./readiness.js";
 import {
   credentialedServices,
@@ -121,6 +127,63 @@ function openApiEndpoint(opts: AppOptions) {
       loadLimitLocations(),
     ),
   );
+}
+
+// The listeners' transport.
+
+/** The limits and socket options each listener takes from the configuration, as the server declares them. */
+export type ListenerLimits = Pick<
+  DualProtocolServerOptions,
+  "requestTimeoutMs" | "answerTimeoutMs" | "maxConnections" | "reusePort"
+>;
+
+export interface ListenerTransportOptions {
+  logger: Logger;
+  /** Serve both listeners over TLS (ALPN h2 and http/1.1) with this PEM certificate and key. Default: cleartext. */
+  tls?: { cert: string; key: string };
+  /** With `tls`: PEM CA whose client certificates name operators, asked for on the internal listener only (mutual TLS). Default none. */
+  adminClientCa?: string;
+  listenerLimits: ListenerLimits;
+}
+
+/** What both listeners share: limits, TLS, and where transport events are reported. */
+export function listenerTransport(
+  name: ListenerName,
+  opts: ListenerTransportOptions,
+  telemetry: AnswerTelemetry,
+  metrics: ServiceMetrics,
+): Omit<DualProtocolServerOptions, "handler" | "host" | "port"> {
+  const clientCa = name === "internal" ? opts.adminClientCa : undefined;
+  return {
+    ...(opts.tls === undefined
+      ? {}
+      : { tls: clientCa === undefined ? opts.tls : { ...opts.tls, clientCa } }),
+    ...opts.listenerLimits,
+    // A reset or a broken connection harms nobody but its client: a debug line.
+    // A broken protocol (node: "Stream closed with error code
+    // NGHTTP2_PROTOCOL_ERROR", a stream the server reset for a frame that broke
+    // HTTP/2) is a client to look at: an info line naming the NGHTTP2 code.
+    onClientError: (err: Error & { code?: string }, source: ClientErrorSource) => {
+      const broken = /NGHTTP2_(?:PROTOCOL|FLOW_CONTROL|FRAME_SIZE|COMPRESSION)_ERROR/.exec(
+        err.message,
+      );
+      if (broken !== null) {
+        opts.logger.info(
+          { listener: name, source, err: err.code ?? "ERR_HTTP2", h2Code: broken[0] },
+          "client protocol error",
+        );
+      } else {
+        opts.logger.debug(
+          { listener: name, source, err: err.code ?? err.message },
+          "client connection error",
+        );
+      }
+    },
+    onServerError: (err: Error) =>
+      opts.logger.warn({ listener: name, err: String(err) }, "listener error"),
+    onTransportAnswer: telemetry.transportAnswer,
+    onOpenConnections: (open: number) => metrics.openConnections.set({ listener: name }, open),
+  };
 }
 
 /**

@@ -4,9 +4,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
-import { SETTING_DEFAULTS } from "../../src/config/setting-defaults.js";
+import { SETTING_DEFAULTS } from "../../src/config/config.js";
 import { createApp } from "../../src/server/app.js";
-import { CONSOLE_CSP } from "../../src/server/console-endpoint.js";
+import { CONSOLE_CSP } from "../../src/server/plain-endpoints.js";
 import {
   activeId,
   alertText,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { parseConfig } from "../../src/config/config.js";
-import { freePorts } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/ports.js";
 import {
   type Instruction,
   parseDockerfile,

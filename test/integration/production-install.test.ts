@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync, utimesSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePorts } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/ports.js";
 import { buildIfStale } from "../support/build.js";
 import {
   createFirstToken,

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { Redis } from "ioredis";
 import { parse } from "yaml";
 import { startEmbeddedRedis } from "../../src/process/embedded-redis.js";
-import { freePort } from "../../src/process/free-port.js";
+import { freePort } from "../../src/process/ports.js";
 import { documentedFiles, markdownBlocks, REPO_ROOT } from "../support/markdown-blocks.js";
 
 // A Redis restarted without persistence forgets every token and key (issue

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { freePorts } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/ports.js";
 import { json, register } from "../support/forward-auth-calls.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
 import { newUser, signedDelete, type TestUser } from "../support/signing.js";

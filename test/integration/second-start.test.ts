@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePorts } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/ports.js";
 import {
   killMainProcesses,
   type MainProcess,

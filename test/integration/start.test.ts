@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { Redis } from "ioredis";
-import { freePorts } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/ports.js";
 import { killMainProcesses, startMainProcess, startNpmStart } from "../support/main-process.js";
 import { isRunning, redisServersIn, waitUntil } from "../support/process-table.js";
 import { tempDirs } from "../support/temp-dirs.js";

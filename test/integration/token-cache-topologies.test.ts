@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { parseToken } from "@perps/token-client/protocol";
 import { Cluster, Redis } from "ioredis";
-import { freePorts } from "../../src/process/free-port.js";
+import { freePorts } from "../../src/process/ports.js";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { json, register } from "../support/forward-auth-calls.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";

@@ -1,4 +1,4 @@
-import { SETTING_DEFAULTS } from "../../src/config/setting-defaults.js";
+import { SETTING_DEFAULTS } from "../../src/config/config.js";
 
 /**
  * What the stores take from the configuration, at its defaults: the service

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../src/process/free-port.js";
+import { freePort } from "../../src/process/ports.js";
 import { findBinary, proxyListening, type TestProxy } from "./proxy-process.js";
 
 export type TestNginx = TestProxy;

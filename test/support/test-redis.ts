@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../src/process/free-port.js";
+import { freePort } from "../../src/process/ports.js";
 import {
   type RedisServerProcess,
   startRedisServerProcess,

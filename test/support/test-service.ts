@@ -1,8 +1,7 @@
 import { Writable } from "node:stream";
 import type { OperatorLookup } from "../../src/admin-auth/call-gate.js";
 import type { ServiceLookup } from "../../src/admin-auth/service-credential.js";
-import type { RevokeReplicasAck } from "../../src/config/config.js";
-import { SETTING_DEFAULTS } from "../../src/config/setting-defaults.js";
+import { type RevokeReplicasAck, SETTING_DEFAULTS } from "../../src/config/config.js";
 import { createLogger } from "../../src/log/logger.js";
 import { createPrimaryWatch } from "../../src/redis/primary-watch.js";
 import type { RedisClient } from "../../src/redis/redis-client.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { SETTING_DEFAULTS } from "../../../src/config/setting-defaults.js";
+import { SETTING_DEFAULTS } from "../../../src/config/config.js";
 import { DEFAULT_SERVICE_LIMITS, sameLimits } from "../../../src/openapi/service-limits.js";
 
 describe("DEFAULT_SERVICE_LIMITS", () => {

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { freePort } from "../../../src/process/free-port.js";
-import { portsInUse } from "../../../src/process/ports-in-use.js";
+import { freePort, portsInUse } from "../../../src/process/ports.js";
 
 describe("portsInUse", () => {
   let taken: Server;

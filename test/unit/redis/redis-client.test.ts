@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Cluster, Redis } from "ioredis";
-import { freePort } from "../../../src/process/free-port.js";
+import { freePort } from "../../../src/process/ports.js";
 import { createRedisClient, waitForRedisReady } from "../../../src/redis/redis-client.js";
 import {
   type RedisServerProcess,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
-import { freePort } from "../../../src/process/free-port.js";
+import { freePort } from "../../../src/process/ports.js";
 import {
   RedisBinaryMissingError,
   type RedisServerProcess,

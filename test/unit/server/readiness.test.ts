@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Redis } from "ioredis";
-import { freePort } from "../../../src/process/free-port.js";
+import { freePort } from "../../../src/process/ports.js";
 import {
   type RedisServerProcess,
   startRedisServerProcess,

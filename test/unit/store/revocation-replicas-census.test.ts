@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Cluster, Redis } from "ioredis";
-import { freePorts } from "../../../src/process/free-port.js";
+import { freePorts } from "../../../src/process/ports.js";
 import {
   type RedisServerProcess,
   startRedisServerProcess,

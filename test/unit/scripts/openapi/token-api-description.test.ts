@@ -12,7 +12,7 @@ import {
   listTokensNotes,
   tokenApiDescription,
 } from "../../../../scripts/openapi/token-api-description.js";
-import { SETTING_DEFAULTS } from "../../../../src/config/setting-defaults.js";
+import { SETTING_DEFAULTS } from "../../../../src/config/config.js";
 import {
   DEFAULT_EXPIRES_IN_SECONDS,
   TIMESTAMP_TOLERANCE_MS,

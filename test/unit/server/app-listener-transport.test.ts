@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createServiceMetrics } from "../../../src/metrics/service-metrics.js";
 import { createAnswerTelemetry } from "../../../src/server/answer-telemetry.js";
-import { listenerTransport } from "../../../src/server/listener-transport.js";
+import { listenerTransport } from "../../../src/server/app.js";
 import { keptLogLines } from "../../support/kept-log-lines.js";
 
 const TLS = { cert: "CERT PEM", key: "KEY PEM" };

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { readyLine } from "../../../src/process/ready-line.js";
+import { readyLine } from "../../../src/process/ports.js";
 
 const base = {
   host: "127.0.0.1",

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
 import type { Endpoint } from "../../../src/http/endpoint.js";
 import { attachExchange, Exchange } from "../../../src/server/exchange.js";
-import { createMethodGuard } from "../../../src/server/method-guard.js";
+import { createMethodGuard } from "../../../src/server/plain-endpoints.js";
 
 describe("the plain endpoints' method guard", () => {
   const exchanges: Exchange[] = [];

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ConsoleAssetsError, loadConsoleAssets } from "../../../src/server/console-assets.js";
-import { CONSOLE_CSP, createConsoleEndpoint } from "../../../src/server/console-endpoint.js";
+import { CONSOLE_CSP, createConsoleEndpoint } from "../../../src/server/plain-endpoints.js";
 
 const dir = mkdtempSync(join(tmpdir(), "console-assets-"));
 

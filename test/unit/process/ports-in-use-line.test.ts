@@ -5,7 +5,7 @@ import {
   InUseError,
   inUseLine,
   listenerInUse,
-} from "../../../src/process/in-use.js";
+} from "../../../src/process/ports.js";
 
 const PUBLIC = { variable: "PUBLIC_PORT", host: "127.0.0.1", port: 8080 };
 const INTERNAL = { variable: "INTERNAL_PORT", host: "127.0.0.1", port: 9090 };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, it } from "node:test";
-import { isAlive } from "../../../src/process/process-probe.js";
+import { isAlive } from "../../../src/process/embedded-redis.js";
 
 describe("isAlive", () => {
   it("true for a live process, false once it has exited and been reaped", async () => {

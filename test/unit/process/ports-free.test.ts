@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { describe, it } from "node:test";
-import { freePort, freePorts } from "../../../src/process/free-port.js";
+import { freePort, freePorts } from "../../../src/process/ports.js";
 
 /** Listens on `port` of 127.0.0.1 and closes again; rejects when it cannot. */
 function listenOnce(port: number): Promise<void> {

@@ -5,8 +5,8 @@ import { after, before, describe, it } from "node:test";
 import { Code } from "@connectrpc/connect";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { createRouteTable } from "../../../src/rest/route-table.js";
-import { CORS_PREFLIGHT_METHOD, createCorsEndpoint } from "../../../src/server/cors-endpoint.js";
 import { attachExchange, Exchange } from "../../../src/server/exchange.js";
+import { CORS_PREFLIGHT_METHOD, createCorsEndpoint } from "../../../src/server/plain-endpoints.js";
 
 const APP = "https://app.example.com";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { createHealthEndpoints } from "../../../src/server/health-endpoints.js";
+import { createHealthEndpoints } from "../../../src/server/plain-endpoints.js";
 
 describe("health endpoints", () => {
   let ready = true;

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { callerKey, operatorKey } from "../../../src/admin-auth/call-gate.js";
-import { createAuditLog } from "../../../src/server/audit-line.js";
+import { createAuditLog } from "../../../src/server/api-implementations.js";
 import { requestIdKey } from "../../../src/server/request-id.js";
 import { keptLogLines } from "../../support/kept-log-lines.js";
 

@@ -11,7 +11,7 @@ import {
 } from "../../../src/gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1Alpha } from "../../../src/gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Health } from "../../../src/gen/health/v1/health_pb.js";
-import { createGrpcReflection } from "../../../src/server/grpc-reflection.js";
+import { createGrpcReflection } from "../../../src/server/grpc-standard-services.js";
 
 const reflection = createGrpcReflection({ services: [TokenService, Health] });
 const transport = createRouterTransport((router) =>

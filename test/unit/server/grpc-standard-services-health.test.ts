@@ -7,7 +7,7 @@ import {
   HealthCheckRequestSchema,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../../src/gen/health/v1/health_pb.js";
-import { createGrpcHealth } from "../../../src/server/grpc-health.js";
+import { createGrpcHealth } from "../../../src/server/grpc-standard-services.js";
 
 function watchContext() {
   return createHandlerContext({

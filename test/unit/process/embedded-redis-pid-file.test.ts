@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { pidInFile } from "../../../src/process/pid-file.js";
+import { pidInFile } from "../../../src/process/embedded-redis.js";
 import { tempDirs } from "../../support/temp-dirs.js";
 
 describe("pidInFile", () => {

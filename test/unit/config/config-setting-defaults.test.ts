@@ -3,8 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { parseConfig } from "../../../src/config/config.js";
-import { SETTING_DEFAULTS } from "../../../src/config/setting-defaults.js";
+import { parseConfig, SETTING_DEFAULTS } from "../../../src/config/config.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -40,7 +39,7 @@ function defaultsIn(text: string): { option: string; fallback: string }[] {
   }));
 }
 
-describe("setting defaults: declared once (src/config/setting-defaults.ts)", () => {
+describe("setting defaults: declared once (src/config/config.ts)", () => {
   it("are what parseConfig gives when nothing is set", () => {
     const config = parseConfig({});
     for (const [name, value] of Object.entries(SETTING_DEFAULTS)) {

@@ -17,9 +17,9 @@ import {
   acquireInstanceLock,
   LOCK_FILE,
   LOCK_SOCKET_FILE,
-} from "../../../src/process/instance-lock.js";
+} from "../../../src/process/embedded-redis.js";
 
-const MODULE = resolve(import.meta.dirname, "../../../src/process/instance-lock.ts");
+const MODULE = resolve(import.meta.dirname, "../../../src/process/embedded-redis.ts");
 
 /**
  * Another process that takes the folder's lock and keeps it until killed,
