@@ -146,7 +146,9 @@ describe("createListTokensHandler", () => {
     const expired = await tokenOf("old", Date.now() - 1);
     const live = await tokenOf("live", Date.now() + 60_000);
     const handler = handlerOver(store);
-    const bad = ["", "pt_nope", expired.token, `${live.token.slice(0, -1)}A`, `${live.token}A`];
+    // The live token with its last character changed (to one it does not already have).
+    const changed = `${live.token.slice(0, -1)}${live.token.endsWith("A") ? "B" : "A"}`;
+    const bad = ["", "pt_nope", expired.token, changed, `${live.token}A`];
     for (const token of bad) {
       assert.deepEqual(refusal(await connectError(call(handler, `Bearer ${token}`.trim()))), {
         code: Code.Unauthenticated,
