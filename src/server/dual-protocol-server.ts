@@ -3,12 +3,12 @@ import { createConnectionCap } from "./listener/connection-cap.js";
 import { cleartextListener } from "./listener/connection-sniffing.js";
 import { type ClosingParts, closeGracefully } from "./listener/graceful-close.js";
 import { createHttp1Server } from "./listener/http1-server.js";
+import type { StreamHandler } from "./listener/http2-server.js";
 import { createHttp2Server } from "./listener/http2-server.js";
 import { startHttp2SessionLimits } from "./listener/http2-session-limits.js";
 import { createInFlightRequests } from "./listener/in-flight-requests.js";
 import { listeningSocket } from "./listener/listening-socket.js";
 import { protocolHandOff } from "./listener/protocol-hand-off.js";
-import type { StreamHandler } from "./listener/stream-takeover.js";
 import { tlsListener } from "./listener/tls-listener.js";
 import {
   type ClientErrorSource,
@@ -18,7 +18,7 @@ import {
 import type { TransportAnswer } from "./transport-answer.js";
 import { createUnreadAnswers } from "./unread-answers.js";
 
-export type { StreamHandler } from "./listener/stream-takeover.js";
+export type { StreamHandler } from "./listener/http2-server.js";
 export type { ClientErrorSource } from "./listener/transport-reports.js";
 
 export interface DualProtocolServerOptions {
