@@ -5,7 +5,7 @@ import { type ClosingParts, closeGracefully } from "./listener/graceful-close.js
 import { createHttp1Server } from "./listener/http1-server.js";
 import type { StreamHandler } from "./listener/http2-server.js";
 import { createHttp2Server } from "./listener/http2-server.js";
-import { startHttp2SessionLimits } from "./listener/http2-session-limits.js";
+import { startHttp2SessionLimits } from "./listener/http2-sessions.js";
 import { createInFlightRequests } from "./listener/in-flight-requests.js";
 import { listeningSocket } from "./listener/listening-socket.js";
 import { protocolHandOff } from "./listener/protocol-hand-off.js";
@@ -63,7 +63,7 @@ export interface DualProtocolServerOptions {
    * Every HTTP/2 session is sent a PING this often; one that does not answer
    * within `http2PingTimeoutMs` is destroyed with its connection. This is
    * what ends a session whose client is gone without the server seeing it
-   * (see src/server/listener/http2-session-limits.ts). Defaults 10000 and 5000 ms.
+   * (see src/server/listener/http2-sessions.ts). Defaults 10000 and 5000 ms.
    */
   http2PingIntervalMs?: number;
   http2PingTimeoutMs?: number;

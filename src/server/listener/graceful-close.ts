@@ -4,7 +4,7 @@ import type { Server } from "node:net";
 import type { UnreadAnswers } from "../unread-answers.js";
 import type { ConnectionCap } from "./connection-cap.js";
 import type { Http1Server } from "./http1-server.js";
-import type { Http2SessionLimits } from "./http2-session-limits.js";
+import type { Http2SessionLimits } from "./http2-sessions.js";
 import type { InFlightRequests } from "./in-flight-requests.js";
 import type { ProtocolHandOff } from "./protocol-hand-off.js";
 
