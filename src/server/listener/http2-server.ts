@@ -82,7 +82,8 @@ export function createHttp2Server(opts: Http2ServerOptions): Http2Protocol {
     sessions.streamOpened(stream);
     stream.on("close", streamClosed);
   });
-  // HTTP/1.1's refusal of CONNECT (http1-refusals.ts), where Node would answer a bare 405.
+  // HTTP/1.1's refusal of CONNECT (refuseHttp1 in http1-server.ts), where Node
+  // would answer a bare 405.
   h2.on("connect", (req: Http2ServerRequest, res: Http2ServerResponse) => {
     const requestId = settleRequestId(req.headers["x-request-id"]);
     writeStatusAnswer(res, refusalAnswer(CONNECT_REFUSED, requestId));
