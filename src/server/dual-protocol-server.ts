@@ -6,7 +6,7 @@ import { createHttp1Server } from "./listener/http1-server.js";
 import type { StreamHandler } from "./listener/http2-server.js";
 import { createHttp2Server } from "./listener/http2-server.js";
 import { startHttp2SessionLimits } from "./listener/http2-sessions.js";
-import { createInFlightRequests } from "./listener/in-flight-requests.js";
+import { createInFlightRequests, createUnreadAnswers } from "./listener/in-flight-requests.js";
 import { listeningSocket } from "./listener/listening-socket.js";
 import { protocolHandOff } from "./listener/protocol-hand-off.js";
 import { tlsListener } from "./listener/tls-listener.js";
@@ -16,7 +16,6 @@ import {
   refusalReport,
 } from "./listener/transport-reports.js";
 import type { TransportAnswer } from "./transport-answer.js";
-import { createUnreadAnswers } from "./unread-answers.js";
 
 export type { StreamHandler } from "./listener/http2-server.js";
 export type { ClientErrorSource } from "./listener/transport-reports.js";

@@ -1,11 +1,10 @@
 // The dual-protocol listener's close.
 // Tested by test/integration/graceful-stop.test.ts, test/integration/connection-resets.test.ts.
 import type { Server } from "node:net";
-import type { UnreadAnswers } from "../unread-answers.js";
 import type { ConnectionCap } from "./connection-cap.js";
 import type { Http1Server } from "./http1-server.js";
 import type { Http2SessionLimits } from "./http2-sessions.js";
-import type { InFlightRequests } from "./in-flight-requests.js";
+import type { InFlightRequests, UnreadAnswers } from "./in-flight-requests.js";
 import type { ProtocolHandOff } from "./protocol-hand-off.js";
 
 /** What a close stops, in the order it stops them. */

@@ -19,8 +19,7 @@ import {
   refusalAnswer,
   refusalOfClientError,
 } from "../transport-answer.js";
-import type { UnreadAnswers } from "../unread-answers.js";
-import type { InFlightRequests } from "./in-flight-requests.js";
+import type { InFlightRequests, UnreadAnswers } from "./in-flight-requests.js";
 import type { ReportClientError, TellRefusal } from "./transport-reports.js";
 
 export interface Http1ServerOptions {

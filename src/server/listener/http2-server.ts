@@ -20,9 +20,8 @@ import { writeStatusAnswer } from "../../status/status-answer.js";
 import type { Exchange } from "../exchange.js";
 import { newRequestId, settleRequestId } from "../request-id.js";
 import { CONNECT_REFUSED, REQUEST_TIMEOUT, refusalAnswer } from "../transport-answer.js";
-import type { UnreadAnswers } from "../unread-answers.js";
 import { type Http2Sessions, trackHttp2Sessions } from "./http2-sessions.js";
-import type { InFlightRequests } from "./in-flight-requests.js";
+import type { InFlightRequests, UnreadAnswers } from "./in-flight-requests.js";
 import type { ReportClientError, TellRefusal } from "./transport-reports.js";
 
 export interface Http2ServerOptions {
@@ -48,7 +47,7 @@ export interface Http2Protocol {
 /**
  * The HTTP/2 side of the listener: node's server with the listener's
  * settings, each stream counted in flight
- * and held to the request timeout, each stream's answer watched while unread (unread-answers.ts)
+ * and held to the request timeout, each stream's answer watched while unread (in-flight-requests.ts)
  * and its errors reported, CONNECT refused.
  */
 export function createHttp2Server(opts: Http2ServerOptions): Http2Protocol {
