@@ -1,6 +1,5 @@
 import type { NodeHandler } from "../http/node-handler.js";
 import { createConnectionCap } from "./listener/connection-cap.js";
-import { cleartextListener } from "./listener/connection-sniffing.js";
 import { type ClosingParts, closeGracefully } from "./listener/graceful-close.js";
 import { createHttp1Server } from "./listener/http1-server.js";
 import type { StreamHandler } from "./listener/http2-server.js";
@@ -8,8 +7,7 @@ import { createHttp2Server } from "./listener/http2-server.js";
 import { startHttp2SessionLimits } from "./listener/http2-sessions.js";
 import { createInFlightRequests, createUnreadAnswers } from "./listener/in-flight-requests.js";
 import { listeningSocket } from "./listener/listening-socket.js";
-import { protocolHandOff } from "./listener/protocol-hand-off.js";
-import { tlsListener } from "./listener/tls-listener.js";
+import { cleartextListener, protocolHandOff, tlsListener } from "./listener/protocol-hand-off.js";
 import {
   type ClientErrorSource,
   clientErrorReport,
