@@ -1,24 +1,37 @@
+// The service's listener: one port that speaks HTTP/1.1 and HTTP/2 alike
+// (cleartext, where a connection's first bytes pick the protocol, or TLS,
+// where ALPN does), composed of the parts in src/server/listener/ (the
+// ports and the hand-off, each protocol's server, the connection cap, the
+// HTTP/2 sessions and their bounds, the bookkeeping of every request); then
+// its listening socket and its graceful close, which are this file's own.
+// Tested by test/unit/server/dual-protocol-server.test.ts, test/integration/graceful-stop.test.ts, test/integration/connection-resets.test.ts.
+import type { Server as HttpServer } from "node:http";
+import type { AddressInfo, ListenOptions, Server } from "node:net";
 import type { NodeHandler } from "../http/node-handler.js";
-import { createConnectionCap } from "./listener/connection-cap.js";
-import { cleartextListener } from "./listener/connection-sniffing.js";
-import { type ClosingParts, closeGracefully } from "./listener/graceful-close.js";
-import { createHttp1Server } from "./listener/http1-server.js";
-import { createHttp2Server } from "./listener/http2-server.js";
-import { startHttp2SessionLimits } from "./listener/http2-session-limits.js";
-import { createInFlightRequests } from "./listener/in-flight-requests.js";
-import { listeningSocket } from "./listener/listening-socket.js";
-import { protocolHandOff } from "./listener/protocol-hand-off.js";
-import type { StreamHandler } from "./listener/stream-takeover.js";
-import { tlsListener } from "./listener/tls-listener.js";
+import { type ConnectionCap, createConnectionCap } from "./listener/connection-cap.js";
+import { createHttp1Server, type Http1Server } from "./listener/http1-server.js";
+import { createHttp2Server, type StreamHandler } from "./listener/http2-server.js";
+import { type Http2SessionLimits, startHttp2SessionLimits } from "./listener/http2-sessions.js";
+import {
+  createInFlightRequests,
+  createUnreadAnswers,
+  type InFlightRequests,
+  type UnreadAnswers,
+} from "./listener/in-flight-requests.js";
+import {
+  cleartextListener,
+  type ProtocolHandOff,
+  protocolHandOff,
+  tlsListener,
+} from "./listener/protocol-hand-off.js";
 import {
   type ClientErrorSource,
   clientErrorReport,
   refusalReport,
 } from "./listener/transport-reports.js";
 import type { TransportAnswer } from "./transport-answer.js";
-import { createUnreadAnswers } from "./unread-answers.js";
 
-export type { StreamHandler } from "./listener/stream-takeover.js";
+export type { StreamHandler } from "./listener/http2-server.js";
 export type { ClientErrorSource } from "./listener/transport-reports.js";
 
 export interface DualProtocolServerOptions {
@@ -63,7 +76,7 @@ export interface DualProtocolServerOptions {
    * Every HTTP/2 session is sent a PING this often; one that does not answer
    * within `http2PingTimeoutMs` is destroyed with its connection. This is
    * what ends a session whose client is gone without the server seeing it
-   * (see src/server/listener/http2-session-limits.ts). Defaults 10000 and 5000 ms.
+   * (see src/server/listener/http2-sessions.ts). Defaults 10000 and 5000 ms.
    */
   http2PingIntervalMs?: number;
   http2PingTimeoutMs?: number;
@@ -112,8 +125,9 @@ export interface DualProtocolServer {
  * One port that speaks both HTTP/1.1 and cleartext HTTP/2 with prior knowledge:
  * the first bytes of each connection pick the protocol. So gRPC clients
  * (HTTP/2), curl, browsers and fetch (HTTP/1.1) all reach the same handler.
- * Its parts are in listener/: each protocol's server, the connection cap,
- * the HTTP/2 sessions' bounds, the graceful close.
+ * Its parts are in listener/: the ports, each protocol's server, the
+ * connection cap, the HTTP/2 sessions' bounds; the listening socket and the
+ * graceful close are below.
  */
 export function createDualProtocolServer(opts: DualProtocolServerOptions): DualProtocolServer {
   const { requestTimeoutMs } = opts;
@@ -181,4 +195,110 @@ export function createDualProtocolServer(opts: DualProtocolServerOptions): DualP
     listen: () => listening.listen(),
     close: (graceMs, drainMs) => closeGracefully(closing, graceMs, drainMs),
   };
+}
+
+// The listening socket.
+
+/** Where and how to listen; read when `listen` is called. */
+export interface ListeningSocketOptions {
+  host: string;
+  /** 0 picks a free one. */
+  port: number;
+  /** SO_REUSEPORT, for a fixed port only. */
+  reusePort?: boolean;
+  /** The listening socket failed after it listened; it keeps listening. */
+  onServerError?: (err: Error) => void;
+}
+
+/** The listener's one listening socket. */
+export interface ListeningSocket {
+  /** The bound port (0 before `listen`). */
+  readonly port: number;
+  /** Starts listening; resolves with the bound port. */
+  listen(): Promise<number>;
+}
+
+/**
+ * Listens with `tcp`, the server that accepts every connection; `http1`,
+ * which is handed its sockets, learns that the listener listens.
+ */
+export function listeningSocket(
+  tcp: Server,
+  http1: HttpServer,
+  opts: ListeningSocketOptions,
+): ListeningSocket {
+  let port = 0;
+  return {
+    get port() {
+      return port;
+    },
+    listen() {
+      return new Promise((resolve, reject) => {
+        tcp.once("error", reject);
+        const options: ListenOptions =
+          opts.reusePort === true && opts.port !== 0
+            ? { port: opts.port, host: opts.host, exclusive: true, reusePort: true }
+            : { port: opts.port, host: opts.host };
+        tcp.listen(options, () => {
+          tcp.off("error", reject);
+          // From now on an error (e.g. EMFILE when accepting) concerns one
+          // connection; the listener goes on.
+          tcp.on("error", (err: Error) => opts.onServerError?.(err));
+          port = (tcp.address() as AddressInfo).port;
+          // The HTTP/1 server never listens itself (it is handed sockets), but
+          // its connection tracking, which enforces headersTimeout and
+          // requestTimeout and finds idle connections, starts on 'listening'.
+          http1.emit("listening");
+          resolve(port);
+        });
+      });
+    },
+  };
+}
+
+// The graceful close.
+
+/** What a close stops, in the order it stops them. */
+interface ClosingParts {
+  tcp: Server;
+  http1: Http1Server;
+  sessionLimits: Http2SessionLimits;
+  handOff: ProtocolHandOff;
+  inFlight: InFlightRequests;
+  connections: ConnectionCap;
+  unreadAnswers: UnreadAnswers;
+}
+
+/**
+ * Stops accepting connections, lets in-flight requests finish (up to
+ * `graceMs`), then closes every connection. HTTP/2 clients get a GOAWAY at
+ * once; HTTP/1.1 has none, so for `drainMs` requests that arrive on open
+ * keep-alive connections are still served, answered with `connection:
+ * close`, before idle connections are closed.
+ */
+async function closeGracefully(
+  parts: ClosingParts,
+  graceMs = 10_000,
+  drainMs = 500,
+): Promise<void> {
+  const { tcp, http1, handOff, inFlight } = parts;
+  http1.drain();
+  const deadline = Date.now() + graceMs;
+  const stopped = new Promise<void>((resolve) => tcp.close(() => resolve()));
+  parts.sessionLimits.closeSessions();
+  // A client may be sending on an idle keep-alive connection right now;
+  // closing it under that request would cut the request off.
+  const drainEnd = Date.now() + Math.min(drainMs, graceMs);
+  while (Date.now() < drainEnd && handOff.open > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  http1.server.closeIdleConnections();
+  if (inFlight.count > 0) {
+    await inFlight.settled(Math.max(0, deadline - Date.now()));
+  }
+  handOff.destroyAll();
+  parts.connections.endAll();
+  http1.server.close(); // Stops its connection-checking timer.
+  parts.unreadAnswers.stop();
+  await stopped;
 }

@@ -12,7 +12,7 @@ import type { AnswerTelemetry } from "./answer-telemetry.js";
 import type { DualProtocolServerOptions } from "./dual-protocol-server.js";
 import { type Exchange, exchangeOf } from "./exchange.js";
 import { authorityCheck, createHostGuard, type HostGuardOptions } from "./host-guard.js";
-import { TAKEN_BY_LANE } from "./listener/stream-takeover.js";
+import { TAKEN_BY_LANE } from "./listener/http2-server.js";
 import { type ListenerName, restServedOn, type ServedService, servedOn } from "./served-service.js";
 import { refuseWithStatus } from "./status-refusal.js";
 import { createConnectHandler } from "./wire/connect-handler.js";

@@ -10,7 +10,7 @@ import {
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { Exchange } from "../../../../src/server/exchange.js";
-import { http2RequestTimeouts } from "../../../../src/server/listener/http2-request-timeouts.js";
+import { http2RequestTimeouts } from "../../../../src/server/listener/http2-server.js";
 import type { TransportAnswer } from "../../../../src/server/transport-answer.js";
 
 const REQUEST_TIMEOUT_MS = 100;

@@ -10,8 +10,11 @@ import {
 import { type AddressInfo, connect as connectTcp, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createUnreadAnswers, type UnreadAnswers } from "../../../src/server/unread-answers.js";
-import { within } from "../../support/held-stream.js";
+import {
+  createUnreadAnswers,
+  type UnreadAnswers,
+} from "../../../../src/server/listener/in-flight-requests.js";
+import { within } from "../../../support/held-stream.js";
 
 const SWEEP_MS = 100;
 /** Not a speed goal: a deadline that never acts fails the test rather than hang it. */

@@ -4,7 +4,7 @@ import { connect, createServer, type Http2Server, type ServerHttp2Stream } from 
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { Exchange } from "../../../../src/server/exchange.js";
-import { takeStreamsFirst } from "../../../../src/server/listener/stream-takeover.js";
+import { takeStreamsFirst } from "../../../../src/server/listener/http2-server.js";
 
 describe("stream takeover", () => {
   let h2: Http2Server;

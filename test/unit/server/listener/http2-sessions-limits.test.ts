@@ -13,10 +13,8 @@ import {
 } from "../../../../src/server/listener/connection-cap.js";
 import {
   type Http2SessionLimits,
-  startHttp2SessionLimits,
-} from "../../../../src/server/listener/http2-session-limits.js";
-import {
   type Http2Sessions,
+  startHttp2SessionLimits,
   trackHttp2Sessions,
 } from "../../../../src/server/listener/http2-sessions.js";
 import { until } from "../../../support/until.js";

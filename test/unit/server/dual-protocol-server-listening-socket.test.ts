@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, it } from "node:test";
-import { listeningSocket } from "../../../../src/server/listener/listening-socket.js";
+import { listeningSocket } from "../../../src/server/dual-protocol-server.js";
 
 describe("listening socket", () => {
   const servers: Server[] = [];
