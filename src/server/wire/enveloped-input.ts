@@ -8,29 +8,9 @@ import {
   transformParseEnvelope,
   transformSplitEnvelope,
 } from "@connectrpc/connect/protocol";
-import {
-  type AnnouncedSize,
-  type BodySource,
-  joined,
-  type RequestBody,
-  replay,
-} from "../../http/request-body.js";
+import { type BodySource, joined, type RequestBody, replay } from "../../http/request-body.js";
 import { inputError } from "./input-error.js";
-
-/** Bytes of an envelope's head: one byte of flags, four of length. */
-export const ENVELOPE_HEAD_BYTES = 5;
-
-/**
- * An enveloped body is over the limit as soon as its first prefix says so:
- * reading stops there, and Connect's envelope decoder refuses it in its words
- * (RESOURCE_EXHAUSTED, as grpc-go does), not after `readMaxBytes` more bytes.
- */
-export function announcedEnvelope(readMaxBytes: number): AnnouncedSize {
-  return {
-    bytes: ENVELOPE_HEAD_BYTES,
-    tooLarge: (head) => head.readUInt32BE(1) > readMaxBytes,
-  };
-}
+import { ENVELOPE_HEAD_BYTES } from "./unary-method.js";
 
 /** What the unary input of a gRPC or gRPC-Web request is read with. */
 export interface EnvelopedInput {

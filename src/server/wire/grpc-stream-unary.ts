@@ -13,10 +13,11 @@ import { urlOf } from "../../http/request-url.js";
 import { webHeaders } from "../../http/web-headers.js";
 import type { Exchange } from "../exchange.js";
 import { detach } from "./answer-failure.js";
-import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
+import { readEnvelopedInput } from "./enveloped-input.js";
 import { type GrpcAnswerFormat, grpcAnswers, refuseGrpc } from "./grpc-answer.js";
 import {
   deadlineAfter,
+  ENVELOPE_HEAD_BYTES,
   readUnaryBody,
   serveUnary,
   serveUnaryBody,

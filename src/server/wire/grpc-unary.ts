@@ -15,9 +15,15 @@ import { stringOrNull } from "../../http/web-headers.js";
 import { rpcProtocol } from "../call-protocol.js";
 import { exchangeOf } from "../exchange.js";
 import { detach } from "./answer-failure.js";
-import { ENVELOPE_HEAD_BYTES, readEnvelopedInput } from "./enveloped-input.js";
+import { readEnvelopedInput } from "./enveloped-input.js";
 import { type GrpcAnswerFormat, grpcAnswers, refuseGrpc } from "./grpc-answer.js";
-import { deadlineAfter, serveUnary, type UnaryCalls, type UnaryMethod } from "./unary-method.js";
+import {
+  deadlineAfter,
+  ENVELOPE_HEAD_BYTES,
+  serveUnary,
+  type UnaryCalls,
+  type UnaryMethod,
+} from "./unary-method.js";
 
 /** Where gRPC and gRPC-Web differ for a unary call. */
 interface Framing {

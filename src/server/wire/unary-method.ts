@@ -22,7 +22,21 @@ import { requestUrl } from "../../http/request-url.js";
 import { webHeaders } from "../../http/web-headers.js";
 import type { Exchange } from "../exchange.js";
 import { callError, failAnswer } from "./answer-failure.js";
-import { announcedEnvelope } from "./enveloped-input.js";
+
+/** Bytes of an envelope's head: one byte of flags, four of length. */
+export const ENVELOPE_HEAD_BYTES = 5;
+
+/**
+ * An enveloped body is over the limit as soon as its first prefix says so:
+ * reading stops there, and Connect's envelope decoder refuses it in its words
+ * (RESOURCE_EXHAUSTED, as grpc-go does), not after `readMaxBytes` more bytes.
+ */
+export function announcedEnvelope(readMaxBytes: number): AnnouncedSize {
+  return {
+    bytes: ENVELOPE_HEAD_BYTES,
+    tooLarge: (head) => head.readUInt32BE(1) > readMaxBytes,
+  };
+}
 
 /** A unary method served by the wire paths, with what Connect's handler would use for it. */
 export interface UnaryMethod {

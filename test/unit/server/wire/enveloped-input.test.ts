@@ -10,12 +10,11 @@ import { trailerFlag } from "@connectrpc/connect/protocol-grpc-web";
 import { compressionGzip } from "@connectrpc/connect-node";
 import { Health, HealthCheckRequestSchema } from "../../../../src/gen/health/v1/health_pb.js";
 import { type BodySource, readRequestBody } from "../../../../src/http/request-body.js";
+import { readEnvelopedInput, singleMessage } from "../../../../src/server/wire/enveloped-input.js";
 import {
   announcedEnvelope,
   ENVELOPE_HEAD_BYTES,
-  readEnvelopedInput,
-  singleMessage,
-} from "../../../../src/server/wire/enveloped-input.js";
+} from "../../../../src/server/wire/unary-method.js";
 import { serverPool } from "../../../support/server-pool.js";
 import { type Sent, send } from "../../../support/wire-exchange.js";
 
