@@ -1,6 +1,6 @@
-// `npx tsx bench/profile.ts [--connect | --introspect | --forward-auth]`: the
-// service under --cpu-prof for a while at concurrency 32 (REST create by
-// default; Connect create; IntrospectToken over gRPC or forward-auth against
+// `npx tsx bench/profile.ts [--connect | --grpc-create | --introspect | --forward-auth]`:
+// the service under --cpu-prof for a while at concurrency 32 (REST create by
+// default; Connect create; gRPC create over 4 HTTP/2 connections; IntrospectToken over gRPC or forward-auth against
 // 10,000 seeded tokens of 1,000 users), then where its CPU time went
 // (bench/results/profiles/*.cpuprofile, open in Chrome DevTools).
 import { readdirSync, rmSync } from "node:fs";
@@ -9,9 +9,13 @@ import { createTokenStore } from "../src/store/token-store.js";
 import { STORE_SETTINGS } from "../test/support/store-settings.js";
 import { newBenchUsers, registerUsers } from "./bench-users.js";
 import { bearerHttpLoad, introspectFrames, introspectLoad } from "./check-loads.js";
+import { grpcCreated } from "./create-answers.js";
+import { grpcFrame } from "./grpc-frame.js";
 import { runHttpLoad } from "./http-load.js";
 import type { LoadResult } from "./load-result.js";
+import { CREATE_PATH } from "./phases/create.js";
 import { summarizeProfile } from "./profile-summary.js";
+import { runRawGrpcLoad } from "./raw-grpc-load.js";
 import { startBenchRedis } from "./redis-server.js";
 import { seedTokens } from "./seed-tokens.js";
 import { startServiceProcess } from "./service-process.js";
@@ -19,8 +23,8 @@ import { createSigner } from "./signed-requests.js";
 
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? "10");
 const CONCURRENCY = 32;
-const mode = (["--connect", "--introspect", "--forward-auth"] as const).find((flag) =>
-  process.argv.includes(flag),
+const mode = (["--connect", "--grpc-create", "--introspect", "--forward-auth"] as const).find(
+  (flag) => process.argv.includes(flag),
 );
 const dir = join(import.meta.dirname, "results", "profiles");
 rmSync(dir, { recursive: true, force: true });
@@ -50,6 +54,20 @@ if (mode === "--introspect" || mode === "--forward-auth") {
   result = await (mode === "--introspect"
     ? introspectLoad(internal, introspectFrames(tokens), load, SECONDS)
     : bearerHttpLoad(`http://${internal}`, tokens, load, SECONDS))();
+} else if (mode === "--grpc-create") {
+  const users = newBenchUsers(500);
+  await registerUsers(`http://${internal}`, users);
+  const signer = createSigner(users);
+  result = await runRawGrpcLoad({
+    address: `127.0.0.1:${service.publicPort}`,
+    path: CREATE_PATH,
+    frames: signer.creates(12_000 * SECONDS).map((r) => grpcFrame(r.binary)),
+    once: true,
+    concurrency: CONCURRENCY,
+    connections: 4,
+    seconds: SECONDS,
+    accept: grpcCreated,
+  });
 } else {
   const users = newBenchUsers(500);
   await registerUsers(`http://${internal}`, users);

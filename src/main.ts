@@ -377,6 +377,8 @@ async function main(): Promise<void> {
     count: config.workers,
     logger,
     env,
+    nodeFlags:
+      config.workerSemiSpaceMb === 0 ? [] : [`--max-semi-space-size=${config.workerSemiSpaceMb}`],
     onRestart: () => primaryMetrics.workerRestarts.inc(),
     onListening: (ports) => {
       void flushed(logger).then(() => sayReady(config, ports));

@@ -12,6 +12,11 @@ export interface WorkersOptions {
   /** Environment added to each worker's (e.g. where the embedded Redis is). */
   env: Record<string, string>;
   /**
+   * Node flags each worker starts with, before the primary's own (so that an
+   * operator's flag of the same name wins).
+   */
+  nodeFlags: readonly string[];
+  /**
    * A worker exiting with `exitCode` cannot serve on this host (a port in
    * use): it is not replaced, and `onGiveUp` runs once with the line it sent
    * (`process.send({ giveUp: line })`) before exiting. Default: every dead
@@ -57,6 +62,7 @@ export interface Workers {
 export function startWorkers(opts: WorkersOptions): Workers {
   let stopping = false;
   let line = "";
+  cluster.setupPrimary({ execArgv: [...opts.nodeFlags, ...process.execArgv] });
   const fork = (): Worker => {
     const worker = cluster.fork(opts.env);
     // A message to a worker that has just exited fails (EPIPE): cluster's own

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { hostFacts } from "../../src/config/config.js";
@@ -58,6 +59,15 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
     assert.equal(started?.[1], String(hostFacts().reusePortSupported));
     const listening = await main.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/, 2);
     assert.equal(new Set(listening.map((m) => m[1])).size, 2);
+    // Each worker starts with the default semi-space cap (WORKER_SEMI_SPACE_MB); the primary does not.
+    if (process.platform === "linux") {
+      const argv = (pid: string | number | undefined) =>
+        readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      for (const [, pid] of listening) {
+        assert.ok(argv(pid).includes("--max-semi-space-size=2"), `worker ${pid}: ${argv(pid)}`);
+      }
+      assert.ok(!argv(main.child.pid).some((a) => a.startsWith("--max-semi-space-size")));
+    }
     api = `http://127.0.0.1:${publicPort}`;
     internal = `127.0.0.1:${internalPort}`;
   });

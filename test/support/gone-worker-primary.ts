@@ -33,6 +33,7 @@ if (cluster.isWorker) {
     count,
     logger,
     env: {},
+    nodeFlags: [],
     giveUp: {
       exitCode: GIVE_UP,
       onGiveUp: (line) => {
