@@ -62,10 +62,10 @@ export interface Config {
   /**
    * WORKER_SEMI_SPACE_MB: each worker's V8 semi-space cap (`--max-semi-space-size`),
    * 0 for V8's own sizing. V8 sizes the young generation from the machine's
-   * memory (64 MB of new space on a 24 GiB host), far more than a worker's
-   * 27 MB live heap needs; 2 halves an idle worker's PSS
-   * (docs/performance-analysis.md, "Memory"). Default 2, or 0 when NODE_OPTIONS
-   * sets the flag itself (the operator's choice wins). Not used with WORKERS=1.
+   * memory (64 MB of new space on a 24 GiB host); 2 takes an idle worker's PSS
+   * from 87 to 61 MB but costs every check 5-10 % of its CPU
+   * (docs/operating-at-scale.md), so the default is 0: a memory-bound host
+   * opts in. Not used with WORKERS=1.
    */
   workerSemiSpaceMb: number;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): serve both listeners over TLS. Default: cleartext. */
@@ -460,17 +460,7 @@ export function parseConfig(
       1,
     ),
     reusePort,
-    workerSemiSpaceMb: checked(
-      () =>
-        integer(
-          env,
-          "WORKER_SEMI_SPACE_MB",
-          /--max-semi-space-size\b/.test(env.NODE_OPTIONS ?? "") ? 0 : 2,
-          0,
-          1024,
-        ),
-      0,
-    ),
+    workerSemiSpaceMb: checked(() => integer(env, "WORKER_SEMI_SPACE_MB", 0, 0, 1024), 0),
     tls: checked(() => tlsFiles(env), undefined),
     // Read after the rest: it depends on tls, and problems are listed in the variables' order.
     adminClientCaFile: undefined,

@@ -54,12 +54,13 @@ describe("WORKERS=2: what must be shared lives in Redis", () => {
       INTERNAL_PORT: String(internalPort),
       TOKEN_RATE_LIMIT_PER_MINUTE: "6",
       TOKEN_MAX_ACTIVE_PER_USER: "3",
+      WORKER_SEMI_SPACE_MB: "2",
     });
     const [started] = await main.waitFor(/"reusePort":(true|false),"msg":"started workers"/);
     assert.equal(started?.[1], String(hostFacts().reusePortSupported));
     const listening = await main.waitFor(/"pid":(\d+),[^\n]*"msg":"listening"/, 2);
     assert.equal(new Set(listening.map((m) => m[1])).size, 2);
-    // Each worker starts with the default semi-space cap (WORKER_SEMI_SPACE_MB); the primary does not.
+    // Each worker starts with the semi-space cap (WORKER_SEMI_SPACE_MB); the primary does not.
     if (process.platform === "linux") {
       const argv = (pid: string | number | undefined) =>
         readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
