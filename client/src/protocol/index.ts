@@ -16,6 +16,14 @@ export {
   httpStatusFromCode,
   restCodeFromHttpStatus,
 } from "./http-status.js";
+export {
+  allowListContains,
+  type IpPrefix,
+  MAX_ALLOWED_IPS,
+  parseIpAddress,
+  parseIpPrefix,
+  prefixContains,
+} from "./ip-allow-list.js";
 export { randomInto, randomText } from "./random-text.js";
 export {
   type CreateTokenMessageFields,
@@ -24,6 +32,16 @@ export {
   deleteTokenMessage,
 } from "./signed-message.js";
 export { connectCodeName, grpcCodeName, isErrorCode } from "./status-code.js";
+export {
+  ALLOW_LIST_SCOPE,
+  DEFAULT_SCOPE_MASK,
+  DEFAULT_TOKEN_SCOPES,
+  isTokenScope,
+  scopeMask,
+  scopesOfMask,
+  TOKEN_SCOPES,
+  type TokenScope,
+} from "./token-scopes.js";
 export {
   generateToken,
   isWellFormedToken,
