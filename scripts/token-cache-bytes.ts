@@ -96,6 +96,11 @@ async function keptOne(key: string): Promise<boolean> {
   if (record?.expiresAtMs === undefined) {
     throw new Error(`no record under ${key}`);
   }
-  read.keep({ digest: record.digest, name: record.name, expiresAtMs: record.expiresAtMs });
+  read.keep({
+    digest: record.digest,
+    name: record.name,
+    expiresAtMs: record.expiresAtMs,
+    grants: record.grants,
+  });
   return cache.get(key) !== undefined;
 }

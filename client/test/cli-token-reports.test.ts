@@ -8,7 +8,7 @@ import {
 import { cliSuite, json, run } from "./support/cli-runner.js";
 import { createOptionOf } from "./support/create-option.js";
 import { INACTIVE_INTROSPECTION } from "./support/inactive-introspection.js";
-import { tokenSummary } from "./support/token-summary.js";
+import { comparable, tokenSummary } from "./support/token-summary.js";
 
 // The tests use distinct users and key files, so they run side by side.
 describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => {
@@ -25,7 +25,12 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
       (field) => field.localName in CreateTokenRequestSchema.field,
     );
     assert.ok(shared.some((field) => field.localName === "name"));
-    const sample = (jsonName: string) => `${jsonName} ü`;
+    // A list field's option is repeated, one value each; its values must be ones the service takes.
+    const lists: Record<string, string[]> = {
+      scopes: ["read", "transfer"],
+      allowedIps: ["203.0.113.7", "2001:db8::/32"],
+    };
+    const sample = (jsonName: string): string | string[] => lists[jsonName] ?? `${jsonName} ü`;
     const created = await run([
       "create",
       "--user",
@@ -33,10 +38,11 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
       "--key",
       "hana.pem",
       "--json",
-      ...shared.flatMap((field) => [
-        `--${createOptionOf(field.localName)}`,
-        sample(field.jsonName),
-      ]),
+      ...shared.flatMap((field) =>
+        [sample(field.jsonName)]
+          .flat()
+          .flatMap((value) => [`--${createOptionOf(field.localName)}`, value]),
+      ),
     ]);
     assert.equal(created.code, 0, created.stderr);
     const { token } = json(created.stdout);
@@ -44,7 +50,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     assert.equal(listed.code, 0, listed.stderr);
     const [entry] = JSON.parse(listed.stdout) as Record<string, unknown>[];
     for (const field of shared) {
-      assert.equal(entry?.[field.jsonName], sample(field.jsonName), field.jsonName);
+      assert.deepEqual(entry?.[field.jsonName], sample(field.jsonName), field.jsonName);
     }
   });
 
@@ -91,13 +97,13 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
         PERPS_TOKEN: session.token,
       });
       assert.equal(fromEnv.code, 0, `${transport}: ${fromEnv.stderr}`);
-      assert.deepEqual(JSON.parse(fromEnv.stdout), expected, transport);
+      assert.deepEqual(comparable(JSON.parse(fromEnv.stdout)), expected, transport);
       const flagWins = await run(
         ["list", "--json", "--transport", transport, "--token", alpha.token],
         { PERPS_TOKEN: "pt_not-a-token" },
       );
       assert.equal(flagWins.code, 0, `${transport}: ${flagWins.stderr}`);
-      assert.deepEqual(JSON.parse(flagWins.stdout), expected, transport);
+      assert.deepEqual(comparable(JSON.parse(flagWins.stdout)), expected, transport);
       for (const r of [fromEnv, flagWins]) {
         for (const token of tokens) {
           assert.ok(!r.stdout.includes(token) && !r.stderr.includes(token), "no token printed");
@@ -150,6 +156,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     ]);
     const expiresAtMs = Number(/^expires {3}(\S+) \(Unix ms (\d+)\)$/.exec(lines[4] ?? "")?.[2]);
     assert.ok(expiresAtMs > Date.now() + 3_500_000, human.stdout);
+    assert.equal(lines[5], "scopes    read,trade");
     assert.ok(!human.stdout.includes(created.token), "the token is not printed");
 
     for (const transport of ["connect", "grpc"]) {
@@ -164,6 +171,7 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
         name: "probe",
         expiresAt: created.expiresAt,
         expiresAtMs,
+        scopes: ["read", "trade"],
       });
     }
 

@@ -26,6 +26,7 @@ import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler
 import { joined, type RequestBody } from "../http/request-body.js";
 import type { Exchange } from "../server/exchange.js";
 import { FORWARD_AUTH_METHOD } from "../server/forward-auth-endpoint.js";
+import { clientAddress, routeScopes } from "../server/forward-auth-request.js";
 import { authorityCheck } from "../server/host-guard.js";
 import { acceptedRequestId } from "../server/request-id.js";
 import type { ListenerName } from "../server/served-service.js";
@@ -37,7 +38,9 @@ import {
   serveGrpcStreamBody,
 } from "../server/wire/grpc-stream-unary.js";
 import type { UnaryCalls } from "../server/wire/unary-method.js";
+import { allowedFrom } from "../store/token-grants.js";
 import type { CachedTokenRecord, TokenRecordCache } from "../store/token-record-cache.js";
+import type { BearerIdentity } from "../token/bearer-authenticator.js";
 import { introspectionAnswer } from "../token/token-introspection-service.js";
 import type { CheckCounter, CheckTally } from "./check-tally.js";
 
@@ -52,13 +55,7 @@ export interface LiveAnswers {
 }
 
 /** A live token's identity, as its answers carry it. */
-export interface LiveIdentity {
-  readonly userId: string;
-  readonly tokenId: string;
-  /** "" for a session token. */
-  readonly name: string;
-  readonly expiresAtMs: number;
-}
+export type LiveIdentity = BearerIdentity;
 
 /** A message in its gRPC envelope: no flags (uncompressed), its length, its bytes. */
 function envelope(message: Uint8Array): Uint8Array {
@@ -81,6 +78,8 @@ export function liveAnswers(identity: LiveIdentity): LiveAnswers {
       identity.userId,
       "x-token-id",
       identity.tokenId,
+      "x-token-scopes",
+      identity.grants.scopes.join(","),
       "cache-control",
       "no-store",
       "content-length",
@@ -214,11 +213,11 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
   const auths: CheckCounter = tally.counter(AUTH_CHECK, listener);
 
   /**
-   * The answers of a token (its 89 bytes) whose record the cache holds and
+   * The record of a token (its 89 bytes) that the cache holds and that
    * matches it, live; undefined for anything else, which the pipeline
    * answers (its own checks, a miss read from Redis).
    */
-  function liveOf(token: Buffer): LiveAnswers | undefined {
+  function liveRecordOf(token: Buffer): CachedTokenRecord | undefined {
     if (
       token.length !== TOKEN_LENGTH ||
       token[0] !== P ||
@@ -240,20 +239,37 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
     if (!timingSafeEqual(digestHead, record.digest) || record.expiresAtMs <= now()) {
       return undefined;
     }
+    return record;
+  }
+
+  /** The answers of a live record, made once. */
+  function answersOfRecord(record: CachedTokenRecord, token: Buffer): LiveAnswers | undefined {
     let answers = answersOf.get(record);
     if (answers === undefined) {
       const parsed = parseToken(token.toString("latin1"));
       if (parsed === undefined) {
         return undefined;
       }
-      answers = liveAnswers({ ...parsed, name: record.name, expiresAtMs: record.expiresAtMs });
+      answers = liveAnswers({
+        ...parsed,
+        name: record.name,
+        expiresAtMs: record.expiresAtMs,
+        grants: record.grants,
+      });
       answersOf.set(record, answers);
     }
     return answers;
   }
 
-  /** The token of an IntrospectTokenRequest in one uncompressed envelope, in place; undefined for anything else. */
+  // The client_ip of the request tokenOf read last (it has no other reader): in place, undefined when absent.
+  let clientIp: Buffer | undefined;
+
+  /**
+   * The token of an IntrospectTokenRequest in one uncompressed envelope, in
+   * place, with its client_ip in `clientIp`; undefined for anything else.
+   */
   function tokenOf(body: RequestBody): Buffer | undefined {
+    clientIp = undefined;
     if (!body.ended) {
       return undefined;
     }
@@ -261,7 +277,7 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
     if (bytes.length < 5 || bytes[0] !== 0 || bytes.readUInt32BE(1) !== bytes.length - 5) {
       return undefined;
     }
-    // The message's fields: the last `token` (1, length-delimited) wins, others are skipped.
+    // The message's fields: the last `token` (1) and `client_ip` (2) win, others are skipped.
     let token: Buffer | undefined;
     let i = 5;
     while (i < bytes.length) {
@@ -284,6 +300,8 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
         }
         if (tag >> 3 === 1) {
           token = bytes.subarray(i, i + len);
+        } else if (tag >> 3 === 2) {
+          clientIp = bytes.subarray(i, i + len);
         }
         i += len;
       } else {
@@ -334,7 +352,15 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
       const started = performance.now();
       readGrpcStream(route, terms, stream, (body) => {
         const token = body === undefined ? undefined : tokenOf(body);
-        const answers = token === undefined ? undefined : liveOf(token);
+        const record = token === undefined ? undefined : liveRecordOf(token);
+        // A token bound to addresses: live only for a client_ip inside them; the pipeline says inactive.
+        const answers =
+          record === undefined ||
+          token === undefined ||
+          (record.grants.allowList !== undefined &&
+            !allowedFrom(record.grants, clientIp?.toString("utf8")))
+            ? undefined
+            : answersOfRecord(record, token);
         if (
           answers === undefined ||
           stream.destroyed ||
@@ -383,12 +409,25 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
       ) {
         return false;
       }
+      // The route's scopes (`?scope=`): a name that is no scope is the pipeline's 400.
+      const needed = url.length > 5 ? routeScopes(url) : undefined;
+      if (needed !== undefined && "unknown" in needed) {
+        return false;
+      }
       const started = performance.now();
       // Any character past ASCII makes more bytes than characters: no token.
-      const answers =
+      const record =
         authorizationBytes.write(authorization, 0, "utf8") === authorization.length
-          ? liveOf(headerToken)
+          ? liveRecordOf(headerToken)
           : undefined;
+      // Refusals of a live token (allow-list, scopes) are the pipeline's, as is anything not live.
+      const answers =
+        record === undefined ||
+        (record.grants.allowList !== undefined &&
+          !allowedFrom(record.grants, clientAddress(headers))) ||
+        (needed !== undefined && (needed.mask & ~record.grants.scopeMask) !== 0)
+          ? undefined
+          : answersOfRecord(record, headerToken);
       // The secret is not left in memory the lane keeps.
       authorizationBytes.fill(0);
       if (answers === undefined) {

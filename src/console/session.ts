@@ -70,7 +70,12 @@ export async function signIn(opts: SignInOptions): Promise<Session> {
 
   async function newSessionToken(): Promise<SessionToken> {
     const started = Date.now();
-    const created = await live().createToken({ userId, expiresIn: SESSION_SECONDS });
+    // The page only lists: its own token can only read (least privilege starts with us).
+    const created = await live().createToken({
+      userId,
+      expiresIn: SESSION_SECONDS,
+      scopes: ["read"],
+    });
     return {
       token: created.token,
       id: created.id,

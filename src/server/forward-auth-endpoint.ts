@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { httpStatusFromCode } from "@perps/token-client/protocol";
+import { httpStatusFromCode, scopesOfMask, TOKEN_SCOPES } from "@perps/token-client/protocol";
 import {
   SERVICE_CREDENTIAL_HEADER,
   type ServiceCredentialCheck,
@@ -10,11 +10,18 @@ import { requestPath } from "../http/request-path.js";
 import { nodeHeaders } from "../http/web-headers.js";
 import { errorDetailsJson } from "../status/error-details.js";
 import { loggedMessage } from "../status/server-fault.js";
+import { allowedFrom } from "../store/token-grants.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { clientErrorOf } from "../token/client-error.js";
-import { invalidBearer, missingBearer } from "../token/token-errors.js";
+import {
+  insufficientScope,
+  invalidBearer,
+  ipNotAllowed,
+  missingBearer,
+} from "../token/token-errors.js";
 import { answersWithoutId, exchangeOf } from "./exchange.js";
+import { clientAddress, routeScopes } from "./forward-auth-request.js";
 import { refuseWithStatus } from "./status-refusal.js";
 
 export interface ForwardAuthEndpointOptions {
@@ -41,9 +48,11 @@ function isForwardAuthPath(req: NodeServerRequest): boolean {
  * Envoy `ext_authz` in HTTP mode): every method on `/auth` or under `/auth/`.
  * Only the `Authorization` header is read; a body is neither read nor waited
  * for. A live bearer token answers 200 with `X-User-Id` (the user's UUID,
- * lowercase) and `X-Token-Id` and an empty body; no bearer token, or one that
- * is not live, 401 with its `WWW-Authenticate` challenge and the usual JSON
- * error body; a Redis that cannot answer 503. Returns false for any other
+ * lowercase), `X-Token-Id` and `X-Token-Scopes` and an empty body; no bearer
+ * token, or one that is not live, 401 with its `WWW-Authenticate` challenge
+ * and the usual JSON error body; a live token without a scope the route
+ * names (`?scope=`) or used from outside its allow-list, 403; a Redis that
+ * cannot answer 503. Returns false for any other
  * path. Answers are logged and counted by the listener's telemetry, as
  * `perps_token_requests_total{method="forward-auth"}` with the answer's code.
  */
@@ -65,6 +74,7 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): End
     res.writeHead(200, {
       "x-user-id": identity.userId,
       "x-token-id": identity.tokenId,
+      "x-token-scopes": identity.grants.scopes.join(","),
       "cache-control": "no-store",
       "content-length": 0,
     });
@@ -96,6 +106,18 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): End
       deny(req, res, new ConnectError(PROXY_CREDENTIAL_NEEDED, Code.PermissionDenied));
       return true;
     }
+    const needed = routeScopes(req.url ?? "");
+    if ("unknown" in needed) {
+      deny(
+        req,
+        res,
+        new ConnectError(
+          `scope: "${needed.unknown}" is not a scope (${TOKEN_SCOPES.join(", ")}): the proxy's route names it`,
+          Code.InvalidArgument,
+        ),
+      );
+      return true;
+    }
     const token = bearerTokenOf(req.headers.authorization);
     if (token === undefined) {
       checkAnswered(req, res, false);
@@ -107,9 +129,19 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): End
         if (identity === undefined) {
           checkAnswered(req, res, false);
           deny(req, res, invalidBearer());
-        } else {
-          allow(req, res, identity);
+          return;
         }
+        // Refusals of a live token are not checks' answers: each keeps its line and its id.
+        if (!allowedFrom(identity.grants, clientAddress(req.headers))) {
+          deny(req, res, ipNotAllowed());
+          return;
+        }
+        const missing = needed.mask & ~identity.grants.scopeMask;
+        if (missing !== 0) {
+          deny(req, res, insufficientScope(scopesOfMask(missing).join(" ")));
+          return;
+        }
+        allow(req, res, identity);
       },
       (err: unknown) =>
         // Only errors meant for clients are shown (UNAVAILABLE when Redis cannot answer).

@@ -17,12 +17,15 @@ import {
   type TrackedReaders,
   type TrackedReadersEvents,
 } from "../redis/tracked-readers.js";
+import type { TokenGrants } from "./token-grants.js";
 
 /** A token's record as the bearer check needs it (layout 1 records only: they carry their expiry). */
 export interface CachedTokenRecord {
   digest: Buffer;
   name: string;
   expiresAtMs: number;
+  /** Its scopes and allow-list (most records share DEFAULT_GRANTS). */
+  grants: TokenGrants;
 }
 
 /** A record read from Redis, and the way to keep it once the presented token matched it. */
@@ -233,6 +236,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
             digest: copyDigest(record.digest),
             name: record.name,
             expiresAtMs: record.expiresAtMs,
+            grants: record.grants,
             pair,
             epoch: ticket.epoch,
           });

@@ -4,12 +4,13 @@ import {
   type TokenRecord as StoredRecord,
   TokenRecordSchema,
 } from "../gen/perps/tokenstore/v1/token_record_pb.js";
+import { DEFAULT_GRANTS, type TokenGrants, tokenGrants } from "./token-grants.js";
 
 /**
  * The value of a token's key. Its fields are declared once, by the message
  * TokenRecord (src/store/proto/perps/tokenstore/v1/token_record.proto): written by
  * `encodeTokenRecord`, read back by `decodeTokenRecord` (the bearer check:
- * digest, name, expiry) and `tokenRecordExtras` (the listing: every other
+ * digest, name, expiry, scopes and allow-list) and `tokenRecordExtras` (the listing: every other
  * field), and by the scripts through token-record.lua, which reads only the
  * name, by its field number (`TOKEN_RECORD_LUA_CONSTANTS`). A field added to
  * the message therefore changes no script and no code here.
@@ -75,11 +76,16 @@ export interface TokenRecord {
   name: string;
   /** When the token expires, in Unix ms; undefined for a layout 0 record, which does not say. */
   expiresAtMs: number | undefined;
+  /** Its scopes and allow-list; the default ones for a record of an older layout. */
+  grants: TokenGrants;
 }
 
 const MARKER = Buffer.of(TOKEN_RECORD_LAYOUT.marker);
 const EXPIRES_AT_FIELD = TokenRecordSchema.field.expiresAtMs.number;
 const NAME_FIELD = TokenRecordSchema.field.name.number;
+const SCOPES_FIELD = TokenRecordSchema.field.scopes.number;
+const ALLOWED_IPS_FIELD = TokenRecordSchema.field.allowedIps.number;
+const NO_ENTRIES: readonly string[] = [];
 
 /** The stored value of a token, layout 2. */
 export function encodeTokenRecord(fields: TokenRecordFields): Buffer {
@@ -96,7 +102,7 @@ export function encodeTokenRecord(fields: TokenRecordFields): Buffer {
 
 // The bearer check decodes a record on every cache miss: a hand-written walk
 // of the message's wire format, which allocates nothing but the answer (no
-// reader, no message object), reads the two fields it needs by their numbers
+// reader, no message object), reads the fields it needs by their numbers
 // and skips every other. `at` is the walk's position, shared to avoid
 // returning pairs.
 let at = 0;
@@ -117,10 +123,12 @@ function varint(record: Buffer): number {
   return -1;
 }
 
-/** The name and expiry of a layout 2 record; undefined for one that is not well formed. */
+/** The name, expiry and grants of a layout 2 record; undefined for one that is not well formed. */
 function decodeLayout2(record: Buffer, digest: Buffer): TokenRecord | undefined {
   let name = "";
   let expiresAtMs = 0;
+  let scopes = NO_ENTRIES;
+  let allowedIps = NO_ENTRIES;
   at = TOKEN_RECORD_LAYOUT.headBytes;
   while (at < record.length) {
     const tag = varint(record);
@@ -149,6 +157,10 @@ function decodeLayout2(record: Buffer, digest: Buffer): TokenRecord | undefined 
         }
         if (field === NAME_FIELD) {
           name = record.toString("utf8", at, at + length);
+        } else if (field === SCOPES_FIELD) {
+          scopes = [...scopes, record.toString("utf8", at, at + length)];
+        } else if (field === ALLOWED_IPS_FIELD) {
+          allowedIps = [...allowedIps, record.toString("utf8", at, at + length)];
         }
         at += length;
         break;
@@ -160,7 +172,9 @@ function decodeLayout2(record: Buffer, digest: Buffer): TokenRecord | undefined 
         return undefined;
     }
   }
-  return at === record.length ? { digest, name, expiresAtMs } : undefined;
+  return at === record.length
+    ? { digest, name, expiresAtMs, grants: tokenGrants(scopes, allowedIps) }
+    : undefined;
 }
 
 /** A stored value read back, any layout; undefined for one that is none (too short, cut). */
@@ -182,9 +196,15 @@ export function decodeTokenRecord(record: Buffer): TokenRecord | undefined {
       digest,
       name: record.toString("utf8", layout1HeadBytes),
       expiresAtMs: Number(record.readBigUInt64BE(digestBytes + 1)),
+      grants: DEFAULT_GRANTS,
     };
   }
-  return { digest, name: record.toString("utf8", digestBytes), expiresAtMs: undefined };
+  return {
+    digest,
+    name: record.toString("utf8", digestBytes),
+    expiresAtMs: undefined,
+    grants: DEFAULT_GRANTS,
+  };
 }
 
 /** The extras of a stored value (their defaults for an older layout, or a value that is none). */

@@ -32,6 +32,7 @@ import {
   signedRequestKeys,
 } from "./signed-request.js";
 import { StoreError } from "./store-error.js";
+import type { TokenGrants } from "./token-grants.js";
 import { decodeTokenRecord, encodeTokenRecord, type TokenRecordExtras } from "./token-record.js";
 import type { TokenRecordCache, TrackedRead } from "./token-record-cache.js";
 import {
@@ -371,6 +372,8 @@ export interface StoredToken {
   name: string;
   /** When Redis expires the record, in Unix ms. */
   expiresAtMs: number;
+  /** Its scopes and allow-list. */
+  grants: TokenGrants;
   /** With a cache: keeps the record in memory; call only once the presented token matched it. */
   keep?: () => void;
 }
@@ -417,12 +420,12 @@ export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
     if (record === undefined) {
       return undefined;
     }
-    const { expiresAtMs } = record;
+    const { expiresAtMs, digest, name, grants } = record;
     if (expiresAtMs !== undefined) {
-      const found: StoredToken = { digest: record.digest, name: record.name, expiresAtMs };
+      const found: StoredToken = { digest, name, expiresAtMs, grants };
       const keep = read.keep;
       if (keep !== undefined) {
-        found.keep = () => keep({ digest: record.digest, name: record.name, expiresAtMs });
+        found.keep = () => keep({ digest, name, expiresAtMs, grants });
       }
       return found;
     }
@@ -432,9 +435,7 @@ export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
       () => redis().perpsLookupTokenBuffer(...LOOKUP_TOKEN.argv({ token: key }, {})),
       "read",
     );
-    return reply === null
-      ? undefined
-      : { digest: record.digest, name: record.name, expiresAtMs: reply[1] };
+    return reply === null ? undefined : { digest, name, expiresAtMs: reply[1], grants };
   };
 }
 

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { parseToken, tokenDigest } from "@perps/token-client/protocol";
+import type { TokenGrants } from "../store/token-grants.js";
 import type { TokenStore } from "../store/token-store.js";
 
 /** Who a live bearer token belongs to. */
@@ -11,6 +12,8 @@ export interface BearerIdentity {
   name: string;
   /** When the token expires, in Unix ms (as the store keeps it). */
   expiresAtMs: number;
+  /** Its scopes and allow-list: the caller checks them against the call. */
+  grants: TokenGrants;
 }
 
 export interface BearerAuthenticator {
@@ -59,7 +62,12 @@ export function createBearerAuthenticator(opts: BearerAuthenticatorOptions): Bea
       // Only records of tokens someone holds are kept: a flood of unknown or
       // wrong tokens grows nothing and pushes no live entry out.
       stored.keep?.();
-      return { ...parsed, name: stored.name, expiresAtMs: stored.expiresAtMs };
+      return {
+        ...parsed,
+        name: stored.name,
+        expiresAtMs: stored.expiresAtMs,
+        grants: stored.grants,
+      };
     },
   };
 }

@@ -3,13 +3,22 @@ import type {
   CreateTokenRequest,
   DeleteTokenRequest,
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
+import {
+  ALLOW_LIST_SCOPE,
+  DEFAULT_SCOPE_MASK,
+  parseIpPrefix,
+  scopeMask,
+  scopesOfMask,
+  type TokenScope,
+} from "@perps/token-client/protocol";
 import { signatureExpired } from "./token-errors.js";
 
 /*
  * The request rules the proto cannot state, checked after its buf.validate
  * rules (src/validation/validation-interceptor.ts has refused any request
  * that breaks those): the default lifetime and the name it requires above
- * it, the configured lifetime limit, the time window.
+ * it, the configured lifetime limit, the allow-list's addresses and the
+ * allow-list that `withdraw` requires, the time window.
  * The signature is verified by the service, the rest by the store.
  */
 
@@ -33,6 +42,15 @@ export interface CheckedCreateRequest {
   /** The lifetime that applies: `expiresIn`, or the default. */
   lifetimeSeconds: number;
   name: string | undefined;
+  /** As sent, in its order (signed so); undefined when none. */
+  scopes: readonly string[] | undefined;
+  /** As sent, in its order (signed so); undefined when none. */
+  allowedIps: readonly string[] | undefined;
+  /**
+   * The scopes the record stores, in TOKEN_SCOPES' order: none for the
+   * default ones (read, trade), which every record without scopes has.
+   */
+  storedScopes: TokenScope[];
 }
 
 /** A delete request that passed the request rules. */
@@ -80,6 +98,19 @@ export function checkCreateRequest(
       );
     }
   }
+  const { scopes, allowedIps } = req;
+  for (const [i, text] of allowedIps.entries()) {
+    if (parseIpPrefix(text) === undefined) {
+      problems.push(
+        `allowedIps[${i}]: must be an IPv4 or IPv6 address or a CIDR prefix with its host bits zero (203.0.113.7, 2001:db8::/32)`,
+      );
+    }
+  }
+  if (scopes.includes(ALLOW_LIST_SCOPE) && allowedIps.length === 0) {
+    problems.push(
+      `scopes: "${ALLOW_LIST_SCOPE}" needs allowedIps: bind the token to your servers' addresses`,
+    );
+  }
   if (problems.length > 0) {
     throw invalid(problems);
   }
@@ -90,6 +121,9 @@ export function checkCreateRequest(
     expiresIn,
     lifetimeSeconds: expiresIn === undefined ? DEFAULT_EXPIRES_IN_SECONDS : Number(expiresIn),
     name,
+    scopes: scopes.length === 0 ? undefined : scopes,
+    allowedIps: allowedIps.length === 0 ? undefined : allowedIps,
+    storedScopes: scopeMask(scopes) === DEFAULT_SCOPE_MASK ? [] : scopesOfMask(scopeMask(scopes)),
   };
 }
 

@@ -106,6 +106,28 @@ export const BEARER_CHALLENGE = 'Bearer realm="perps-tokens"';
 /** `WWW-Authenticate` of a request whose bearer token is not live (RFC 6750 §3.1). */
 export const INVALID_TOKEN_CHALLENGE = 'Bearer realm="perps-tokens", error="invalid_token"';
 
+/** `WWW-Authenticate` of a live token that lacks a scope the route needs (RFC 6750 §3.1). */
+export const insufficientScopeChallenge = (scope: string) =>
+  `Bearer realm="perps-tokens", error="insufficient_scope", scope="${scope}"`;
+
+/** A live token without a scope the route needs (forward-auth's `?scope=`). */
+export const insufficientScope = (scope: string) =>
+  new ConnectError(
+    `the token lacks the scope "${scope}" this route needs`,
+    Code.PermissionDenied,
+    new Headers({ "www-authenticate": insufficientScopeChallenge(scope) }),
+  );
+
+/**
+ * A live token bound to addresses, used from another (or from an address
+ * the proxy did not pass: X-Real-IP or X-Forwarded-For).
+ */
+export const ipNotAllowed = () =>
+  new ConnectError(
+    "the token is not allowed from this address (its allowedIps)",
+    Code.PermissionDenied,
+  );
+
 /** No `Authorization: Bearer` credentials. */
 export const missingBearer = () =>
   new ConnectError(

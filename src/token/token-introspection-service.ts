@@ -5,6 +5,7 @@ import {
   IntrospectTokenResponseSchema,
   type TokenIntrospectionService,
 } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import { allowedFrom } from "../store/token-grants.js";
 import type { BearerAuthenticator, BearerIdentity } from "./bearer-authenticator.js";
 import { utcDate } from "./expiry-date.js";
 
@@ -26,7 +27,10 @@ export function createTokenIntrospectionService(
   const { authenticator, observe } = opts;
   return {
     async introspectToken(req, context) {
-      const identity = await authenticator.authenticate(req.token);
+      const found = await authenticator.authenticate(req.token);
+      // A token bound to addresses is live only for a caller inside them (fail closed).
+      const identity =
+        found !== undefined && allowedFrom(found.grants, req.clientIp) ? found : undefined;
       observe?.(identity !== undefined, context);
       return introspectionAnswer(identity);
     },
@@ -45,5 +49,6 @@ export function introspectionAnswer(identity: BearerIdentity | undefined): Intro
     name: identity.name,
     expiresAt: utcDate(identity.expiresAtMs),
     expiresAtMs: BigInt(identity.expiresAtMs),
+    scopes: [...identity.grants.scopes],
   });
 }

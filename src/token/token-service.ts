@@ -19,6 +19,7 @@ import {
 } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import {
   createTokenMessage,
+  DEFAULT_TOKEN_SCOPES,
   deleteTokenMessage,
   generateToken,
   tokenDigest,
@@ -105,6 +106,9 @@ export function createTokenService(opts: TokenServiceOptions): ServiceImpl<typeo
         tokenDigest: tokenDigest(token),
         name: checked.name,
         expiresAtMs: expiresAt,
+        scopes: checked.storedScopes,
+        allowedIps: [...(checked.allowedIps ?? [])],
+        createdAtMs: BigInt(nowMs),
       });
       switch (outcome.kind) {
         case "created":
@@ -198,10 +202,14 @@ export function createListTokensHandler(opts: ListTokensOptions): ListTokensHand
     return create(ListTokensResponseSchema, {
       // Every stored field goes out under its own name (a TokenSummary field
       // of the same name), so a field added to the record and to TokenSummary
-      // is listed without a change here; the expiry goes out as a date.
-      tokens: outcome.tokens.map(({ expiresAtMs, ...stored }) => ({
+      // is listed without a change here; the instants go out as text.
+      tokens: outcome.tokens.map(({ expiresAtMs, createdAtMs, scopes, ...stored }) => ({
         ...stored,
+        // A token made before scopes existed has the default ones.
+        scopes: scopes.length === 0 ? [...DEFAULT_TOKEN_SCOPES] : scopes,
         expiresAt: utcDate(expiresAtMs),
+        expiresAtTime: new Date(expiresAtMs).toISOString(),
+        ...(createdAtMs > 0n ? { createdAt: new Date(Number(createdAtMs)).toISOString() } : {}),
       })),
       nextPageToken: outcome.next === undefined ? "" : encodePageToken(outcome.next),
     });

@@ -77,10 +77,16 @@ function introspect(
   });
 }
 
-/** An IntrospectTokenRequest of `token` in its envelope. */
-function envelope(token: string | Buffer): Buffer {
+/** An IntrospectTokenRequest of `token` (and `clientIp`, if given) in its envelope. */
+function envelope(token: string | Buffer, clientIp?: string): Buffer {
   const bytes = Buffer.isBuffer(token) ? token : Buffer.from(token);
-  const message = Buffer.concat([Buffer.of(0x0a), varint(bytes.length), bytes]);
+  const ip = Buffer.from(clientIp ?? "");
+  const message = Buffer.concat([
+    Buffer.of(0x0a),
+    varint(bytes.length),
+    bytes,
+    ...(clientIp === undefined ? [] : [Buffer.of(0x12), varint(ip.length), ip]),
+  ]);
   const head = Buffer.alloc(5);
   head.writeUInt32BE(message.length, 1);
   return Buffer.concat([head, message]);
@@ -98,12 +104,16 @@ function varint(n: number): Buffer {
 }
 
 /** `GET /auth` over HTTP/1.1, the raw answer but for its date and the id we did not send. */
-async function auth(baseUrl: string, headers: Record<string, string>): Promise<string> {
+async function auth(
+  baseUrl: string,
+  headers: Record<string, string>,
+  path = "/auth",
+): Promise<string> {
   const { host } = new URL(baseUrl);
   const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
   const text = await rawExchange(
     baseUrl,
-    `GET /auth HTTP/1.1\r\nHost: ${host}\r\n${lines.join("")}Connection: close\r\n\r\n`,
+    `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${lines.join("")}Connection: close\r\n\r\n`,
   );
   const keepId = headers["x-request-id"] !== undefined;
   return text
@@ -142,14 +152,47 @@ describe("the check lane answers as the pipeline does", () => {
     return [await ask(lane), await ask(pipeline)];
   }
 
-  async function liveToken(expiresIn?: bigint) {
+  async function liveToken(
+    expiresIn?: bigint,
+    grants: { scopes?: string[]; allowedIps?: string[] } = {},
+  ) {
     const user = await newUser();
     await register(lane, user);
     return {
       user,
-      ...(await createToken(lane.publicUrl, user, expiresIn === undefined ? {} : { expiresIn })),
+      ...(await createToken(lane.publicUrl, user, {
+        ...grants,
+        ...(expiresIn === undefined ? {} : { expiresIn }),
+      })),
     };
   }
+
+  it("scopes and an allow-list: inside and outside it, a route's scopes met and not", async () => {
+    const { token } = await liveToken(undefined, {
+      scopes: ["read", "transfer"],
+      allowedIps: ["203.0.113.0/24", "2001:db8::/32"],
+    });
+    for (const clientIp of [undefined, "", "203.0.113.5", "2001:db8::1", "198.51.100.1", "junk"]) {
+      const [fromLane, fromPipeline] = await both((s) =>
+        introspect(s.internalUrl, envelope(token, clientIp)),
+      );
+      assert.deepEqual(fromLane, fromPipeline, String(clientIp));
+    }
+    const bearer = { authorization: `Bearer ${token}` };
+    for (const [path, address] of [
+      ["/auth", { "x-real-ip": "203.0.113.5" }],
+      ["/auth?scope=transfer", { "x-forwarded-for": "10.0.0.1, 2001:db8::7" }],
+      ["/auth?scope=trade", { "x-real-ip": "203.0.113.5" }],
+      ["/auth?scope=nope", { "x-real-ip": "203.0.113.5" }],
+      ["/auth", { "x-real-ip": "198.51.100.1" }],
+      ["/auth", {}],
+    ] as const) {
+      const [fromLane, fromPipeline] = await both((s) =>
+        auth(s.internalUrl, { ...bearer, ...address }, path),
+      );
+      assert.equal(fromLane, fromPipeline, `${path} ${JSON.stringify(address)}`);
+    }
+  });
 
   it("a live token, with and without the caller's request id", async () => {
     const { token } = await liveToken();

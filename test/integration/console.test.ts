@@ -166,6 +166,16 @@ describe("token console", () => {
 
       const session = sessionTokens().at(-1) ?? "";
       assert.equal((await listWith(service, session)).status, 200, "the session token lists");
+      // The page's own token can only read: least privilege starts with us.
+      const introspected = await fetch(
+        `${service.internalUrl}/perps.token.v1.TokenIntrospectionService/IntrospectToken`,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ token: session }),
+        },
+      );
+      assert.deepEqual(((await introspected.json()) as { scopes?: string[] }).scopes, ["read"]);
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByText("Signed out").waitFor();
       await page.getByRole("button", { name: "Sign in" }).waitFor();

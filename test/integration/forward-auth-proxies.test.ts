@@ -297,6 +297,33 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
       assert.equal(seen.length, count, "the API was not called");
     });
 
+    it("a token bound to addresses: checked against the address the proxy accepted, never one the client names", async () => {
+      const here = await createToken(service.publicUrl, user, {
+        name: "here",
+        allowedIps: ["127.0.0.1"],
+      });
+      const elsewhere = await createToken(service.publicUrl, user, {
+        name: "elsewhere",
+        allowedIps: ["203.0.113.7"],
+      });
+      const forged = { "x-real-ip": "203.0.113.7", "x-forwarded-for": "203.0.113.7" };
+      const allowed = await viaProxy("/api/orders", {
+        headers: { authorization: bearer(here.token), ...forged },
+      });
+      assert.equal(allowed.status, 200, allowed.text);
+      assert.deepEqual(JSON.parse(allowed.text), {
+        userId: user.userId,
+        tokenId: here.id,
+        body: "",
+      });
+      const before = seen.length;
+      const refused = await viaProxy("/api/orders", {
+        headers: { authorization: bearer(elsewhere.token), ...forged },
+      });
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(seen.length, before, "the API saw nothing");
+    });
+
     it("a deleted token is refused at the edge at once", async () => {
       const token = await createToken(service.publicUrl, user);
       assert.equal(

@@ -83,7 +83,15 @@ describe("ListTokens", () => {
     assert.ok(typeof body === "object" && body !== null && "tokens" in body, answer.text);
     assert.deepEqual(Object.keys(body), ["tokens"]);
     assert.ok(Array.isArray(body.tokens));
-    return body.tokens as Listed[];
+    // Since issue 42 each entry also says its scopes, its creation and its exact expiry.
+    return (body.tokens as Record<string, unknown>[]).map(
+      ({ scopes, createdAt, expiresAtTime, ...entry }) => {
+        assert.deepEqual(scopes, ["read", "trade"]);
+        assert.equal(typeof createdAt, "string");
+        assert.equal(String(expiresAtTime).slice(0, 10), entry.expiresAt);
+        return entry as unknown as Listed;
+      },
+    );
   }
 
   const bearer = (token: string) => `Bearer ${token}`;

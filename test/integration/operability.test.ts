@@ -20,7 +20,7 @@ import { tlsServiceSuite } from "../support/tls-service-suite.js";
 const run = promisify(execFile);
 const BUF = resolve(import.meta.dirname, "../../node_modules/.bin/buf");
 
-type Fields = Record<string, string | bigint | undefined>;
+type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 const json = (fields: Fields) =>
   JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 

@@ -213,13 +213,26 @@ describe("REST contract of /user/tokens", () => {
       const res = await list(`Bearer ${session.token}`);
       assert.equal(res.status, 200, res.text);
       assert.match(res.headers.get("content-type") ?? "", /^application\/json(;|$)/);
-      assert.deepEqual(parseJson(res.text), {
-        tokens: [
-          { id: zeta.id, name: "zeta", expiresAt: zeta.expiresAt },
-          { id: alpha.id, name: "Alpha", expiresAt: alpha.expiresAt },
-          { id: emoji.id, name: "😀", expiresAt: emoji.expiresAt },
-        ],
+      const body = parseJson(res.text) as { tokens: Record<string, unknown>[] };
+      // Since issue 42 each entry also says its scopes, its creation and its exact expiry.
+      const instant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+      const entries = body.tokens.map(({ scopes, createdAt, expiresAtTime, ...entry }) => {
+        assert.deepEqual(scopes, ["read", "trade"]);
+        assert.match(String(createdAt), instant);
+        assert.match(String(expiresAtTime), instant);
+        assert.equal(String(expiresAtTime).slice(0, 10), entry.expiresAt);
+        return entry;
       });
+      assert.deepEqual(
+        { ...body, tokens: entries },
+        {
+          tokens: [
+            { id: zeta.id, name: "zeta", expiresAt: zeta.expiresAt },
+            { id: alpha.id, name: "Alpha", expiresAt: alpha.expiresAt },
+            { id: emoji.id, name: "😀", expiresAt: emoji.expiresAt },
+          ],
+        },
+      );
       // The bearer scheme name is case-insensitive (RFC 7235).
       assert.equal((await list(`bearer ${zeta.token}`)).text, res.text);
     });

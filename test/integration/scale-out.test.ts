@@ -15,7 +15,7 @@ import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { until } from "../support/until.js";
 
-type Fields = Record<string, string | bigint | undefined>;
+type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 
 interface Answer {
   status: number;

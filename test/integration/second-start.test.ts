@@ -25,7 +25,7 @@ import { operatorHeaders } from "../support/test-operator.js";
 
 const IN_USE = 3;
 
-type Fields = Record<string, string | bigint | undefined>;
+type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 const json = (fields: Fields) =>
   JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 

@@ -24,7 +24,7 @@ import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
-type Fields = Record<string, string | bigint | undefined>;
+type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 
 /** The REST JSON of a signed request (bigints as JSON numbers). */
 function json(fields: Fields): string {
@@ -395,10 +395,7 @@ describe("refused requests are remembered (finding 2)", () => {
       const user = await h.user();
       const base = Date.now();
       const at = (i: number) => BigInt(base - i);
-      const replayed = async (
-        method: "POST" | "DELETE",
-        req: Record<string, string | bigint | undefined>,
-      ) => {
+      const replayed = async (method: "POST" | "DELETE", req: Fields) => {
         const res = await rest(h.service, method, req);
         assert.deepEqual([res.status, res.body.message], [401, "Signature already used"]);
       };

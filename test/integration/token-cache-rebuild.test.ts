@@ -3,10 +3,16 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import type { RedisHolder } from "../../src/redis/redis-holder.js";
+import { DEFAULT_GRANTS } from "../../src/store/token-grants.js";
 import { createTokenRecordCache } from "../../src/store/token-record-cache.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 
-const RECORD = { digest: Buffer.alloc(28, 7), name: "bot", expiresAtMs: Date.now() + 3_600_000 };
+const RECORD = {
+  digest: Buffer.alloc(28, 7),
+  name: "bot",
+  expiresAtMs: Date.now() + 3_600_000,
+  grants: DEFAULT_GRANTS,
+};
 
 /** The client ids of the cache's tracked-read connections on the server. */
 async function trackedReaders(admin: Redis): Promise<string[]> {

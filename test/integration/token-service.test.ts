@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-node";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { isWellFormedToken } from "@perps/token-client/protocol";
 import { TokenRecordSchema } from "../../src/gen/perps/tokenstore/v1/token_record_pb.js";
+import { TOKEN_RECORD_LAYOUT } from "../../src/store/token-record.js";
 import { allKeys } from "../support/all-keys.js";
 import { connectError } from "../support/connect-error.js";
 import { isGrpcError } from "../support/grpc-client.js";
@@ -112,9 +113,19 @@ describe("TokenService and UserKeyService", () => {
     });
 
     /** TokenRecord's encoding of a key's expiry as Redis keeps it (Unix ms) and a name. */
+    /** TokenRecord as a create stores it: the key's expiry, the name, and the instant of the create. */
     async function storedFields(key: string, name: string): Promise<Uint8Array> {
       const expiresAtMs = BigInt(await service.redis.pexpiretime(key));
-      return toBinary(TokenRecordSchema, create(TokenRecordSchema, { expiresAtMs, name }));
+      const record = await service.redis.getBuffer(key);
+      const { createdAtMs } = fromBinary(
+        TokenRecordSchema,
+        (record ?? Buffer.of()).subarray(TOKEN_RECORD_LAYOUT.headBytes),
+      );
+      assert.ok(Math.abs(Number(createdAtMs) - Date.now()) < 60_000, String(createdAtMs));
+      return toBinary(
+        TokenRecordSchema,
+        create(TokenRecordSchema, { expiresAtMs, name, createdAtMs }),
+      );
     }
 
     it("a session token (no name) appears in no listing: only the live count knows its id", async () => {

@@ -8,6 +8,7 @@ import { createRedisClient, waitForRedisReady } from "../../src/redis/redis-clie
 import { redisKeysOf } from "../../src/store/keys.js";
 import { createRedisRunner } from "../../src/store/redis-runner.js";
 import { StoreError } from "../../src/store/store-error.js";
+import { DEFAULT_GRANTS } from "../../src/store/token-grants.js";
 import { encodeTokenRecord, TOKEN_RECORD_LAYOUT } from "../../src/store/token-record.js";
 import { createTokenStore, type NewToken } from "../../src/store/token-store.js";
 import { listAll, listedAs } from "../support/list-all-named.js";
@@ -352,10 +353,12 @@ describe("token store lookup", () => {
       const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const token = await createLayout0(name);
       const stored = await store.lookup(token.userId, token.tokenId);
+      // A record of an older layout reads as read and trade, from anywhere (issue 42).
       assert.deepEqual(stored, {
         digest: token.tokenDigest,
         name: name ?? "",
         expiresAtMs: token.expiresAtMs,
+        grants: DEFAULT_GRANTS,
       });
       const redisKeys = redisKeysOf(token.userId);
       assert.deepEqual(await store.delete({ ...token, messageDigest: randomBytes(32) }), {
@@ -429,10 +432,12 @@ describe("token store lookup", () => {
     it(`a named token of record ${layout}: read, listed, deleted with its name`, async () => {
       const store = createTokenStore({ ...STORE_SETTINGS, redis: { client: redis } });
       const token = await rewritten("bot ü", record);
+      // A record of an older layout reads as read and trade, from anywhere (issue 42).
       assert.deepEqual(await store.lookup(token.userId, token.tokenId), {
         digest: token.tokenDigest,
         name: "bot ü",
         expiresAtMs: token.expiresAtMs,
+        grants: DEFAULT_GRANTS,
       });
       assert.deepEqual(
         (await listAll(store, token.userId)).map(({ id, name, expiresAtMs }) => ({

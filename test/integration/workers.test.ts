@@ -12,7 +12,7 @@ import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 after(killMainProcesses);
 
-type Fields = Record<string, string | bigint | undefined>;
+type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 
 /** Creates this file sent: the count every /metrics scrape must show. */
 let creates = 0;

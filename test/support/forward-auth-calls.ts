@@ -10,7 +10,7 @@ export const MISSING = 'Bearer realm="perps-tokens"';
 export const INVALID = 'Bearer realm="perps-tokens", error="invalid_token"';
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export type Fields = Record<string, string | bigint | undefined>;
+export type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 export const json = (fields: Fields) =>
   JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 
@@ -36,7 +36,7 @@ let nextTimestamp = Date.now();
 export async function createToken(
   publicUrl: string,
   user: TestUser,
-  fields: { name?: string; expiresIn?: bigint } = {},
+  fields: { name?: string; expiresIn?: bigint; scopes?: string[]; allowedIps?: string[] } = {},
 ): Promise<Created> {
   const res = await fetch(`${publicUrl}/user/tokens`, {
     method: "POST",

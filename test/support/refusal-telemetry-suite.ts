@@ -33,7 +33,7 @@ export interface Answer {
   requestId: string | undefined;
 }
 
-export type Fields = Record<string, string | bigint | number | undefined>;
+export type Fields = Record<string, string | bigint | number | readonly string[] | undefined>;
 export const json = (fields: Fields) =>
   JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 

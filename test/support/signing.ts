@@ -33,6 +33,8 @@ export interface CreateFields {
   name?: string;
   /** Sign this userId instead of the user's own (it is also what is sent). */
   userId?: string;
+  scopes?: string[];
+  allowedIps?: string[];
 }
 
 /** A signed create request as the protobuf message's fields. */
@@ -41,7 +43,14 @@ export async function signedCreate(user: TestUser, fields: CreateFields = {}) {
   const userId = fields.userId ?? user.userId;
   const signature = await signBytes(
     user.secretKey,
-    createTokenMessage({ timestamp, userId, expiresIn: fields.expiresIn, name: fields.name }),
+    createTokenMessage({
+      timestamp,
+      userId,
+      expiresIn: fields.expiresIn,
+      name: fields.name,
+      scopes: fields.scopes,
+      allowedIps: fields.allowedIps,
+    }),
   );
   return {
     signature,
@@ -49,6 +58,8 @@ export async function signedCreate(user: TestUser, fields: CreateFields = {}) {
     userId,
     ...(fields.expiresIn === undefined ? {} : { expiresIn: fields.expiresIn }),
     ...(fields.name === undefined ? {} : { name: fields.name }),
+    ...(fields.scopes === undefined ? {} : { scopes: fields.scopes }),
+    ...(fields.allowedIps === undefined ? {} : { allowedIps: fields.allowedIps }),
   };
 }
 

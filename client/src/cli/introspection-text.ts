@@ -15,5 +15,6 @@ export function introspectionText(answer: TokenIntrospection): string {
     `token id  ${answer.tokenId}`,
     `name      ${answer.name === "" ? "(none: a session token)" : answer.name}`,
     `expires   ${expires} (Unix ms ${answer.expiresAtMs})`,
+    `scopes    ${answer.scopes.join(",")}`,
   ].join("\n");
 }

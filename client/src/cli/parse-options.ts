@@ -1,12 +1,18 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "./usage-error.js";
 
-/** The options a command accepts, in node:util parseArgs form. */
-export type OptionSpec = Readonly<Record<string, { type: "string" | "boolean"; short?: string }>>;
+/** The options a command accepts, in node:util parseArgs form (`multiple`: repeatable). */
+export type OptionSpec = Readonly<
+  Record<string, { type: "string" | "boolean"; short?: string; multiple?: true }>
+>;
 
-/** The parsed values of an OptionSpec: each present or not. */
+/** The parsed values of an OptionSpec: each present or not; a repeatable one as its list. */
 export type OptionValues<S extends OptionSpec> = {
-  [K in keyof S]?: S[K]["type"] extends "boolean" ? boolean : string;
+  [K in keyof S]?: S[K]["type"] extends "boolean"
+    ? boolean
+    : S[K]["multiple"] extends true
+      ? string[]
+      : string;
 };
 
 function isParseArgsError(err: unknown): err is TypeError & { code: string } {

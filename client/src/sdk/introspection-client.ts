@@ -50,10 +50,18 @@ export interface TokenIntrospection {
   expiresAt: string;
   /** The exact expiry in Unix ms (a safe integer), to bound any cache kept of the answer; 0 when not active. */
   expiresAtMs: number;
+  /** What the token may do (`read`, `trade`, `transfer`, `withdraw`); [] when not active. Refuse a call whose scope is not here. */
+  scopes: string[];
 }
 
 /** Options of {@link IntrospectionClient.introspectToken}. */
 export interface IntrospectTokenOptions {
+  /**
+   * The address the token's bearer called from. A token bound to an
+   * allow-list is active only when this address is in it, and inactive
+   * without it. Default none.
+   */
+  clientIp?: string;
   /** Cancels the call. Default none. */
   signal?: AbortSignal;
 }
@@ -117,7 +125,7 @@ export function createIntrospectionClient(opts: IntrospectionClientOptions): Int
       try {
         const client = createClient(TokenIntrospectionService, await lazy.get());
         const res = await client.introspectToken(
-          { token },
+          { token, clientIp: options.clientIp ?? "" },
           { timeoutMs, signal: options.signal, ...(headers === undefined ? {} : { headers }) },
         );
         return {
@@ -128,6 +136,7 @@ export function createIntrospectionClient(opts: IntrospectionClientOptions): Int
           expiresAt: res.expiresAt,
           // Unix ms: far inside the safe integers, so the conversion is exact.
           expiresAtMs: Number(res.expiresAtMs),
+          scopes: res.scopes,
         };
       } catch (err) {
         throw fromConnectError(err);

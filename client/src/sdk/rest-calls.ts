@@ -27,7 +27,7 @@ export interface RestCallsOptions {
   timeoutMs: number;
 }
 
-type JsonFields = Record<string, string | bigint | undefined>;
+type JsonFields = Record<string, string | bigint | readonly string[] | undefined>;
 
 // int64 fields go out as JSON numbers, as the REST contract requires; the
 // client only signs safe integers, so Number() is exact.
@@ -99,22 +99,45 @@ function createdToken(body: unknown): CreatedToken {
 }
 
 /**
- * Every field of TokenSummary (token.proto), each a string: tsc refuses a
- * list that misses one (tokenSummary's return type), so a field added there
- * is added here.
+ * Every field of TokenSummary (token.proto) by its JSON shape: `satisfies`
+ * makes tsc refuse a table that misses one, so a field added there is
+ * added here.
  */
-const TOKEN_SUMMARY_FIELDS = ["id", "name", "expiresAt"] as const;
+const TOKEN_SUMMARY_SHAPE = {
+  id: "string",
+  name: "string",
+  expiresAt: "string",
+  expiresAtTime: "string",
+  scopes: "list",
+  allowedIps: "list",
+  createdAt: "optional",
+} as const satisfies Record<keyof TokenSummary, "string" | "list" | "optional">;
 
 function tokenSummary(entry: unknown): TokenSummary | undefined {
-  // proto3 JSON leaves out a field holding its default (""): none is missing.
-  return isRecord(entry)
-    ? stringFields({ ...emptyFields(TOKEN_SUMMARY_FIELDS), ...entry }, TOKEN_SUMMARY_FIELDS)
-    : undefined;
-}
-
-/** Each of `names` holding "". */
-function emptyFields<K extends string>(names: readonly K[]): Record<K, string> {
-  return Object.fromEntries(names.map((name) => [name, ""])) as Record<K, string>;
+  if (!isRecord(entry)) {
+    return undefined;
+  }
+  const summary: Record<string, string | string[] | undefined> = {};
+  for (const [name, shape] of Object.entries(TOKEN_SUMMARY_SHAPE)) {
+    // proto3 JSON may leave out a field holding its default ("", []).
+    const value = entry[name];
+    if (shape === "list") {
+      if (
+        value !== undefined &&
+        !(Array.isArray(value) && value.every((v) => typeof v === "string"))
+      ) {
+        return undefined;
+      }
+      summary[name] = value ?? [];
+    } else if (value === undefined) {
+      summary[name] = shape === "string" ? "" : undefined;
+    } else if (typeof value === "string") {
+      summary[name] = value;
+    } else {
+      return undefined;
+    }
+  }
+  return summary as unknown as TokenSummary;
 }
 
 function tokenPage(body: unknown): TokenPage {
@@ -128,7 +151,7 @@ function tokenPage(body: unknown): TokenPage {
   }
   throw new TokenApiError(
     Code.Internal,
-    `unexpected response: expected {tokens: [{${[...TOKEN_SUMMARY_FIELDS].sort().join(", ")}}], nextPageToken}`,
+    `unexpected response: expected {tokens: [{${Object.keys(TOKEN_SUMMARY_SHAPE).sort().join(", ")}}], nextPageToken}`,
   );
 }
 

@@ -6,12 +6,21 @@ import type {
 /** The fields of a contract message, without protobuf-es' own. */
 type ContractFields<M> = Omit<M, "$typeName" | "$unknown">;
 
+/** The keys of M's list (repeated) fields. */
+type ListKeys<M> = { [K in keyof M]-?: M[K] extends readonly unknown[] ? K : never }[keyof M];
+
+/** M with its list fields optional: a list left out is an empty one, which protobuf cannot tell apart. */
+type ListsOptional<M> = Omit<M, ListKeys<M>> & Partial<Pick<M, ListKeys<M>>>;
+
 /**
  * A create request with its signature, as every transport sends it: every
  * field of CreateTokenRequest (token.proto), so a field added there is sent
  * by every transport without a change here.
  */
-export type SignedCreateRequest = Omit<ContractFields<CreateTokenRequest>, "timestamp"> & {
+export type SignedCreateRequest = Omit<
+  ListsOptional<ContractFields<CreateTokenRequest>>,
+  "timestamp"
+> & {
   timestamp: bigint;
 };
 

@@ -201,9 +201,12 @@ export function createTokenClient(opts: TokenClientOptions): TokenClient {
   return {
     transport: opts.transport ?? "rest",
     async createToken(params) {
-      const { signal, expiresIn, ...chosen } = params;
+      const { signal, expiresIn, scopes, allowedIps, ...chosen } = params;
       const fields = {
         ...chosen,
+        // An empty list is none: not sent, and the seed's message is signed.
+        ...(scopes === undefined || scopes.length === 0 ? {} : { scopes }),
+        ...(allowedIps === undefined || allowedIps.length === 0 ? {} : { allowedIps }),
         timestamp: timestamp(),
         expiresIn: expiresIn === undefined ? undefined : safeInteger(expiresIn, "expiresIn"),
       };

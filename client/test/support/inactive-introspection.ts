@@ -6,4 +6,5 @@ export const INACTIVE_INTROSPECTION = {
   name: "",
   expiresAt: "",
   expiresAtMs: 0,
+  scopes: [],
 };

@@ -9,6 +9,7 @@ import { createAnswerTelemetry } from "../../../src/server/answer-telemetry.js";
 import { createForwardAuthEndpoint } from "../../../src/server/forward-auth-endpoint.js";
 import { askEndpoints } from "../../../src/server/listener-handler.js";
 import { StoreError } from "../../../src/store/store-error.js";
+import { DEFAULT_GRANTS } from "../../../src/store/token-grants.js";
 import type {
   BearerAuthenticator,
   BearerIdentity,
@@ -20,6 +21,7 @@ const IDENTITY: BearerIdentity = {
   tokenId: "AAAAAAAAAAAAAAAA",
   name: "",
   expiresAtMs: Date.now() + 60_000,
+  grants: DEFAULT_GRANTS,
 };
 
 describe("forward-auth endpoint", () => {

@@ -4,6 +4,7 @@ import { setImmediate as nextMacrotask } from "node:timers/promises";
 import { Redis, ReplyError } from "ioredis";
 import type { TrackedReader } from "../../../src/redis/tracked-reader.js";
 import type { TrackedReadersEvents } from "../../../src/redis/tracked-readers.js";
+import { DEFAULT_GRANTS } from "../../../src/store/token-grants.js";
 import {
   type CachedTokenRecord,
   createTokenRecordCache,
@@ -70,6 +71,7 @@ const record = (name: string): CachedTokenRecord => ({
   digest: Buffer.alloc(28, 7),
   name,
   expiresAtMs: Date.now() + 60_000,
+  grants: DEFAULT_GRANTS,
 });
 
 const fallback = async () => {

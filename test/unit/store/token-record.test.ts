@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
-import { create, ScalarType, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
   CreateTokenRequestSchema,
@@ -10,6 +10,7 @@ import {
 import { TOKEN_DIGEST_BYTES } from "@perps/token-client/protocol";
 import fc from "fast-check";
 import { TokenRecordSchema } from "../../../src/gen/perps/tokenstore/v1/token_record_pb.js";
+import { DEFAULT_GRANTS, tokenGrants } from "../../../src/store/token-grants.js";
 import {
   decodeTokenRecord,
   encodeTokenRecord,
@@ -58,7 +59,12 @@ describe("token record", () => {
           ),
         ),
       );
-      assert.deepEqual(decodeTokenRecord(record), { digest, name, expiresAtMs: EXPIRES_AT_MS });
+      assert.deepEqual(decodeTokenRecord(record), {
+        digest,
+        name,
+        expiresAtMs: EXPIRES_AT_MS,
+        grants: DEFAULT_GRANTS,
+      });
     });
   }
 
@@ -79,7 +85,12 @@ describe("token record", () => {
           const unknown = unknownFields(text, n);
           const message = unknownFirst ? [unknown, known] : [known, unknown];
           const record = Buffer.concat([digest, Buffer.of(TOKEN_RECORD_LAYOUT.marker), ...message]);
-          assert.deepEqual(decodeTokenRecord(record), { digest, name, expiresAtMs });
+          assert.deepEqual(decodeTokenRecord(record), {
+            digest,
+            name,
+            expiresAtMs,
+            grants: DEFAULT_GRANTS,
+          });
         },
       ),
     );
@@ -91,16 +102,23 @@ describe("token record", () => {
       digest,
       name: "my-bot",
       expiresAtMs: EXPIRES_AT_MS,
+      grants: DEFAULT_GRANTS,
     });
   });
 
   it("reads layout 0 (digest, then the name) with no expiry", () => {
     const digest = randomBytes(TOKEN_DIGEST_BYTES);
-    assert.deepEqual(decodeTokenRecord(digest), { digest, name: "", expiresAtMs: undefined });
+    assert.deepEqual(decodeTokenRecord(digest), {
+      digest,
+      name: "",
+      expiresAtMs: undefined,
+      grants: DEFAULT_GRANTS,
+    });
     assert.deepEqual(decodeTokenRecord(Buffer.concat([digest, Buffer.from("my-bot")])), {
       digest,
       name: "my-bot",
       expiresAtMs: undefined,
+      grants: DEFAULT_GRANTS,
     });
   });
 
@@ -130,16 +148,18 @@ describe("token record", () => {
     const digest = randomBytes(TOKEN_DIGEST_BYTES);
     const defaults = tokenRecordExtras(layout1(digest, EXPIRES_AT_MS, "my-bot"));
     // Every field of TokenRecord but the two every layout holds, each given a value.
+    const samples: Record<string, unknown> = {
+      scopes: ["read", "withdraw"],
+      allowedIps: ["203.0.113.7", "2001:db8::/32"],
+      createdAtMs: 1_795_000_000_000n,
+    };
     const extras = {};
     for (const field of TokenRecordSchema.fields) {
       if (field.localName === "name" || field.localName === "expiresAtMs") {
         continue;
       }
-      assert.ok(
-        field.fieldKind === "scalar" && field.scalar === ScalarType.STRING,
-        `${field.localName}: give this test a sample of its type`,
-      );
-      Reflect.set(extras, field.localName, `${field.localName} ü`);
+      assert.ok(field.localName in samples, `${field.localName}: give this test a sample`);
+      Reflect.set(extras, field.localName, samples[field.localName]);
     }
     assert.deepEqual(Object.keys(defaults).sort(), Object.keys(extras).sort());
     const stored = encodeTokenRecord({
@@ -153,19 +173,21 @@ describe("token record", () => {
       digest,
       name: "my-bot",
       expiresAtMs: EXPIRES_AT_MS,
+      grants: tokenGrants(["read", "withdraw"], ["203.0.113.7", "2001:db8::/32"]),
     });
     assert.deepEqual(tokenRecordExtras(digest), defaults);
   });
 
   // The listing answers the stored fields by name (token-service.ts): a field
   // stored and not listed, or listed and not stored, fails here.
-  it("stores exactly what a listing answers: TokenSummary's fields but the id and the date", () => {
+  // The instants are stored as Unix ms and listed as text.
+  it("stores exactly what a listing answers: TokenSummary's fields but the id and the instants", () => {
     const listed = TokenSummarySchema.fields
       .map((field) => field.localName)
-      .filter((name) => name !== "id" && name !== "expiresAt");
+      .filter((name) => !["id", "expiresAt", "expiresAtTime", "createdAt"].includes(name));
     const stored = TokenRecordSchema.fields
       .map((field) => field.localName)
-      .filter((name) => name !== "expiresAtMs");
+      .filter((name) => name !== "expiresAtMs" && name !== "createdAtMs");
     assert.deepEqual(stored.sort(), listed.sort());
   });
 

@@ -4,6 +4,7 @@ import { describe, it } from "node:test";
 import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
 import { redisKeysOf } from "../../../src/store/keys.js";
 import { createRedisRunner } from "../../../src/store/redis-runner.js";
+import { DEFAULT_GRANTS } from "../../../src/store/token-grants.js";
 import { createTokenStore } from "../../../src/store/token-store.js";
 import { createBearerAuthenticator } from "../../../src/token/bearer-authenticator.js";
 import { redisServerSuite } from "../../support/redis-server-suite.js";
@@ -39,6 +40,7 @@ describe("bearer authenticator", () => {
       tokenId,
       name: "ci",
       expiresAtMs,
+      grants: DEFAULT_GRANTS,
     });
     // Same user and id, another secret: the record is found, the digest differs.
     assert.equal(await bearer.authenticate(generateToken(userId, tokenId)), undefined);

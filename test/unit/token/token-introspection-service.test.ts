@@ -7,6 +7,7 @@ import {
   IntrospectTokenResponseSchema,
   TokenIntrospectionService,
 } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
+import { DEFAULT_GRANTS, tokenGrants } from "../../../src/store/token-grants.js";
 import type {
   BearerAuthenticator,
   BearerIdentity,
@@ -22,6 +23,7 @@ const identity: BearerIdentity = {
   name: "ci",
   // 2026-11-21T23:59:59.999Z: the last millisecond of the day.
   expiresAtMs: Date.UTC(2026, 10, 21, 23, 59, 59, 999),
+  grants: DEFAULT_GRANTS,
 };
 
 /** An authenticator that knows one token, "live", as `identity`. */
@@ -39,7 +41,7 @@ const context = () =>
   });
 
 describe("introspectionAnswer", () => {
-  it("gives a live token's user, id, name and expiry as date and milliseconds", () => {
+  it("gives a live token's user, id, name, expiry as date and milliseconds, and scopes", () => {
     assert.deepEqual(
       introspectionAnswer(identity),
       create(IntrospectTokenResponseSchema, {
@@ -49,6 +51,7 @@ describe("introspectionAnswer", () => {
         name: "ci",
         expiresAt: "2026-11-21",
         expiresAtMs: BigInt(identity.expiresAtMs),
+        scopes: ["read", "trade"],
       }),
     );
   });
@@ -78,6 +81,26 @@ describe("createTokenIntrospectionService", () => {
     assert.deepEqual(await ask("other"), create(IntrospectTokenResponseSchema, { active: false }));
     assert.deepEqual(await ask(""), create(IntrospectTokenResponseSchema, { active: false }));
     assert.deepEqual(seen, [true, false, false]);
+  });
+
+  it("a token bound to addresses is active only for a clientIp inside them", async () => {
+    const bound = { ...identity, grants: tokenGrants(["read"], ["203.0.113.0/24"]) };
+    const service = createTokenIntrospectionService({
+      authenticator: { authenticate: async () => bound },
+    });
+    const ask = (clientIp: string) =>
+      service.introspectToken(
+        create(IntrospectTokenRequestSchema, { token: "live", clientIp }),
+        context(),
+      );
+    assert.deepEqual(await ask("203.0.113.9"), introspectionAnswer(bound));
+    assert.deepEqual((await ask("203.0.113.9")).scopes, ["read"]);
+    for (const outside of ["198.51.100.1", "", "not an address"]) {
+      assert.deepEqual(
+        await ask(outside),
+        create(IntrospectTokenResponseSchema, { active: false }),
+      );
+    }
   });
 
   it("fails the call when the authenticator cannot answer, telling observe nothing", async () => {

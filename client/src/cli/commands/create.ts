@@ -18,6 +18,8 @@ const OPTIONS = {
   ...SIGNED_OPTIONS,
   name: { type: "string" },
   "expires-in": { type: "string" },
+  scope: { type: "string", multiple: true },
+  "allow-ip": { type: "string", multiple: true },
 } as const;
 
 function expiresIn(value: string | undefined): number | undefined {
@@ -38,6 +40,7 @@ export const createCommand: Command = {
   options: OPTIONS,
   summary: "create a bearer token (signed with your private key)",
   help: `Usage: perps-tokens create --user USER_ID --key FILE [--name NAME] [--expires-in SECONDS]
+                           [--scope SCOPE]... [--allow-ip ADDRESS]...
 
 Creates a bearer token for the user, signing the request with the private key
 in FILE. The token is printed once: the service keeps only its hash.
@@ -47,6 +50,10 @@ ${SIGNER_HELP}
   --name NAME          unique among the user's live tokens; required above 7 days;
                        without it the token is a session token
   --expires-in SECONDS lifetime (default on the service: 604800, 7 days)
+  --scope SCOPE        what the token may do: read, trade, transfer, withdraw;
+                       repeat for more (default on the service: read and trade)
+  --allow-ip ADDRESS   an IPv4 or IPv6 address or CIDR prefix the token may be
+                       used from; repeat for more (up to 20); withdraw needs one
 ${PUBLIC_HELP}
 
 With --json: {"expiresAt":"YYYY-MM-DD","id":"…","token":"pt_…"}
@@ -68,6 +75,8 @@ ${EXIT_CODES_HELP}`,
         userId,
         ...(lifetime === undefined ? {} : { expiresIn: lifetime }),
         ...(values.name === undefined ? {} : { name: values.name }),
+        ...(values.scope === undefined ? {} : { scopes: values.scope }),
+        ...(values["allow-ip"] === undefined ? {} : { allowedIps: values["allow-ip"] }),
       });
       const label = values.name === undefined ? "session token" : `token "${values.name}"`;
       printResult(

@@ -42,8 +42,9 @@ ${COMMON_HELP}
 ${TOKEN_ENV_HELP}
 
 With --json: {"active":true,"userId":"…","tokenId":"…","name":"…",
-"expiresAt":"YYYY-MM-DD","expiresAtMs":…}; a token that is not live is
-{"active":false,"userId":"","tokenId":"","name":"","expiresAt":"","expiresAtMs":0}.
+"expiresAt":"YYYY-MM-DD","expiresAtMs":…,"scopes":["read","trade"]}; a token
+that is not live is {"active":false,"userId":"","tokenId":"","name":"",
+"expiresAt":"","expiresAtMs":0,"scopes":[]}.
 
 Exit codes: 0 the token is live, 3 it is not (malformed, unknown, expired or
 deleted; the answer is printed all the same), 1 the service could not answer

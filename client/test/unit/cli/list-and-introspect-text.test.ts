@@ -34,6 +34,7 @@ describe("introspectionText", () => {
     name: "my-bot",
     expiresAt: "2026-11-23",
     expiresAtMs: Date.UTC(2026, 10, 23, 12, 35, 8, 789),
+    scopes: ["read", "trade"],
   };
 
   it("a live token: each field on its line, the expiry exact", () => {
@@ -45,6 +46,7 @@ describe("introspectionText", () => {
         "token id  -0A-lf8-6YkvCUL5",
         "name      my-bot",
         `expires   2026-11-23T12:35:08.789Z (Unix ms ${live.expiresAtMs})`,
+        "scopes    read,trade",
       ].join("\n"),
     );
   });

@@ -35,7 +35,7 @@ describe("proto comments as descriptions", () => {
     const text = comments(TokenService.method.createToken) ?? "";
     assert.equal(
       text,
-      'Creates a bearer token. Signed message:\n"createToken:<timestamp>:<expires_in>:<name>:<user_id>", with an empty\nslot for each omitted optional field.',
+      'Creates a bearer token. Signed message:\n"createToken:<timestamp>:<expires_in>:<name>:<user_id>", with an empty\nslot for each omitted optional field; with scopes or allowed_ips,\n":<scopes>:<allowed_ips>" follows, each list joined by "," in the order\nsent, an absent one as an empty slot.',
     );
   });
 

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file perps/tokenstore/v1/token_record.proto.
  */
 export const file_perps_tokenstore_v1_token_record: GenFile = /*@__PURE__*/
-  fileDesc("CiZwZXJwcy90b2tlbnN0b3JlL3YxL3Rva2VuX3JlY29yZC5wcm90bxITcGVycHMudG9rZW5zdG9yZS52MSIyCgtUb2tlblJlY29yZBIVCg1leHBpcmVzX2F0X21zGAEgASgDEgwKBG5hbWUYAiABKAliBnByb3RvMw");
+  fileDesc("CiZwZXJwcy90b2tlbnN0b3JlL3YxL3Rva2VuX3JlY29yZC5wcm90bxITcGVycHMudG9rZW5zdG9yZS52MSJuCgtUb2tlblJlY29yZBIVCg1leHBpcmVzX2F0X21zGAEgASgDEgwKBG5hbWUYAiABKAkSDgoGc2NvcGVzGAMgAygJEhMKC2FsbG93ZWRfaXBzGAQgAygJEhUKDWNyZWF0ZWRfYXRfbXMYBSABKANiBnByb3RvMw");
 
 /**
  * What a token's Redis key stores after its fixed head (the token's digest,
@@ -36,6 +36,29 @@ export type TokenRecord = Message<"perps.tokenstore.v1.TokenRecord"> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * What the token may do (token.proto's scopes, in TOKEN_SCOPES' order);
+   * empty for the default ones, read and trade, which every token made
+   * before scopes has too.
+   *
+   * @generated from field: repeated string scopes = 3;
+   */
+  scopes: string[];
+
+  /**
+   * The addresses the token may be used from, as created; empty: anywhere.
+   *
+   * @generated from field: repeated string allowed_ips = 4;
+   */
+  allowedIps: string[];
+
+  /**
+   * When the token was created, Unix ms; 0 for one made before it was recorded.
+   *
+   * @generated from field: int64 created_at_ms = 5;
+   */
+  createdAtMs: bigint;
 };
 
 /**

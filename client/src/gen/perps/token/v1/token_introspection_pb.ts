@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file perps/token/v1/token_introspection.proto.
  */
 export const file_perps_token_v1_token_introspection: GenFile = /*@__PURE__*/
-  fileDesc("CihwZXJwcy90b2tlbi92MS90b2tlbl9pbnRyb3NwZWN0aW9uLnByb3RvEg5wZXJwcy50b2tlbi52MSInChZJbnRyb3NwZWN0VG9rZW5SZXF1ZXN0Eg0KBXRva2VuGAEgASgJIoUBChdJbnRyb3NwZWN0VG9rZW5SZXNwb25zZRIOCgZhY3RpdmUYASABKAgSDwoHdXNlcl9pZBgCIAEoCRIQCgh0b2tlbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCmV4cGlyZXNfYXQYBSABKAkSFQoNZXhwaXJlc19hdF9tcxgGIAEoAzJ/ChlUb2tlbkludHJvc3BlY3Rpb25TZXJ2aWNlEmIKD0ludHJvc3BlY3RUb2tlbhImLnBlcnBzLnRva2VuLnYxLkludHJvc3BlY3RUb2tlblJlcXVlc3QaJy5wZXJwcy50b2tlbi52MS5JbnRyb3NwZWN0VG9rZW5SZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CihwZXJwcy90b2tlbi92MS90b2tlbl9pbnRyb3NwZWN0aW9uLnByb3RvEg5wZXJwcy50b2tlbi52MSI6ChZJbnRyb3NwZWN0VG9rZW5SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhEKCWNsaWVudF9pcBgCIAEoCSKVAQoXSW50cm9zcGVjdFRva2VuUmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEg8KB3VzZXJfaWQYAiABKAkSEAoIdG9rZW5faWQYAyABKAkSDAoEbmFtZRgEIAEoCRISCgpleHBpcmVzX2F0GAUgASgJEhUKDWV4cGlyZXNfYXRfbXMYBiABKAMSDgoGc2NvcGVzGAcgAygJMn8KGVRva2VuSW50cm9zcGVjdGlvblNlcnZpY2USYgoPSW50cm9zcGVjdFRva2VuEiYucGVycHMudG9rZW4udjEuSW50cm9zcGVjdFRva2VuUmVxdWVzdBonLnBlcnBzLnRva2VuLnYxLkludHJvc3BlY3RUb2tlblJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message perps.token.v1.IntrospectTokenRequest
@@ -22,6 +22,15 @@ export type IntrospectTokenRequest = Message<"perps.token.v1.IntrospectTokenRequ
    * @generated from field: string token = 1;
    */
   token: string;
+
+  /**
+   * The address the token's bearer called the platform from. A token with
+   * an allow-list is active only when this address is in it; without it,
+   * such a token answers inactive (fail closed).
+   *
+   * @generated from field: string client_ip = 2;
+   */
+  clientIp: string;
 };
 
 /**
@@ -76,6 +85,14 @@ export type IntrospectTokenResponse = Message<"perps.token.v1.IntrospectTokenRes
    * @generated from field: int64 expires_at_ms = 6;
    */
   expiresAtMs: bigint;
+
+  /**
+   * What the token may do, in the order read, trade, transfer, withdraw:
+   * a platform service refuses a call whose scope is not among them.
+   *
+   * @generated from field: repeated string scopes = 7;
+   */
+  scopes: string[];
 };
 
 /**

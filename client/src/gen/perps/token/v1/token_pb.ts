@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file perps/token/v1/token.proto.
  */
 export const file_perps_token_v1_token: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEijQUKEkNyZWF0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEp4CCgd1c2VyX2lkGAMgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRIpCgpleHBpcmVzX2luGAQgASgDQhC6SA0iCxj/////////DyAASAGIAQESXgoEbmFtZRgFIAEoCUJLukghch8QARiAATIYXlteXHgwMC1ceDFmXHg3Zi1ceDlmXSokmrUYI211c3Qgbm90IGNvbnRhaW4gY29udHJvbCBjaGFyYWN0ZXJzSAKIAQFCDAoKX3RpbWVzdGFtcEINCgtfZXhwaXJlc19pbkIHCgVfbmFtZSJEChNDcmVhdGVUb2tlblJlc3BvbnNlEhIKCmV4cGlyZXNfYXQYASABKAkSCgoCaWQYAiABKAkSDQoFdG9rZW4YAyABKAkiiQQKEkRlbGV0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEh0KCHRva2VuX2lkGAMgASgJQgu6SAjIAQFyAxiAARKeAgoHdXNlcl9pZBgEIAEoCUKMArpIuAHIAQFysgEyrAFeKD86WzAtOWEtZkEtRl17OH0tWzAtOWEtZkEtRl17NH0tWzEtOF1bMC05YS1mQS1GXXszfS1bODlhYkFCXVswLTlhLWZBLUZdezN9LVswLTlhLWZBLUZdezEyfXwwMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDB8W2ZGXXs4fS1bZkZdezR9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezEyfSkksAEBmrUYTG11c3QgYmUgYSBVVUlEICh2ZXJzaW9uIDEtOCwgdmFyaWFudCA4LCA5LCBhIG9yIGI7IG9yIHRoZSBuaWwgb3IgYWxsLWYgVVVJRClCDAoKX3RpbWVzdGFtcCIVChNEZWxldGVUb2tlblJlc3BvbnNlIk8KEUxpc3RUb2tlbnNSZXF1ZXN0EhwKCXBhZ2Vfc2l6ZRgBIAEoBUIJukgGGgQYZCgAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGIAIIlsKEkxpc3RUb2tlbnNSZXNwb25zZRIsCgZ0b2tlbnMYASADKAsyHC5wZXJwcy50b2tlbi52MS5Ub2tlblN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjwKDFRva2VuU3VtbWFyeRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmV4cGlyZXNfYXQYAyABKAky7gIKDFRva2VuU2VydmljZRJ0CgtDcmVhdGVUb2tlbhIiLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVxdWVzdBojLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVzcG9uc2UiHIi1GMkBgtPkkwIROgEqIgwvdXNlci90b2tlbnMSdAoLRGVsZXRlVG9rZW4SIi5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlcXVlc3QaIy5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlc3BvbnNlIhyItRjIAYLT5JMCEToBKioML3VzZXIvdG9rZW5zEnIKCkxpc3RUb2tlbnMSIS5wZXJwcy50b2tlbi52MS5MaXN0VG9rZW5zUmVxdWVzdBoiLnBlcnBzLnRva2VuLnYxLkxpc3RUb2tlbnNSZXNwb25zZSIdiLUYyAGQtRgBgtPkkwIOEgwvdXNlci90b2tlbnNiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_perps_api_v1_field_rules, file_perps_api_v1_http]);
+  fileDesc("ChpwZXJwcy90b2tlbi92MS90b2tlbi5wcm90bxIOcGVycHMudG9rZW4udjEi9QUKEkNyZWF0ZVRva2VuUmVxdWVzdBJvCglzaWduYXR1cmUYASABKAlCXLpIFsgBAXIRMg9eWzAtOWEtZl17MTI4fSSatRg/bXVzdCBiZSBleGFjdGx5IDEyOCBsb3dlcmNhc2UgaGV4IGNoYXJhY3RlcnMsIHdpdGhvdXQgMHggcHJlZml4EjQKCXRpbWVzdGFtcBgCIAEoA0IcukgZyAEBIhQY/////////w8ogYCAgICAgPD/AUgAiAEBEp4CCgd1c2VyX2lkGAMgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKRIpCgpleHBpcmVzX2luGAQgASgDQhC6SA0iCxj/////////DyAASAGIAQESXgoEbmFtZRgFIAEoCUJLukghch8QARiAATIYXlteXHgwMC1ceDFmXHg3Zi1ceDlmXSokmrUYI211c3Qgbm90IGNvbnRhaW4gY29udHJvbCBjaGFyYWN0ZXJzSAKIAQESPwoGc2NvcGVzGAYgAygJQi+6SCySASkQBBgBIiNyIVIEcmVhZFIFdHJhZGVSCHRyYW5zZmVyUgh3aXRoZHJhdxIlCgthbGxvd2VkX2lwcxgHIAMoCUIQukgNkgEKEBQYASIEcgIYMUIMCgpfdGltZXN0YW1wQg0KC19leHBpcmVzX2luQgcKBV9uYW1lIkQKE0NyZWF0ZVRva2VuUmVzcG9uc2USEgoKZXhwaXJlc19hdBgBIAEoCRIKCgJpZBgCIAEoCRINCgV0b2tlbhgDIAEoCSKJBAoSRGVsZXRlVG9rZW5SZXF1ZXN0Em8KCXNpZ25hdHVyZRgBIAEoCUJcukgWyAEBchEyD15bMC05YS1mXXsxMjh9JJq1GD9tdXN0IGJlIGV4YWN0bHkgMTI4IGxvd2VyY2FzZSBoZXggY2hhcmFjdGVycywgd2l0aG91dCAweCBwcmVmaXgSNAoJdGltZXN0YW1wGAIgASgDQhy6SBnIAQEiFBj/////////DyiBgICAgICA8P8BSACIAQESHQoIdG9rZW5faWQYAyABKAlCC7pICMgBAXIDGIABEp4CCgd1c2VyX2lkGAQgASgJQowCuki4AcgBAXKyATKsAV4oPzpbMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMS04XVswLTlhLWZBLUZdezN9LVs4OWFiQUJdWzAtOWEtZkEtRl17M30tWzAtOWEtZkEtRl17MTJ9fDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMHxbZkZdezh9LVtmRl17NH0tW2ZGXXs0fS1bZkZdezR9LVtmRl17MTJ9KSSwAQGatRhMbXVzdCBiZSBhIFVVSUQgKHZlcnNpb24gMS04LCB2YXJpYW50IDgsIDksIGEgb3IgYjsgb3IgdGhlIG5pbCBvciBhbGwtZiBVVUlEKUIMCgpfdGltZXN0YW1wIhUKE0RlbGV0ZVRva2VuUmVzcG9uc2UiTwoRTGlzdFRva2Vuc1JlcXVlc3QSHAoJcGFnZV9zaXplGAEgASgFQgm6SAYaBBhkKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYgAgiWwoSTGlzdFRva2Vuc1Jlc3BvbnNlEiwKBnRva2VucxgBIAMoCzIcLnBlcnBzLnRva2VuLnYxLlRva2VuU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiogEKDFRva2VuU3VtbWFyeRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmV4cGlyZXNfYXQYAyABKAkSDgoGc2NvcGVzGAQgAygJEhMKC2FsbG93ZWRfaXBzGAUgAygJEhcKCmNyZWF0ZWRfYXQYBiABKAlIAIgBARIXCg9leHBpcmVzX2F0X3RpbWUYCCABKAlCDQoLX2NyZWF0ZWRfYXQy7gIKDFRva2VuU2VydmljZRJ0CgtDcmVhdGVUb2tlbhIiLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVxdWVzdBojLnBlcnBzLnRva2VuLnYxLkNyZWF0ZVRva2VuUmVzcG9uc2UiHIi1GMkBgtPkkwIROgEqIgwvdXNlci90b2tlbnMSdAoLRGVsZXRlVG9rZW4SIi5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlcXVlc3QaIy5wZXJwcy50b2tlbi52MS5EZWxldGVUb2tlblJlc3BvbnNlIhyItRjIAYLT5JMCEToBKioML3VzZXIvdG9rZW5zEnIKCkxpc3RUb2tlbnMSIS5wZXJwcy50b2tlbi52MS5MaXN0VG9rZW5zUmVxdWVzdBoiLnBlcnBzLnRva2VuLnYxLkxpc3RUb2tlbnNSZXNwb25zZSIdiLUYyAGQtRgBgtPkkwIOEgwvdXNlci90b2tlbnNiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_perps_api_v1_field_rules, file_perps_api_v1_http]);
 
 /**
  * @generated from message perps.token.v1.CreateTokenRequest
@@ -54,6 +54,24 @@ export type CreateTokenRequest = Message<"perps.token.v1.CreateTokenRequest"> & 
    * @generated from field: optional string name = 5;
    */
   name?: string | undefined;
+
+  /**
+   * What the token may do: "read", "trade", "transfer", "withdraw";
+   * lowercase, each once. Omitted (or empty): read and trade. "withdraw"
+   * needs allowed_ips.
+   *
+   * @generated from field: repeated string scopes = 6;
+   */
+  scopes: string[];
+
+  /**
+   * The addresses the token may be used from: 1 to 20 IPv4 or IPv6
+   * addresses or CIDR prefixes (host bits zero), as sent ("203.0.113.7",
+   * "2001:db8::/32"). Omitted (or empty): from anywhere.
+   *
+   * @generated from field: repeated string allowed_ips = 7;
+   */
+  allowedIps: string[];
 };
 
 /**
@@ -232,6 +250,35 @@ export type TokenSummary = Message<"perps.token.v1.TokenSummary"> & {
    * @generated from field: string expires_at = 3;
    */
   expiresAt: string;
+
+  /**
+   * What the token may do, in the order read, trade, transfer, withdraw.
+   *
+   * @generated from field: repeated string scopes = 4;
+   */
+  scopes: string[];
+
+  /**
+   * The addresses the token may be used from, as created; empty: anywhere.
+   *
+   * @generated from field: repeated string allowed_ips = 5;
+   */
+  allowedIps: string[];
+
+  /**
+   * When the token was created (RFC 3339, UTC); absent for tokens created
+   * before it was recorded.
+   *
+   * @generated from field: optional string created_at = 6;
+   */
+  createdAt?: string | undefined;
+
+  /**
+   * The exact instant the token expires (RFC 3339, UTC, milliseconds).
+   *
+   * @generated from field: string expires_at_time = 8;
+   */
+  expiresAtTime: string;
 };
 
 /**
@@ -253,7 +300,9 @@ export const TokenService: GenService<{
   /**
    * Creates a bearer token. Signed message:
    * "createToken:<timestamp>:<expires_in>:<name>:<user_id>", with an empty
-   * slot for each omitted optional field.
+   * slot for each omitted optional field; with scopes or allowed_ips,
+   * ":<scopes>:<allowed_ips>" follows, each list joined by "," in the order
+   * sent, an absent one as an empty slot.
    *
    * @generated from rpc perps.token.v1.TokenService.CreateToken
    */
