@@ -38,6 +38,7 @@ import {
   serveGrpcStreamBody,
 } from "../server/wire/grpc-stream-unary.js";
 import type { UnaryCalls } from "../server/wire/unary-method.js";
+import type { LastUseRecorder } from "../store/last-use-recorder.js";
 import { allowedFrom } from "../store/token-grants.js";
 import type { CachedTokenRecord, TokenRecordCache } from "../store/token-record-cache.js";
 import type { BearerIdentity } from "../token/bearer-authenticator.js";
@@ -97,6 +98,8 @@ export interface CheckLaneOptions {
   serviceCheck?: ServiceCredentialCheck;
   /** Server time in Unix ms. Default `Date.now`. */
   now?: () => number;
+  /** Where each answered token's use is noted (ListTokens' lastUsedAt). Default: nowhere. */
+  lastUse?: LastUseRecorder;
 }
 
 /** The pipeline's way in for a stream the lane read and could not answer. */
@@ -197,7 +200,7 @@ function loadSha256(): Sha256 {
 }
 
 export function createCheckLane(opts: CheckLaneOptions): CheckLane {
-  const { cache, tally, listener, serviceCheck } = opts;
+  const { cache, tally, listener, serviceCheck, lastUse } = opts;
   const now = opts.now ?? Date.now;
   const sha256 = loadSha256();
   // One buffer of each, reused by every check: a check allocates nothing it need not keep.
@@ -217,6 +220,9 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
    * matches it, live; undefined for anything else, which the pipeline
    * answers (its own checks, a miss read from Redis).
    */
+  // The Redis key of the record liveRecordOf found last: the use a live answer notes.
+  let recordKey = "";
+
   function liveRecordOf(token: Buffer): CachedTokenRecord | undefined {
     if (
       token.length !== TOKEN_LENGTH ||
@@ -234,6 +240,7 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
     if (record === undefined) {
       return undefined;
     }
+    recordKey = key;
     sha256(digest, token);
     // Constant time: how much of a guess matches must not show in the answer's timing.
     if (!timingSafeEqual(digestHead, record.digest) || record.expiresAtMs <= now()) {
@@ -381,6 +388,7 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
         }
         const requestId = acceptedRequestId(headers["x-request-id"]);
         answerStream(stream, terms, requestId, answers);
+        lastUse?.used(recordKey);
         introspections.live(requestId, (performance.now() - started) / 1000);
       });
       return true;
@@ -439,6 +447,7 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
         requestId === undefined ? answers.auth : ["x-request-id", requestId, ...answers.auth],
       );
       res.end();
+      lastUse?.used(recordKey);
       auths.live(requestId, (performance.now() - started) / 1000);
       return true;
     },

@@ -90,6 +90,12 @@ export interface Config {
    * 0 when TOKEN_CACHE is off.
    */
   tokenCacheMaxEntries: number;
+  /**
+   * How often each worker writes the last uses it noted (ListTokens'
+   * lastUsedAt): no variable, so that a use shows within 15 s as the
+   * contract says. 10000.
+   */
+  lastUseFlushMs: number;
   /** REQUEST_TIMEOUT_MS: time allowed to receive a whole request, HTTP/1.1 and HTTP/2. Default 30000. */
   requestTimeoutMs: number;
   /**
@@ -157,6 +163,8 @@ export const SETTING_DEFAULTS = {
   maxConnectionsPerListener: 4096,
   /** TOKEN_CACHE_MAX_ENTRIES: about 30 MB a process (docs/operating-at-scale.md). */
   tokenCacheMaxEntries: 100_000,
+  /** No variable: a use shows in ListTokens within 15 s (src/store/last-use-recorder.ts). */
+  lastUseFlushMs: 10_000,
 } as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -514,6 +522,7 @@ export function parseConfig(
           : 0,
       0,
     ),
+    lastUseFlushMs: SETTING_DEFAULTS.lastUseFlushMs,
     requestTimeoutMs: checked(
       () => integer(env, "REQUEST_TIMEOUT_MS", SETTING_DEFAULTS.requestTimeoutMs, 100, 3_600_000),
       100,

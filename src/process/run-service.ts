@@ -131,6 +131,7 @@ export async function runService(
       listRateLimitPerMinute: config.tokenListRateLimitPerMinute,
     },
     tokenCacheMaxEntries: config.tokenCacheMaxEntries,
+    lastUseFlushMs: config.lastUseFlushMs,
     durability,
     listenerLimits: {
       requestTimeoutMs: config.requestTimeoutMs,

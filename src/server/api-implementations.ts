@@ -14,6 +14,7 @@ import {
 } from "../metrics/service-metrics.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import type { DurableWriterOptions } from "../store/durable-writer.js";
+import { createLastUseRecorder, type LastUseRecorder } from "../store/last-use-recorder.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
 import type { RedisRunner } from "../store/redis-runner.js";
 import {
@@ -57,6 +58,8 @@ export interface ApiSettings {
    * Redis' invalidations); 0 turns the cache off.
    */
   tokenCacheMaxEntries: number;
+  /** How often each worker writes the last uses it noted (ListTokens' lastUsedAt), in ms. */
+  lastUseFlushMs: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
 }
@@ -119,8 +122,10 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   bearer: BearerAuthenticator;
   /** The token records kept in memory, when the cache is on. */
   tokenCache: TokenRecordCache | undefined;
-  /** Closes what the implementations hold open (the token cache's connections). */
-  close(): void;
+  /** Where uses are recorded: the check lane notes its answers there too. */
+  lastUse: LastUseRecorder;
+  /** Closes what the implementations hold open (the token cache's connections), writing the last uses noted. */
+  close(): Promise<void>;
 } {
   const { redis, runRedis, metrics } = opts;
   const now = opts.now === undefined ? {} : { now: opts.now };
@@ -145,7 +150,13 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
     ...durability,
     ...opts.tokenLimits,
   });
-  const bearer = createBearerAuthenticator({ store: tokenStore, ...now });
+  const lastUse = createLastUseRecorder({
+    touch: tokenStore.touch,
+    flushIntervalMs: opts.lastUseFlushMs,
+    failed: (err, writes) => opts.logger.warn({ err, writes }, "last uses of tokens not recorded"),
+    now: opts.now ?? Date.now,
+  });
+  const bearer = createBearerAuthenticator({ store: tokenStore, lastUse, ...now });
   const introspected = {
     active: metrics.introspections.labels({ outcome: "active" }),
     inactive: metrics.introspections.labels({ outcome: "inactive" }),
@@ -154,10 +165,16 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
   return {
     bearer,
     tokenCache,
-    close: () => tokenCache?.close(),
+    lastUse,
+    close: async () => {
+      await lastUse.close();
+      tokenCache?.close();
+    },
     impl: {
       token: createTokenService({
         store: tokenStore,
+        // ListTokens' bearer check is the one every check uses: its uses are recorded too.
+        authenticator: bearer,
         verifier: createEd25519Verifier(),
         maxLifetimeSeconds: opts.tokenMaxLifetimeSeconds,
         observe: (event) =>

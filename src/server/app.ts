@@ -203,7 +203,7 @@ export function createApp(opts: AppOptions): App {
     observe: observeRedis(metrics),
     ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),
   });
-  const { impl, bearer, tokenCache, close } = createApiImplementations({
+  const { impl, bearer, tokenCache, lastUse, close } = createApiImplementations({
     ...opts,
     runRedis,
     metrics,
@@ -300,6 +300,7 @@ export function createApp(opts: AppOptions): App {
             lane: createCheckLane({
               cache: tokenCache,
               tally,
+              lastUse,
               listener: "internal",
               ...(opts.serviceOf === undefined ? {} : { serviceCheck }),
               ...(opts.now === undefined ? {} : { now: opts.now }),
@@ -334,7 +335,7 @@ export function createApp(opts: AppOptions): App {
       stopping.abort();
       await Promise.all([publicServer.close(graceMs), internalServer.close(graceMs)]);
       tally.stop();
-      close();
+      await close();
     },
   };
 }

@@ -141,6 +141,7 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): End
           deny(req, res, insufficientScope(scopesOfMask(missing).join(" ")));
           return;
         }
+        authenticator.used(identity);
         allow(req, res, identity);
       },
       (err: unknown) =>

@@ -42,6 +42,14 @@ export interface UserRedisKeys {
    */
   token(tokenId: string): string;
   /**
+   * `{tag}u<tokenId>`: STRING, when the token was last **u**sed (Unix ms, to
+   * the minute), written off the check's path (last-use-recorder.ts); expires
+   * with the token.
+   */
+  lastUse(tokenId: string): string;
+  /** `{tag}u`: what every last-use key of the user starts with, for the listing's script. */
+  readonly lastUsePrefix: string;
+  /**
    * `{tag}n`: ZSET of the **n**ames of the user's live named tokens, scored
    * by expiry (ms); makes names unique.
    */
@@ -86,6 +94,8 @@ export function redisKeysOf(userId: string): UserRedisKeys {
     publicKeysAdded: `${tag}a`,
     tokenPrefix: `${tag}t`,
     token: (tokenId) => `${tag}t${tokenId}`,
+    lastUse: (tokenId) => `${tag}u${tokenId}`,
+    lastUsePrefix: `${tag}u`,
     names: `${tag}n`,
     nameIds: `${tag}i`,
     live: `${tag}l`,
@@ -110,6 +120,12 @@ export const LIVE_MEMBER_BYTES = 12;
  * before the change counts no longer than it lives.
  */
 export const LEGACY_LIVE_MEMBER_BYTES = 8;
+
+/** The last-use key of the token whose key this is (`{tag}t<id>` → `{tag}u<id>`). */
+export function lastUseKeyOf(tokenKey: string): string {
+  const at = tokenKey.indexOf("}") + 1;
+  return `${tokenKey.slice(0, at)}u${tokenKey.slice(at + 1)}`;
+}
 
 /** The `live` member of the token `tokenId`: its id's raw bytes. */
 export function liveMemberOf(tokenId: string): Buffer {

@@ -12,12 +12,17 @@ import type { RedisRunner } from "./redis-runner.js";
 import { type TokenRecordExtras, tokenRecordExtras } from "./token-record.js";
 import { LIST_NAMED_TOKENS, TokenScriptStatus as Status } from "./token-scripts.js";
 
-/** A live named token, as listed: its id, name, expiry and every other stored field. */
+/** A live named token, as listed: its id, name, expiry, last use and every other stored field. */
 export interface NamedTokenSummary extends TokenRecordExtras {
   id: string;
   name: string;
   expiresAtMs: number;
+  /** When it was last used (Unix ms, to the minute); undefined before its first use. */
+  lastUsedAtMs: number | undefined;
 }
+
+/** Each token of the script's reply: name, id, expiry, record, last use (list-named-tokens.lua). */
+const ENTRY_FIELDS = 5;
 
 /** A place in the listing's order (expiry, then name in byte order): a page resumes after it. */
 export interface ListPosition {
@@ -63,6 +68,7 @@ export function createNamedTokenLister(opts: NamedTokenListerOptions): NamedToke
       { names: redisKeys.names, nameIds: redisKeys.nameIds, listRate: redisKeys.listRate },
       {
         tokenPrefix: redisKeys.tokenPrefix,
+        lastUsePrefix: redisKeys.lastUsePrefix,
         rateCapacity,
         ratePeriodMs,
         pageSize: String(page.size),
@@ -79,14 +85,16 @@ export function createNamedTokenLister(opts: NamedTokenListerOptions): NamedToke
       return { kind: "rate-limited", retryAfterMs };
     }
     const tokens: NamedTokenSummary[] = [];
-    for (let i = 0; i + 3 < flat.length; i += 4) {
+    for (let i = 0; i + ENTRY_FIELDS <= flat.length; i += ENTRY_FIELDS) {
       const record = flat[i + 3];
+      const lastUse = String(flat[i + 4]);
       tokens.push({
         // The name and expiry the index orders by; the other fields from the record.
         ...(Buffer.isBuffer(record) ? tokenRecordExtras(record) : tokenRecordExtras(Buffer.of())),
         name: String(flat[i]),
         id: String(flat[i + 1]),
         expiresAtMs: Number(String(flat[i + 2])),
+        lastUsedAtMs: lastUse === "" ? undefined : Number(lastUse),
       });
     }
     const next =

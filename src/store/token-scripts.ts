@@ -46,6 +46,7 @@ declare module "ioredis" {
       ...keysAndArgs: ScriptArg[]
     ): Result<[TokenScriptStatus, number, ...(Buffer | number)[]], Context>;
     perpsRevokeUserTokens(...keysAndArgs: ScriptArg[]): Result<number, Context>;
+    perpsTouchToken(...keysAndArgs: ScriptArg[]): Result<number, Context>;
     perpsLookupTokenBuffer(
       ...keysAndArgs: ScriptArg[]
     ): Result<[record: Buffer, expiresAtMs: number] | null, Context>;
@@ -130,7 +131,7 @@ export const ROLLBACK_CREATE = luaScript({
 /**
  * One page of the user's live named tokens, after taking a call from the
  * list rate bucket: `{RATE_LIMITED, retryAfterMs}` or `{DONE, 0, more,
- * lastExpiresAtMs, lastName, name, id, expires at ms, record, ...}`.
+ * lastExpiresAtMs, lastName, name, id, expires at ms, record, last use, ...}`.
  */
 export const LIST_NAMED_TOKENS = luaScript({
   command: "perpsListNamedTokens",
@@ -138,6 +139,8 @@ export const LIST_NAMED_TOKENS = luaScript({
   args: [
     /** The user's token keys' prefix (keys.ts): a token's key is it and the id. */
     "tokenPrefix",
+    /** The user's last-use keys' prefix (keys.ts), as tokenPrefix. */
+    "lastUsePrefix",
     "rateCapacity",
     "ratePeriodMs",
     /** Most tokens in the page. */
@@ -166,6 +169,17 @@ export const LOOKUP_TOKEN = luaScript({
   files: ["lookup-token.lua"],
 });
 
+/** Records a token's last use, while it lives and only forward in time; replies 1 when written. */
+export const TOUCH_TOKEN = luaScript({
+  command: "perpsTouchToken",
+  keys: ["token", "lastUse"],
+  args: [
+    /** The instant of the use, Unix ms, to the minute. */
+    "usedAtMs",
+  ],
+  files: ["touch-token.lua"],
+});
+
 /** Every script of the token store. */
 export const TOKEN_SCRIPTS = [
   CREATE_TOKEN,
@@ -174,4 +188,5 @@ export const TOKEN_SCRIPTS = [
   LIST_NAMED_TOKENS,
   REVOKE_USER_TOKENS,
   LOOKUP_TOKEN,
+  TOUCH_TOKEN,
 ] as const;

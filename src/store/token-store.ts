@@ -15,7 +15,13 @@
 import type { RedisClient } from "../redis/redis-client.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import { createDurableWriter, type DurableWriter } from "./durable-writer.js";
-import { LEGACY_LIVE_MEMBER_BYTES, LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf } from "./keys.js";
+import {
+  LEGACY_LIVE_MEMBER_BYTES,
+  LIVE_MEMBER_BYTES,
+  lastUseKeyOf,
+  liveMemberOf,
+  redisKeysOf,
+} from "./keys.js";
 import {
   createNamedTokenLister,
   type ListNamedOutcome,
@@ -43,6 +49,7 @@ import {
   ROLLBACK_CREATE,
   TokenScriptStatus as Status,
   TOKEN_SCRIPTS,
+  TOUCH_TOKEN,
 } from "./token-scripts.js";
 
 /** Every method throws a StoreError (store-error.ts) when Redis cannot do what it asks. */
@@ -71,6 +78,11 @@ export interface TokenStore {
    * step; resolves with how many there were. One round trip.
    */
   revokeAll(userId: string): Promise<number>;
+  /**
+   * Records that the token whose key this is was used at `usedAtMs` (its
+   * lastUsedAt), while it lives and only forward in time: one round trip.
+   */
+  touch(tokenKey: string, usedAtMs: number): Promise<void>;
 }
 
 export interface TokenStoreOptions {
@@ -149,6 +161,13 @@ export function createTokenStore(opts: TokenStoreOptions): TokenStore {
     }),
     lookup: createTokenLookup({ redis, runRedis, cache }),
     revokeAll: createUserTokensRevoker({ runRedis, writer, cache }),
+    async touch(tokenKey, usedAtMs) {
+      const args = TOUCH_TOKEN.argv(
+        { token: tokenKey, lastUse: lastUseKeyOf(tokenKey) },
+        { usedAtMs: String(usedAtMs) },
+      );
+      await runRedis("token.touch", () => redis().perpsTouchToken(...args), "write");
+    },
   };
 }
 

@@ -1,5 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { parseToken, tokenDigest } from "@perps/token-client/protocol";
+import { redisKeysOf } from "../store/keys.js";
+import type { LastUseRecorder } from "../store/last-use-recorder.js";
 import type { TokenGrants } from "../store/token-grants.js";
 import type { TokenStore } from "../store/token-store.js";
 
@@ -22,12 +24,16 @@ export interface BearerAuthenticator {
    * no Redis call). Throws the store's StoreError when Redis cannot answer.
    */
   authenticate(token: string): Promise<BearerIdentity | undefined>;
+  /** The caller let a live token through (its own checks of scopes and address passed): its last use. */
+  used(identity: BearerIdentity): void;
 }
 
 export interface BearerAuthenticatorOptions {
   store: TokenStore;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
+  /** Where uses are recorded (ListTokens' lastUsedAt). Default: nowhere. */
+  lastUse?: LastUseRecorder;
 }
 
 /**
@@ -38,9 +44,12 @@ export interface BearerAuthenticatorOptions {
  * which Redis' invalidations keep exact.
  */
 export function createBearerAuthenticator(opts: BearerAuthenticatorOptions): BearerAuthenticator {
-  const { store } = opts;
+  const { store, lastUse } = opts;
   const now = opts.now ?? Date.now;
   return {
+    used(identity) {
+      lastUse?.used(redisKeysOf(identity.userId).token(identity.tokenId));
+    },
     async authenticate(token) {
       const parsed = parseToken(token);
       if (parsed === undefined) {

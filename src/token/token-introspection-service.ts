@@ -31,6 +31,9 @@ export function createTokenIntrospectionService(
       // A token bound to addresses is live only for a caller inside them (fail closed).
       const identity =
         found !== undefined && allowedFrom(found.grants, req.clientIp) ? found : undefined;
+      if (identity !== undefined) {
+        authenticator.used(identity);
+      }
       observe?.(identity !== undefined, context);
       return introspectionAnswer(identity);
     },

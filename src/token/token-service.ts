@@ -194,6 +194,7 @@ export function createListTokensHandler(opts: ListTokensOptions): ListTokensHand
     if (caller === undefined) {
       throw invalidBearer();
     }
+    authenticator.used(caller);
     const size = req.pageSize === 0 ? DEFAULT_LIST_PAGE_SIZE : req.pageSize;
     const outcome = await store.listNamed(caller.userId, { size, after });
     if (outcome.kind === "rate-limited") {
@@ -203,14 +204,20 @@ export function createListTokensHandler(opts: ListTokensOptions): ListTokensHand
       // Every stored field goes out under its own name (a TokenSummary field
       // of the same name), so a field added to the record and to TokenSummary
       // is listed without a change here; the instants go out as text.
-      tokens: outcome.tokens.map(({ expiresAtMs, createdAtMs, scopes, ...stored }) => ({
-        ...stored,
-        // A token made before scopes existed has the default ones.
-        scopes: scopes.length === 0 ? [...DEFAULT_TOKEN_SCOPES] : scopes,
-        expiresAt: utcDate(expiresAtMs),
-        expiresAtTime: new Date(expiresAtMs).toISOString(),
-        ...(createdAtMs > 0n ? { createdAt: new Date(Number(createdAtMs)).toISOString() } : {}),
-      })),
+      tokens: outcome.tokens.map(
+        ({ expiresAtMs, createdAtMs, lastUsedAtMs, scopes, ...stored }) => ({
+          ...stored,
+          // A token made before scopes existed has the default ones.
+          scopes: scopes.length === 0 ? [...DEFAULT_TOKEN_SCOPES] : scopes,
+          expiresAt: utcDate(expiresAtMs),
+          expiresAtTime: new Date(expiresAtMs).toISOString(),
+          ...(createdAtMs > 0n ? { createdAt: new Date(Number(createdAtMs)).toISOString() } : {}),
+          // To the minute, as it is recorded: no seconds to suggest more precision.
+          ...(lastUsedAtMs === undefined
+            ? {}
+            : { lastUsedAt: new Date(lastUsedAtMs).toISOString().replace(":00.000Z", ":00Z") }),
+        }),
+      ),
       nextPageToken: outcome.next === undefined ? "" : encodePageToken(outcome.next),
     });
   };

@@ -88,6 +88,7 @@ describe("token console", () => {
       tokenLimits: STORE_SETTINGS,
       durability: { waitTimeoutMs: STORE_SETTINGS.waitTimeoutMs },
       tokenCacheMaxEntries: SETTING_DEFAULTS.tokenCacheMaxEntries,
+      lastUseFlushMs: SETTING_DEFAULTS.lastUseFlushMs,
       listenerLimits: LISTENER_LIMITS,
       operatorOf: testOperatorLookup(),
     });

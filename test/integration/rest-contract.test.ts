@@ -216,13 +216,16 @@ describe("REST contract of /user/tokens", () => {
       const body = parseJson(res.text) as { tokens: Record<string, unknown>[] };
       // Since issue 42 each entry also says its scopes, its creation and its exact expiry.
       const instant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-      const entries = body.tokens.map(({ scopes, createdAt, expiresAtTime, ...entry }) => {
-        assert.deepEqual(scopes, ["read", "trade"]);
-        assert.match(String(createdAt), instant);
-        assert.match(String(expiresAtTime), instant);
-        assert.equal(String(expiresAtTime).slice(0, 10), entry.expiresAt);
-        return entry;
-      });
+      const entries = body.tokens.map(
+        ({ scopes, createdAt, expiresAtTime, lastUsedAt, ...entry }) => {
+          assert.equal(lastUsedAt, undefined, "none of these was used");
+          assert.deepEqual(scopes, ["read", "trade"]);
+          assert.match(String(createdAt), instant);
+          assert.match(String(expiresAtTime), instant);
+          assert.equal(String(expiresAtTime).slice(0, 10), entry.expiresAt);
+          return entry;
+        },
+      );
       assert.deepEqual(
         { ...body, tokens: entries },
         {

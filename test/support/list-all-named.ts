@@ -32,9 +32,9 @@ export async function listAll(
 }
 
 /**
- * What a listing answers for a token created as `token`: its id, name and
- * expiry, and every other stored field (token-record.ts), at its default
- * where the create left it out.
+ * What a listing answers for a token created as `token` and never used: its
+ * id, name and expiry, and every other stored field (token-record.ts), at
+ * its default where the create left it out.
  */
 export function listedAs(
   token: Pick<NewToken, "tokenId" | "expiresAtMs"> & Partial<TokenRecordExtras>,
@@ -48,5 +48,5 @@ export function listedAs(
       Reflect.set(extras, field, value);
     }
   }
-  return { ...extras, id: tokenId, name, expiresAtMs };
+  return { ...extras, id: tokenId, name, expiresAtMs, lastUsedAtMs: undefined };
 }

@@ -97,6 +97,8 @@ export interface TestServiceOptions {
   serviceOf?: ServiceLookup;
   /** Host names the internal listener answers to besides loopback (INTERNAL_HOSTNAMES). */
   internalHostnames?: readonly string[];
+  /** How often last uses are written (ListTokens' lastUsedAt). Default the service's (10 s). */
+  lastUseFlushMs?: number;
   /** Whether the check lane answers what the token cache can. Default the service's (on). */
   checkLane?: boolean;
 }
@@ -156,6 +158,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
       listRateLimitPerMinute: opts.tokenListRateLimitPerMinute ?? 100_000,
     },
     tokenCacheMaxEntries: opts.tokenCacheMaxEntries ?? SETTING_DEFAULTS.tokenCacheMaxEntries,
+    lastUseFlushMs: opts.lastUseFlushMs ?? SETTING_DEFAULTS.lastUseFlushMs,
     durability: {
       minReplicasAck: opts.redisMinReplicasAck,
       revocationReplicasAck: revocationReplicas.current,

@@ -111,6 +111,7 @@ const TOKEN_SUMMARY_SHAPE = {
   scopes: "list",
   allowedIps: "list",
   createdAt: "optional",
+  lastUsedAt: "optional",
 } as const satisfies Record<keyof TokenSummary, "string" | "list" | "optional">;
 
 function tokenSummary(entry: unknown): TokenSummary | undefined {

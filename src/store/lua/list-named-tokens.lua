@@ -12,8 +12,9 @@
 -- to the record is listed without a change here.
 -- KEY and ARG as token-scripts.ts declares them.
 -- Returns {RATE_LIMITED, retryAfterMs}, or {DONE, 0, more, lastExpiresAtMs,
--- lastName, name, id, expires at ms, record, name, ...}; `more` is 1 when a
--- token follows the page, and the last pair is where the next page resumes.
+-- lastName, name, id, expires at ms, record, last use, name, ...}; `more` is
+-- 1 when a token follows the page, and the last pair is where the next page
+-- resumes. The last use is its key's value (Unix ms), '' before the first.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local wait = takeRateToken(KEY.listRate, tonumber(ARG.rateCapacity), tonumber(ARG.ratePeriodMs), now)
@@ -63,6 +64,7 @@ for i = 1, scanned do
     out[#out + 1] = id
     out[#out + 1] = range[2 * i]
     out[#out + 1] = record
+    out[#out + 1] = redis.call('GET', ARG.lastUsePrefix .. id) or ''
   end
 end
 if #range / 2 > size then

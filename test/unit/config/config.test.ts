@@ -26,6 +26,7 @@ describe("parseConfig", () => {
       tokenRateLimitPerMinute: 60,
       tokenListRateLimitPerMinute: 120,
       tokenCacheMaxEntries: 100_000,
+      lastUseFlushMs: 10_000,
       requestTimeoutMs: 30_000,
       answerTimeoutMs: 10_000,
       maxConnectionsPerListener: 4096,

@@ -30,6 +30,7 @@ describe("forward-auth endpoint", () => {
   // What the authenticator does with the next token: answer, refuse, fail like a bug or like Redis.
   let behaviour: "live" | "not-live" | "bug" | "store-down" = "live";
   const authenticator: BearerAuthenticator = {
+    used: () => undefined,
     async authenticate(token) {
       seen.push(token);
       if (behaviour === "bug") {

@@ -3,7 +3,13 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import { generateToken, tokenIdOf } from "@perps/token-client/protocol";
 import fc from "fast-check";
-import { LIVE_MEMBER_BYTES, liveMemberOf, redisKeysOf, userTag } from "../../../src/store/keys.js";
+import {
+  LIVE_MEMBER_BYTES,
+  lastUseKeyOf,
+  liveMemberOf,
+  redisKeysOf,
+  userTag,
+} from "../../../src/store/keys.js";
 import { canonicalUserId } from "../../../src/token/user-id.js";
 import { isSpecUserId } from "../../support/spec-user-id.js";
 
@@ -18,6 +24,7 @@ function keysOf(userId: string, tokenId: string): string[] {
     redisKeys.publicKeys,
     redisKeys.publicKeysAdded,
     redisKeys.token(tokenId),
+    redisKeys.lastUse(tokenId),
     redisKeys.names,
     redisKeys.live,
     redisKeys.replay,
@@ -49,6 +56,7 @@ describe("redis keys", () => {
       `${tag}k`,
       `${tag}a`,
       `${tag}tAAAAAAAAAAAAAAAA`,
+      `${tag}uAAAAAAAAAAAAAAAA`,
       `${tag}n`,
       `${tag}l`,
       `${tag}p`,
@@ -56,6 +64,10 @@ describe("redis keys", () => {
       `${tag}i`,
     ]);
     assert.equal(redisKeysOf(U).tokenPrefix, `${tag}t`);
+    assert.equal(redisKeysOf(U).lastUsePrefix, `${tag}u`);
+    // A token's last-use key, from its token key alone (the check lane has no other).
+    const tokenId = tokenIdOf(randomBytes(32));
+    assert.equal(lastUseKeyOf(redisKeysOf(U).token(tokenId)), redisKeysOf(U).lastUse(tokenId));
     assert.equal(userTag(NIL), "AAAAAAAAAAAAAAAAAAAAAA");
     assert.equal(userTag(MAX), "_____________________w");
   });

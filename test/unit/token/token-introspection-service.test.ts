@@ -26,9 +26,13 @@ const identity: BearerIdentity = {
   grants: DEFAULT_GRANTS,
 };
 
+/** The identities the service said were used. */
+const used: BearerIdentity[] = [];
+
 /** An authenticator that knows one token, "live", as `identity`. */
 const authenticator: BearerAuthenticator = {
   authenticate: async (token) => (token === "live" ? identity : undefined),
+  used: (who) => used.push(who),
 };
 
 const context = () =>
@@ -81,12 +85,14 @@ describe("createTokenIntrospectionService", () => {
     assert.deepEqual(await ask("other"), create(IntrospectTokenResponseSchema, { active: false }));
     assert.deepEqual(await ask(""), create(IntrospectTokenResponseSchema, { active: false }));
     assert.deepEqual(seen, [true, false, false]);
+    assert.deepEqual(used.splice(0), [identity]);
   });
 
   it("a token bound to addresses is active only for a clientIp inside them", async () => {
     const bound = { ...identity, grants: tokenGrants(["read"], ["203.0.113.0/24"]) };
+    const uses: BearerIdentity[] = [];
     const service = createTokenIntrospectionService({
-      authenticator: { authenticate: async () => bound },
+      authenticator: { authenticate: async () => bound, used: (who) => uses.push(who) },
     });
     const ask = (clientIp: string) =>
       service.introspectToken(
@@ -101,13 +107,15 @@ describe("createTokenIntrospectionService", () => {
         create(IntrospectTokenResponseSchema, { active: false }),
       );
     }
+    // Only the answers that let the token through are its uses.
+    assert.equal(uses.length, 2);
   });
 
   it("fails the call when the authenticator cannot answer, telling observe nothing", async () => {
     const seen: boolean[] = [];
     const down = new Error("Redis unavailable");
     const service = createTokenIntrospectionService({
-      authenticator: { authenticate: () => Promise.reject(down) },
+      authenticator: { authenticate: () => Promise.reject(down), used: () => undefined },
       observe: (active) => seen.push(active),
     });
     await assert.rejects(
