@@ -25,6 +25,8 @@ export interface ServiceMetrics {
   readonly tokensDeleted: Counter;
   /** IntrospectToken answers by outcome: `active` or `inactive`. */
   readonly introspections: Counter<"outcome">;
+  /** Live tokens refused for their grants, by reason (`insufficient_scope`, `ip_not_allowed`) and method. */
+  readonly grantRefusals: Counter<"reason" | "method">;
   /**
    * Workers that died and were replaced: counted by the primary, whose
    * registry joins the workers' in every scrape; 0 in every other process.
@@ -117,6 +119,12 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
       labelNames: ["outcome"],
       registers,
       collect,
+    }),
+    grantRefusals: new Counter({
+      name: "perps_token_grant_refusals_total",
+      help: "Live tokens refused for their grants, by reason (insufficient_scope, ip_not_allowed) and method (IntrospectToken, forward-auth).",
+      labelNames: ["reason", "method"],
+      registers,
     }),
     workerRestarts: new Counter({
       name: "perps_token_worker_restarts_total",

@@ -193,6 +193,7 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
       tokenAdmin: createTokenAdminService({ store: tokenStore, audit }),
       introspection: createTokenIntrospectionService({
         authenticator: bearer,
+        refused: (reason) => metrics.grantRefusals.inc({ reason, method: "IntrospectToken" }),
         observe: (active, context) => {
           (active ? introspected.active : introspected.inactive).inc();
           // The answer is a check's: counted, not logged (exchange-report.ts).

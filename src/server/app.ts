@@ -37,7 +37,7 @@ import {
   createDualProtocolServer,
   type DualProtocolServerOptions,
 } from "./dual-protocol-server.js";
-import { createForwardAuthEndpoint } from "./forward-auth-endpoint.js";
+import { createForwardAuthEndpoint, FORWARD_AUTH_METHOD } from "./forward-auth-endpoint.js";
 import { createGrpcHealth, createGrpcReflection } from "./grpc-standard-services.js";
 import { createInterceptorChain } from "./interceptor-chain.js";
 import { createListenerHandler } from "./listener-handler.js";
@@ -310,7 +310,11 @@ export function createApp(opts: AppOptions): App {
       endpoints: [
         health,
         createMetricsEndpoint(metrics, opts.metricsText?.(metrics)),
-        createForwardAuthEndpoint({ authenticator: bearer, serviceCheck }),
+        createForwardAuthEndpoint({
+          authenticator: bearer,
+          serviceCheck,
+          refused: (reason) => metrics.grantRefusals.inc({ reason, method: FORWARD_AUTH_METHOD }),
+        }),
         createMethodGuard({ paths: ["/healthz", "/readyz", "/metrics"] }),
       ],
       // No DNS rebinding: only its own names. `/auth` and `/auth/...` are asked by proxies,

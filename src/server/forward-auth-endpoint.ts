@@ -10,7 +10,7 @@ import { requestPath } from "../http/request-path.js";
 import { nodeHeaders } from "../http/web-headers.js";
 import { errorDetailsJson } from "../status/error-details.js";
 import { loggedMessage } from "../status/server-fault.js";
-import { allowedFrom } from "../store/token-grants.js";
+import { allowedFrom, type GrantRefusal } from "../store/token-grants.js";
 import type { BearerAuthenticator, BearerIdentity } from "../token/bearer-authenticator.js";
 import { bearerTokenOf } from "../token/bearer-header.js";
 import { clientErrorOf } from "../token/client-error.js";
@@ -29,6 +29,8 @@ export interface ForwardAuthEndpointOptions {
   authenticator: BearerAuthenticator;
   /** The calling proxy's optional credential (SERVICE_CREDENTIALS_FILE). Default: off. */
   serviceCheck?: ServiceCredentialCheck;
+  /** Told of each live token refused for its grants. Default: nothing. */
+  refused?: (reason: GrantRefusal) => void;
 }
 
 /** The method label of forward-auth answers in the log and in perps_token_requests_total. */
@@ -133,11 +135,13 @@ export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): End
         }
         // Refusals of a live token are not checks' answers: each keeps its line and its id.
         if (!allowedFrom(identity.grants, clientAddress(req.headers))) {
+          opts.refused?.("ip_not_allowed");
           deny(req, res, ipNotAllowed());
           return;
         }
         const missing = needed.mask & ~identity.grants.scopeMask;
         if (missing !== 0) {
+          opts.refused?.("insufficient_scope");
           deny(req, res, insufficientScope(scopesOfMask(missing).join(" ")));
           return;
         }

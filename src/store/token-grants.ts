@@ -51,6 +51,9 @@ export function tokenGrants(scopes: readonly string[], allowedIps: readonly stri
   };
 }
 
+/** Why a live token was refused for its grants: a metric's label and `/auth`'s reason. */
+export type GrantRefusal = "insufficient_scope" | "ip_not_allowed";
+
 /**
  * True when a bearer at `clientIp` may use the token: always without an
  * allow-list; with one, only from an address inside it, and never when the

@@ -5,7 +5,7 @@ import {
   IntrospectTokenResponseSchema,
   type TokenIntrospectionService,
 } from "@perps/token-client/contract/perps/token/v1/token_introspection_pb.js";
-import { allowedFrom } from "../store/token-grants.js";
+import { allowedFrom, type GrantRefusal } from "../store/token-grants.js";
 import type { BearerAuthenticator, BearerIdentity } from "./bearer-authenticator.js";
 import { utcDate } from "./expiry-date.js";
 
@@ -13,6 +13,8 @@ export interface TokenIntrospectionServiceOptions {
   authenticator: BearerAuthenticator;
   /** Told the outcome of every introspection that was answered, with its call's context. Default: nothing. */
   observe?: (active: boolean, context: HandlerContext) => void;
+  /** Told of a live token answered inactive for its grants (its allow-list). Default: nothing. */
+  refused?: (reason: GrantRefusal) => void;
 }
 
 /**
@@ -24,13 +26,16 @@ export interface TokenIntrospectionServiceOptions {
 export function createTokenIntrospectionService(
   opts: TokenIntrospectionServiceOptions,
 ): ServiceImpl<typeof TokenIntrospectionService> {
-  const { authenticator, observe } = opts;
+  const { authenticator, observe, refused } = opts;
   return {
     async introspectToken(req, context) {
       const found = await authenticator.authenticate(req.token);
       // A token bound to addresses is live only for a caller inside them (fail closed).
-      const identity =
-        found !== undefined && allowedFrom(found.grants, req.clientIp) ? found : undefined;
+      const allowed = found === undefined || allowedFrom(found.grants, req.clientIp);
+      if (!allowed) {
+        refused?.("ip_not_allowed");
+      }
+      const identity = allowed ? found : undefined;
       if (identity !== undefined) {
         authenticator.used(identity);
       }

@@ -18,6 +18,7 @@ import {
   register,
 } from "../support/forward-auth-calls.js";
 import { createGrpcClient } from "../support/grpc-client.js";
+import { samples } from "../support/prometheus-samples.js";
 import { serviceSuite } from "../support/service-suite.js";
 import { type CreateFields, newUser, signedCreate, type TestUser } from "../support/signing.js";
 
@@ -254,6 +255,36 @@ describe("token scopes and IP allow-lists", () => {
         /"admin" is not a scope/,
       );
     }
+  });
+
+  it("refusals of live tokens for their grants are counted by reason and method", async () => {
+    const user = await userOf("counted");
+    const { token } = await created(user, { scopes: ["read"], allowedIps: ["203.0.113.7"] });
+    const count = async (reason: string, method: string) => {
+      const text = await (await fetch(`${service.internalUrl}/metrics`)).text();
+      return (
+        samples(text).get(
+          `perps_token_grant_refusals_total{reason="${reason}",method="${method}"}`,
+        ) ?? 0
+      );
+    };
+    const before = {
+      scope: await count("insufficient_scope", "forward-auth"),
+      address: await count("ip_not_allowed", "forward-auth"),
+      introspect: await count("ip_not_allowed", "IntrospectToken"),
+    };
+    const auth = (path: string, ip: string) =>
+      fetch(`${service.internalUrl}${path}`, {
+        headers: { authorization: bearer(token), "x-real-ip": ip },
+      });
+    assert.equal((await auth("/auth?scope=trade", "203.0.113.7")).status, 403);
+    assert.equal((await auth("/auth", "198.51.100.1")).status, 403);
+    assert.equal((await auth("/auth", "203.0.113.7")).status, 200);
+    const answer = await introspectors().gRPC.introspectToken({ token, clientIp: "198.51.100.1" });
+    assert.equal(answer.active, false);
+    assert.equal(await count("insufficient_scope", "forward-auth"), before.scope + 1);
+    assert.equal(await count("ip_not_allowed", "forward-auth"), before.address + 1);
+    assert.equal(await count("ip_not_allowed", "IntrospectToken"), before.introspect + 1);
   });
 
   it("ListTokens: each entry's scopes, allow-list, creation and exact expiry", async () => {

@@ -20,6 +20,7 @@ describe("createServiceMetrics", () => {
     const bare = createServiceMetrics({ processMetrics: false });
     const names = (await bare.registry.getMetricsAsJSON()).map((m) => m.name).sort();
     assert.deepEqual(names, [
+      "perps_token_grant_refusals_total",
       "perps_token_introspections_total",
       "perps_token_open_connections",
       "perps_token_ready",
