@@ -95,16 +95,30 @@ func main() {
 	}
 
 	ts := nowMs()
-	message := "createToken:" + strconv.FormatInt(ts, 10) + ":3600:go-bot:" + userID
+	// Read and trade, from one address: both lists are appended to the signed message.
+	scopes, allowedIPs := []string{"read", "trade"}, []string{"203.0.113.7"}
+	message := "createToken:" + strconv.FormatInt(ts, 10) + ":3600:go-bot:" + userID +
+		":" + strings.Join(scopes, ",") + ":" + strings.Join(allowedIPs, ",")
 	var created struct{ ExpiresAt, ID, Token string }
 	create := map[string]any{
 		"signature": sign(private, message), "timestamp": ts, "userId": userID,
-		"expiresIn": 3600, "name": "go-bot",
+		"expiresIn": 3600, "name": "go-bot", "scopes": scopes, "allowedIps": allowedIPs,
 	}
 	if err := call("POST", api+"/user/tokens", create, &created); err != nil {
 		panic(err)
 	}
 	fmt.Printf("created token %s expires %s\n", created.ID, created.ExpiresAt)
+
+	// A platform service checks the token with its caller's address (Connect JSON).
+	var checked struct {
+		Active bool
+		Scopes []string
+	}
+	check := map[string]any{"token": created.Token, "clientIp": "203.0.113.7"}
+	if err := call("POST", internal+"/perps.token.v1.TokenIntrospectionService/IntrospectToken", check, &checked); err != nil {
+		panic(err)
+	}
+	fmt.Printf("introspect from 203.0.113.7: active=%t scopes=%s\n", checked.Active, strings.Join(checked.Scopes, ","))
 
 	ts = nowMs()
 	message = "deleteToken:" + strconv.FormatInt(ts, 10) + ":" + created.ID + ":" + userID

@@ -53,20 +53,31 @@ def rest(method: str, path: str, body: dict | None = None, token: str | None = N
         raise RuntimeError(f"HTTP {refused.code}: {error['message']}") from None
 
 
-def create_token(key, user_id: str, expires_in: int | None = None, name: str | None = None) -> dict:
+def create_token(
+    key,
+    user_id: str,
+    expires_in: int | None = None,
+    name: str | None = None,
+    scopes: list[str] | None = None,
+    allowed_ips: list[str] | None = None,
+) -> dict:
     ts = now_ms()
     # Omitted fields leave their slot empty; the colons stay.
     slot_expires = "" if expires_in is None else str(expires_in)
     slot_name = "" if name is None else name
-    body = {
-        "signature": sign(key, f"createToken:{ts}:{slot_expires}:{slot_name}:{user_id}"),
-        "timestamp": ts,
-        "userId": user_id,
-    }
+    message = f"createToken:{ts}:{slot_expires}:{slot_name}:{user_id}"
+    if scopes or allowed_ips:
+        # With either list, both are appended, each joined by "," in the order sent.
+        message += f":{','.join(scopes or [])}:{','.join(allowed_ips or [])}"
+    body = {"signature": sign(key, message), "timestamp": ts, "userId": user_id}
     if expires_in is not None:
         body["expiresIn"] = expires_in
     if name is not None:
         body["name"] = name
+    if scopes:
+        body["scopes"] = scopes
+    if allowed_ips:
+        body["allowedIps"] = allowed_ips
     return rest("POST", "/user/tokens", body)
 
 
@@ -97,7 +108,15 @@ def main() -> None:
             metadata=OPERATOR,
         )
 
-        named = create_token(key, user_id, expires_in=3600, name="py-bot")
+        # A bot's token: it may read and trade, from its server's address only.
+        named = create_token(
+            key,
+            user_id,
+            expires_in=3600,
+            name="py-bot",
+            scopes=["read", "trade"],
+            allowed_ips=["203.0.113.7"],
+        )
         print(f"named token {named['id']} expires {named['expiresAt']}")
         session = create_token(key, user_id)
         print(f"session token {session['id']} expires {session['expiresAt']}")
@@ -105,15 +124,29 @@ def main() -> None:
         listed = rest("GET", "/user/tokens", token=session["token"])
         print("listed:", [(t["id"], t["name"]) for t in listed["tokens"]])
 
+        # A platform service passes the caller's address; the token is live only from its list.
         answer = introspection.IntrospectToken(
-            token_introspection_pb2.IntrospectTokenRequest(token=named["token"])
+            token_introspection_pb2.IntrospectTokenRequest(
+                token=named["token"], client_ip="203.0.113.7"
+            )
         )
-        print(f"introspect: active={answer.active} name={answer.name} token_id={answer.token_id}")
+        print(
+            f"introspect: active={answer.active} name={answer.name} token_id={answer.token_id}"
+            f" scopes={','.join(answer.scopes)}"
+        )
+        answer = introspection.IntrospectToken(
+            token_introspection_pb2.IntrospectTokenRequest(
+                token=named["token"], client_ip="198.51.100.1"
+            )
+        )
+        print(f"introspect from another address: active={answer.active}")
 
         delete_token(key, user_id, named["id"])
         print(f"deleted {named['id']}")
         answer = introspection.IntrospectToken(
-            token_introspection_pb2.IntrospectTokenRequest(token=named["token"])
+            token_introspection_pb2.IntrospectTokenRequest(
+                token=named["token"], client_ip="203.0.113.7"
+            )
         )
         print(f"introspect after delete: active={answer.active}")
 
