@@ -13,6 +13,7 @@ import { tokenCallsOnEveryProtocol } from "../support/every-protocol.js";
 import {
   bearer,
   type Created,
+  createToken,
   forwardAuth,
   json,
   register,
@@ -85,17 +86,8 @@ describe("token scopes and IP allow-lists", () => {
     };
   }
 
-  async function created(user: TestUser, fields: CreateFields): Promise<Created> {
-    const res = await fetch(`${service.publicUrl}/user/tokens`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: json(await signedCreate(user, { ...fields, timestamp: BigInt(stamp++) })),
-    });
-    const body = (await res.json()) as Partial<Created>;
-    assert.equal(res.status, 201, JSON.stringify(body));
-    assert.ok(body.id !== undefined && body.token !== undefined);
-    return { id: body.id, token: body.token };
-  }
+  const created = (user: TestUser, fields: Parameters<typeof createToken>[2]) =>
+    createToken(service.publicUrl, user, fields);
 
   const introspectors = () => {
     const h2 = createClient(
