@@ -215,14 +215,14 @@ export function createCheckLane(opts: CheckLaneOptions): CheckLane {
   const introspections: CheckCounter = tally.counter(INTROSPECT_CHECK, listener);
   const auths: CheckCounter = tally.counter(AUTH_CHECK, listener);
 
+  // The Redis key of the record liveRecordOf found last: the use a live answer notes.
+  let recordKey = "";
+
   /**
    * The record of a token (its 89 bytes) that the cache holds and that
    * matches it, live; undefined for anything else, which the pipeline
    * answers (its own checks, a miss read from Redis).
    */
-  // The Redis key of the record liveRecordOf found last: the use a live answer notes.
-  let recordKey = "";
-
   function liveRecordOf(token: Buffer): CachedTokenRecord | undefined {
     if (
       token.length !== TOKEN_LENGTH ||

@@ -5,11 +5,10 @@
 // are one shared object.
 
 import {
+  allowListContains,
   DEFAULT_SCOPE_MASK,
   type IpPrefix,
-  parseIpAddress,
   parseIpPrefix,
-  prefixContains,
   scopeMask,
   scopesOfMask,
   type TokenScope,
@@ -60,10 +59,6 @@ export type GrantRefusal = "insufficient_scope" | "ip_not_allowed";
  * address is not known (fail closed).
  */
 export function allowedFrom(grants: TokenGrants, clientIp: string | undefined): boolean {
-  const list = grants.allowList;
-  if (list === undefined) {
-    return true;
-  }
-  const address = clientIp === undefined || clientIp === "" ? undefined : parseIpAddress(clientIp);
-  return address !== undefined && list.some((prefix) => prefixContains(prefix, address));
+  // Text that is no address (none, "") is inside no list.
+  return grants.allowList === undefined || allowListContains(grants.allowList, clientIp ?? "");
 }
