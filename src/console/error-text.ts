@@ -29,8 +29,8 @@ const DAY_SECONDS = 86_400;
 
 /**
  * The service names request fields as the API spells them (`expiresIn: must
- * be at most 31536000 seconds`); the form calls them Name and Lifetime, in
- * days. Each `; `-joined part about one of the form's fields is said in its
+ * be at most 31536000 seconds`); the form calls them Name, Lifetime (in
+ * days), Scopes and Allowed addresses. Each `; `-joined part about one of the form's fields is said in its
  * words; any other part stays the service's.
  */
 function inFormWords(message: string): string {
@@ -50,6 +50,17 @@ function inFormWords(message: string): string {
       }
       if (part === "name: a live token of this user already has this name") {
         return "Name: one of your live tokens already has this name";
+      }
+      const entry = /^allowedIps\[(\d+)\]: (.*)$/.exec(part);
+      if (entry?.[1] !== undefined) {
+        return `Allowed addresses, entry ${Number(entry[1]) + 1}: ${entry[2]}`;
+      }
+      if (part.startsWith("allowedIps: ")) {
+        return `Allowed addresses: ${part.slice("allowedIps: ".length)}`;
+      }
+      const scope = /^scopes(?:\[\d+\])?: (.*)$/.exec(part);
+      if (scope?.[1] !== undefined) {
+        return `Scopes: ${scope[1]}`;
       }
       if (part.startsWith("name: ")) {
         return `Name: ${part.slice("name: ".length)}`;

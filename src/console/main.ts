@@ -3,6 +3,7 @@
 // The page in a browser against a running service shows it.
 // Tested by test/integration/console.test.ts, test/integration/console-failures.test.ts.
 import type { TokenSummary } from "@perps/token-client";
+import { type CreateGrants, createGrants } from "./create-grants.js";
 import { byId } from "./dom.js";
 import { errorText } from "./error-text.js";
 import { generateKey, registrationCommand } from "./new-key.js";
@@ -23,6 +24,9 @@ const keyFileInput = byId("key-file", HTMLInputElement);
 const nameInput = byId("name", HTMLInputElement);
 const lifetimeInput = byId("lifetime", HTMLInputElement);
 const keyFilePointer = byId("key-file-pointer", HTMLParagraphElement);
+const allowedIpsInput = byId("allowed-ips", HTMLInputElement);
+const withdrawBox = byId("scope-withdraw", HTMLInputElement);
+const scopeBoxes = [...document.querySelectorAll<HTMLInputElement>('#create input[name="scope"]')];
 
 let session: Session | undefined;
 
@@ -71,6 +75,7 @@ function showSignedIn(userId: string | undefined): void {
     // Nothing of the signed-in page stays behind, above all the tokens shown once.
     clearNewTokens();
     renderTokens([], () => {});
+    resetGrants();
   }
 }
 
@@ -141,8 +146,18 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
       lifetimeInput.focus();
       throw new Error("Lifetime: a whole number of days, 1 or more");
     }
-    const token = await current.create(name, days);
+    const checked = scopeBoxes.filter((box) => box.checked).map((box) => box.value);
+    let grants: CreateGrants;
+    try {
+      grants = createGrants(checked, allowedIpsInput.value);
+    } catch (err) {
+      const addresses = err instanceof Error && err.message.startsWith("Allowed addresses");
+      (addresses ? allowedIpsInput : (scopeBoxes[0] ?? nameInput)).focus();
+      throw err;
+    }
+    const token = await current.create(name, days, grants);
     nameInput.value = "";
+    resetGrants();
     say(`Created ${name}, expiring on ${token.expiresAt} (UTC).`);
     showNewToken(name, token, {
       copy: (text, field) => void copy(text, field, "Token"),
@@ -151,6 +166,25 @@ byId("create", HTMLFormElement).addEventListener("submit", (event) => {
     await refresh(current);
   });
 });
+
+/** withdraw is offered only with an address to bind it to: greyed (and unticked) while there is none. */
+function offerWithdraw(): void {
+  const none = allowedIpsInput.value.trim() === "";
+  withdrawBox.disabled = none;
+  if (none) {
+    withdrawBox.checked = false;
+  }
+}
+allowedIpsInput.addEventListener("input", offerWithdraw);
+
+/** Back to what a new token gets unless asked otherwise: the next one inherits no withdraw by accident. */
+function resetGrants(): void {
+  for (const box of scopeBoxes) {
+    box.checked = box.defaultChecked;
+  }
+  allowedIpsInput.value = "";
+  offerWithdraw();
+}
 
 async function copy(text: string, field: HTMLElement | undefined, what: string): Promise<void> {
   try {

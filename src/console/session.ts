@@ -11,6 +11,7 @@ import {
   TokenApiError,
   type TokenSummary,
 } from "@perps/token-client";
+import type { CreateGrants } from "./create-grants.js";
 
 /** Lifetime of the session token the console signs in with. */
 export const SESSION_SECONDS = 15 * 60;
@@ -23,8 +24,8 @@ export interface Session {
   readonly userId: string;
   /** The user's named tokens. */
   list(): Promise<TokenSummary[]>;
-  /** Creates a named token living `days` days. */
-  create(name: string, days: number): Promise<CreatedToken>;
+  /** Creates a named token living `days` days, with what it may do and from where. */
+  create(name: string, days: number, grants: CreateGrants): Promise<CreatedToken>;
   /** Deletes a token of the user (signed). */
   revoke(tokenId: string): Promise<void>;
   /** Deletes the session token (signed); the session is unusable afterwards, whatever the answer. */
@@ -106,8 +107,8 @@ export async function signIn(opts: SignInOptions): Promise<Session> {
         throw err;
       }
     },
-    create(name, days) {
-      return live().createToken({ userId, name, expiresIn: days * DAY_SECONDS });
+    create(name, days, grants) {
+      return live().createToken({ userId, name, expiresIn: days * DAY_SECONDS, ...grants });
     },
     revoke(tokenId) {
       return live().deleteToken({ userId, tokenId });

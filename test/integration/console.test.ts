@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createPrivateKey, createPublicKey, randomUUID } from "node:crypto";
+import { createPublicKey, randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -18,6 +18,7 @@ import {
   noSideScroll,
   openPage,
   opensslKey,
+  privateKeyLeaks,
   ROOT,
   renderedLines,
   requests,
@@ -540,30 +541,7 @@ describe("token console", () => {
 
   it("no request ever carries a private key", () => {
     assert.ok(keyFiles.length >= 4);
-    const secrets: string[] = [];
-    for (const path of keyFiles) {
-      const pem = readFileSync(path, "utf8");
-      secrets.push(pem.replace(/-----[^-]+-----/g, "").replace(/\s/g, ""));
-      for (const line of pem.split("\n").filter((l) => l.length >= 40 && !l.startsWith("-"))) {
-        secrets.push(line);
-      }
-      const d = createPrivateKey(pem).export({ format: "jwk" }).d;
-      if (d !== undefined) {
-        const raw = Buffer.from(d, "base64url");
-        secrets.push(
-          raw.toString("hex"),
-          raw.toString("base64"),
-          d,
-          raw.toString("hex").toUpperCase(),
-        );
-      }
-    }
     assert.ok(requests.length > 20);
-    for (const r of requests) {
-      const everything = [r.url, JSON.stringify(r.headers), r.body].join("\n");
-      for (const secret of secrets) {
-        assert.ok(!everything.includes(secret), `a request carries a key: ${r.method} ${r.url}`);
-      }
-    }
+    assert.deepEqual(privateKeyLeaks(), []);
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { createPublicKey } from "node:crypto";
+import { createPrivateKey, createPublicKey } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -156,4 +156,35 @@ export async function listWith(service: TestService, token: string): Promise<Res
   return fetch(`${service.publicUrl}/user/tokens`, {
     headers: { authorization: `Bearer ${token}` },
   });
+}
+
+/**
+ * The requests (method and URL) that carry any form of a private key of
+ * `keyFiles`: its PEM, a base64 line of it, its raw bytes in hex or base64.
+ */
+export function privateKeyLeaks(): string[] {
+  const secrets: string[] = [];
+  for (const path of keyFiles) {
+    const pem = readFileSync(path, "utf8");
+    secrets.push(pem.replace(/-----[^-]+-----/g, "").replace(/\s/g, ""));
+    for (const line of pem.split("\n").filter((l) => l.length >= 40 && !l.startsWith("-"))) {
+      secrets.push(line);
+    }
+    const d = createPrivateKey(pem).export({ format: "jwk" }).d;
+    if (d !== undefined) {
+      const raw = Buffer.from(d, "base64url");
+      secrets.push(
+        raw.toString("hex"),
+        raw.toString("base64"),
+        d,
+        raw.toString("hex").toUpperCase(),
+      );
+    }
+  }
+  return requests
+    .filter((r) => {
+      const everything = [r.url, JSON.stringify(r.headers), r.body].join("\n");
+      return secrets.some((secret) => everything.includes(secret));
+    })
+    .map((r) => `${r.method} ${r.url}`);
 }

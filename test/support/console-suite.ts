@@ -14,7 +14,7 @@ import { startTestRedisServer } from "./test-redis.js";
  */
 export function consoleSuite(
   keyName: string,
-  options: Pick<ServiceSuiteOptions, "tokenRateLimitPerMinute"> = {},
+  options: Pick<ServiceSuiteOptions, "tokenRateLimitPerMinute" | "lastUseFlushMs"> = {},
 ) {
   const [browser, setBrowser, browserStarted] = lateValue<Browser>("browser");
   const [key, setKey] = lateValue<KeyFile>("key");

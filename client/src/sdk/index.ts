@@ -3,8 +3,20 @@
 // is loaded lazily, and the Node-only extras live in ./node.ts.
 export { Code } from "@connectrpc/connect";
 export { durationText } from "../protocol/duration-text.js";
+// What a create may ask for, checkable before signing (a form, a config file).
+export {
+  MAX_ALLOWED_IPS,
+  parseIpPrefix,
+} from "../protocol/ip-allow-list.js";
 // `codeName`: the SDK's name for it since its first release.
 export { grpcCodeName as codeName } from "../protocol/status-code.js";
+export {
+  ALLOW_LIST_SCOPE,
+  DEFAULT_TOKEN_SCOPES,
+  isTokenScope,
+  TOKEN_SCOPES,
+  type TokenScope,
+} from "../protocol/token-scopes.js";
 export type { PrivateKeySigner, SignCallback, Signer } from "./signer.js";
 export { signerFromPem } from "./signer-from-pem.js";
 export { TokenApiError, type TokenApiErrorOptions } from "./token-api-error.js";

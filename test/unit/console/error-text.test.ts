@@ -48,7 +48,7 @@ describe("errorText", () => {
     );
   });
 
-  it("a refused form: each part about Name or Lifetime in the form's words, in days", () => {
+  it("a refused form: each part about a field of the form in its words, in days", () => {
     assert.equal(
       errorText(
         new TokenApiError(
@@ -82,6 +82,25 @@ describe("errorText", () => {
         ),
       ),
       "Name: one of your live tokens already has this name",
+    );
+    assert.equal(
+      errorText(
+        new TokenApiError(
+          Code.InvalidArgument,
+          'allowedIps[2]: must be an IPv4 or IPv6 address; scopes: "withdraw" needs allowedIps: bind the token to your servers\' addresses',
+        ),
+      ),
+      'Allowed addresses, entry 3: must be an IPv4 or IPv6 address; Scopes: "withdraw" needs allowedIps: bind the token to your servers\' addresses',
+    );
+    assert.equal(
+      errorText(
+        new TokenApiError(Code.InvalidArgument, "scopes[1]: must be in list [read, trade]"),
+      ),
+      "Scopes: must be in list [read, trade]",
+    );
+    assert.equal(
+      errorText(new TokenApiError(Code.InvalidArgument, "allowedIps: must hold unique items")),
+      "Allowed addresses: must hold unique items",
     );
     // Other codes keep the service's words as they are.
     assert.equal(
