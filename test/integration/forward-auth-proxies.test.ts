@@ -37,6 +37,8 @@ function documentedBlock(file: string, lang: string): string {
 interface EdgeProxy {
   /** How the proxy answers a 503 of /auth. */
   readonly unavailableStatus: number;
+  /** Whether a 403 of /auth reaches the client with its WWW-Authenticate (nginx answers its own 403). */
+  readonly passesScopeChallenge: boolean;
   start(addresses: { auth: string; api: string }): Promise<{ url: string; stop(): Promise<void> }>;
 }
 
@@ -52,6 +54,7 @@ function withAddresses(recipe: string, addresses: { auth: string; api: string })
 const PROXIES: Record<string, EdgeProxy> = {
   "docs/api.md's nginx auth_request snippet, in a real nginx": {
     unavailableStatus: 500,
+    passesScopeChallenge: false,
     start: (addresses) =>
       startTestNginx(withAddresses(documentedBlock("docs/api.md", "nginx"), addresses)),
   },
@@ -59,6 +62,7 @@ const PROXIES: Record<string, EdgeProxy> = {
   // snippet's own clearing is what keeps X_User_Id out.
   "docs/api.md's nginx snippet with underscores_in_headers on": {
     unavailableStatus: 500,
+    passesScopeChallenge: false,
     start: (addresses) =>
       startTestNginx(
         `underscores_in_headers on;\n${withAddresses(documentedBlock("docs/api.md", "nginx"), addresses)}`,
@@ -66,6 +70,7 @@ const PROXIES: Record<string, EdgeProxy> = {
   },
   "docs/api.md's Caddyfile (forward_auth), in a real caddy": {
     unavailableStatus: 503,
+    passesScopeChallenge: true,
     start: (addresses) =>
       startTestCaddy(
         withAddresses(documentedBlock("docs/api.md", "caddyfile"), addresses),
@@ -322,6 +327,48 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
       });
       assert.equal(refused.status, 403, refused.text);
       assert.equal(seen.length, before, "the API saw nothing");
+    });
+
+    it("a route that needs a scope: a token without it is refused 403 there and works elsewhere", async () => {
+      const trading = await createToken(service.publicUrl, user, { name: "trading" });
+      const paying = await createToken(service.publicUrl, user, {
+        name: "paying",
+        scopes: ["read", "withdraw"],
+        allowedIps: ["127.0.0.1", "::1"],
+      });
+      const before = seen.length;
+      for (const path of ["/api/withdrawals", "/api/withdrawals/42"]) {
+        const refused = await viaProxy(path, {
+          method: "POST",
+          headers: { authorization: bearer(trading.token) },
+          body: "{}",
+        });
+        assert.equal(refused.status, 403, `${path}: ${refused.text}`);
+        if (proxy.passesScopeChallenge) {
+          assert.equal(
+            refused.headers.get("www-authenticate"),
+            'Bearer realm="perps-tokens", error="insufficient_scope", scope="withdraw"',
+          );
+        }
+      }
+      assert.equal(seen.length, before, "the API saw nothing");
+      const paid = await viaProxy("/api/withdrawals", {
+        method: "POST",
+        headers: { authorization: bearer(paying.token) },
+        body: "{}",
+      });
+      assert.equal(paid.status, 200, paid.text);
+      assert.deepEqual(JSON.parse(paid.text), {
+        userId: user.userId,
+        tokenId: paying.id,
+        body: "{}",
+      });
+      // The scope is the route's only: the same token trades on every other one.
+      const traded = await viaProxy("/api/orders", {
+        headers: { authorization: bearer(trading.token) },
+      });
+      assert.equal(traded.status, 200, traded.text);
+      assert.equal(JSON.parse(traded.text).tokenId, trading.id);
     });
 
     it("a deleted token is refused at the edge at once", async () => {
