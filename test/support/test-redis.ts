@@ -9,11 +9,12 @@ import {
 } from "../../src/redis/redis-server-process.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
 import { startTestRedisCluster } from "./test-redis-cluster.js";
+import { startTestRedisSentinel } from "./test-redis-sentinel.js";
 
 export interface TestRedis {
   readonly url: string;
   readonly port: number;
-  /** What to give the service: this server, or the cluster under TEST_REDIS=cluster. */
+  /** What to give the service: this server, or the cluster or Sentinel TEST_REDIS names. */
   readonly topology: RedisTopology;
   /** Stops the server; its data (AOF) stays for `restart`. */
   stop(): Promise<void>;
@@ -25,10 +26,27 @@ export interface TestRedis {
 
 /**
  * The Redis a contract suite runs against: a private redis-server, or, with
- * TEST_REDIS=cluster, a private 3+3 Redis Cluster (`npm run test:cluster`).
- * Tests never use a shared Redis (such as the one on 6379).
+ * TEST_REDIS=cluster, a private 3+3 Redis Cluster (`npm run test:cluster`),
+ * or with TEST_REDIS=sentinel a private primary, replica and sentinel
+ * (`npm run test:sentinel`), whose stop and restart are a failover's to test
+ * (redis-failover.test.ts), not a suite's. Tests never use a shared Redis
+ * (such as the one on 6379).
  */
 export async function startTestRedis(): Promise<TestRedis> {
+  if (process.env.TEST_REDIS === "sentinel") {
+    const sentinel = await startTestRedisSentinel();
+    const notHere = async () => {
+      throw new Error("stop and restart are not offered under TEST_REDIS=sentinel");
+    };
+    return {
+      url: "",
+      port: sentinel.primaryPort,
+      topology: sentinel.topology,
+      stop: notHere,
+      restart: notHere,
+      dispose: () => sentinel.dispose(),
+    };
+  }
   if (process.env.TEST_REDIS === "cluster") {
     const cluster = await startTestRedisCluster();
     return {
