@@ -35,6 +35,7 @@ const redis = new Redis({ port, host: "127.0.0.1" });
 const cache = createTokenRecordCache({
   redis: { client: redis },
   maxEntries: count,
+  graceMs: 0,
   probeIntervalMs: 0,
 });
 try {

@@ -131,7 +131,13 @@ const store = createTokenStore({
   ...STORE_SETTINGS,
   redis: { client: redis },
   ...(fromMemory
-    ? { cache: createTokenRecordCache({ redis: { client: redis }, maxEntries: 100_000 }) }
+    ? {
+        cache: createTokenRecordCache({
+          redis: { client: redis },
+          maxEntries: 100_000,
+          graceMs: 0,
+        }),
+      }
     : {}),
   rateLimitPerMinute: 1_000_000,
   maxActivePerUser: 1_000_000,

@@ -91,6 +91,12 @@ export interface Config {
    */
   tokenCacheMaxEntries: number;
   /**
+   * TOKEN_CACHE_GRACE_MS: while Redis fails to answer, how long after the
+   * cache lost it the tokens it held may still answer checks (0 to 30000;
+   * 0: a 503 at once, as without the grace). Default 3000.
+   */
+  tokenCacheGraceMs: number;
+  /**
    * How often each worker writes the last uses it noted (ListTokens'
    * lastUsedAt): no variable, so that a use shows within 15 s as the
    * contract says. 10000.
@@ -163,6 +169,8 @@ export const SETTING_DEFAULTS = {
   maxConnectionsPerListener: 4096,
   /** TOKEN_CACHE_MAX_ENTRIES: about 30 MB a process (docs/operating-at-scale.md). */
   tokenCacheMaxEntries: 100_000,
+  /** TOKEN_CACHE_GRACE_MS: rides through a Redis restart or a Sentinel failover (issue 43). */
+  tokenCacheGraceMs: 3000,
   /** No variable: a use shows in ListTokens within 15 s (src/store/last-use-recorder.ts). */
   lastUseFlushMs: 10_000,
 } as const;
@@ -520,6 +528,10 @@ export function parseConfig(
               10_000_000,
             )
           : 0,
+      0,
+    ),
+    tokenCacheGraceMs: checked(
+      () => integer(env, "TOKEN_CACHE_GRACE_MS", SETTING_DEFAULTS.tokenCacheGraceMs, 0, 30_000),
       0,
     ),
     lastUseFlushMs: SETTING_DEFAULTS.lastUseFlushMs,

@@ -133,7 +133,7 @@ export function createServiceMetrics(opts: ServiceMetricsOptions = {}): ServiceM
     }),
     ready: new Gauge({
       name: "perps_token_ready",
-      help: "1 while the service can do its work (Redis answers PING, not stopping), as /readyz; with several workers the lowest of theirs.",
+      help: "1 while the service can do its work (Redis answers PING, or checks are served from cache while it cannot; not stopping), as /readyz; with several workers the lowest of theirs.",
       // One worker that lost Redis makes the service unready for the calls it takes.
       aggregator: "min",
       registers,
@@ -264,6 +264,8 @@ export interface TokenCacheMetrics {
   dropped(reason: string): void;
   entries(count: number): void;
   lag(seconds: number): void;
+  /** One check answered from the records held while Redis cannot answer (TOKEN_CACHE_GRACE_MS). */
+  graceServed(): void;
 }
 
 /**
@@ -305,7 +307,13 @@ export function createTokenCacheMetrics(registry: Registry): TokenCacheMetrics {
     buckets: LAG_BUCKETS,
     registers,
   });
+  const graceAnswers = new Counter({
+    name: "perps_token_cache_grace_answers_total",
+    help: "Checks answered from the token records a worker held when Redis stopped answering (TOKEN_CACHE_GRACE_MS).",
+    registers,
+  });
   return {
+    graceServed: () => graceAnswers.inc(),
     hit: () => hits.inc(),
     miss: () => misses.inc(),
     invalidated: (keys) => invalidations.inc(keys),

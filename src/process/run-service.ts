@@ -132,6 +132,7 @@ export async function runService(
     },
     tokenCacheMaxEntries: config.tokenCacheMaxEntries,
     lastUseFlushMs: config.lastUseFlushMs,
+    tokenCacheGraceMs: config.tokenCacheGraceMs,
     durability,
     listenerLimits: {
       requestTimeoutMs: config.requestTimeoutMs,

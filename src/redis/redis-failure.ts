@@ -24,3 +24,37 @@ export function isTransientRedisFailure(err: unknown): boolean {
 export function isClusterRedirect(err: unknown): boolean {
   return err instanceof Error && err.name === "ReplyError" && /^(MOVED|ASK) /.test(err.message);
 }
+
+/** Connection failures that say the server is not there to answer (not a connection that just dropped). */
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+/** Replies and messages of a Redis that is there but cannot answer, or of none to be found. */
+const UNREACHABLE_MESSAGE =
+  /^(LOADING|MASTERDOWN|CLUSTERDOWN)\b|^Command timed out|^no answer within|^All sentinels are unreachable|^Failed to refresh slots cache/;
+
+/**
+ * Whether a failure says Redis cannot answer now: a connect refused or
+ * timed out, a command or read past its bound, a server loading or without
+ * its primary, no sentinel to ask (issue 43's grace starts on one). False
+ * for a connection that merely dropped, whose commands fail at once
+ * ("Connection is closed", "Stream isn't writeable") while it reconnects to
+ * a Redis that is up. Looks through `cause` (the store's StoreError).
+ */
+export function isRedisUnreachable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as Error & { code?: unknown }).code;
+    if (
+      (typeof code === "string" && UNREACHABLE_CODES.has(code)) ||
+      UNREACHABLE_MESSAGE.test(e.message)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}

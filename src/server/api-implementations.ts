@@ -13,6 +13,7 @@ import {
   type TokenCacheMetrics,
 } from "../metrics/service-metrics.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
+import type { CacheGraceObserver } from "../store/cache-grace.js";
 import type { DurableWriterOptions } from "../store/durable-writer.js";
 import { createLastUseRecorder, type LastUseRecorder } from "../store/last-use-recorder.js";
 import { createPublicKeyStore } from "../store/public-key-store.js";
@@ -60,6 +61,11 @@ export interface ApiSettings {
   tokenCacheMaxEntries: number;
   /** How often each worker writes the last uses it noted (ListTokens' lastUsedAt), in ms. */
   lastUseFlushMs: number;
+  /**
+   * While Redis fails to answer, how long after the cache lost it its
+   * records may still answer checks (TOKEN_CACHE_GRACE_MS); 0: never.
+   */
+  tokenCacheGraceMs: number;
   /** Server time in Unix milliseconds. Default `Date.now`. */
   now?: () => number;
 }
@@ -87,6 +93,26 @@ function loggedDrops(metrics: TokenCacheMetrics, logger: Logger): TokenRecordCac
     dropped(reason, entries) {
       metrics.dropped(reason);
       logger.info({ reason, entries }, "token cache dropped");
+    },
+  };
+}
+
+/**
+ * The grace's two warn lines, one as it starts and one as it ends with the
+ * answers it served, and its counter: answering from records Redis may
+ * since have changed is said out loud (docs/security.md).
+ */
+function loggedGrace(metrics: TokenCacheMetrics, logger: Logger): CacheGraceObserver {
+  return {
+    started(held, sinceLossMs) {
+      logger.warn(
+        { held, sinceLossMs: Math.round(sinceLossMs) },
+        "Redis cannot answer: serving checks from cache",
+      );
+    },
+    served: metrics.graceServed,
+    ended(reason, served) {
+      logger.warn({ reason, served }, "serving checks from cache ended");
     },
   };
 }
@@ -134,12 +160,15 @@ export function createApiImplementations(opts: ApiImplementationOptions): {
     ...(opts.redisWaitLanes === undefined ? {} : { waitLanes: opts.redisWaitLanes }),
   };
   const maxEntries = opts.tokenCacheMaxEntries;
+  const cacheMetrics = maxEntries > 0 ? createTokenCacheMetrics(metrics.registry) : undefined;
   const tokenCache =
-    maxEntries > 0
+    cacheMetrics !== undefined
       ? createTokenRecordCache({
           redis,
           maxEntries,
-          observer: loggedDrops(createTokenCacheMetrics(metrics.registry), opts.logger),
+          observer: loggedDrops(cacheMetrics, opts.logger),
+          graceMs: opts.tokenCacheGraceMs,
+          graceObserver: loggedGrace(cacheMetrics, opts.logger),
         })
       : undefined;
   const cache = tokenCache === undefined ? {} : { cache: tokenCache };

@@ -197,8 +197,15 @@ export function listenerTransport(
 export function createApp(opts: AppOptions): App {
   // Aborted by stop(): /readyz and gRPC health say NOT_SERVING from then on.
   const stopping = new AbortController();
-  const ready = createReadinessProbe({ redis: opts.redis, stopping: stopping.signal });
-  const metrics = opts.metrics ?? createServiceMetrics({ ready });
+  const ready = createReadinessProbe({
+    redis: opts.redis,
+    stopping: stopping.signal,
+    // Read when asked: the cache is made below, with the services.
+    servingFromCache: () => tokenCache?.servingFromCache === true,
+  });
+  // Serving from cache counts as ready, as /readyz says.
+  const metrics =
+    opts.metrics ?? createServiceMetrics({ ready: async () => (await ready()) !== "not ready" });
   const runRedis = createRedisRunner({
     observe: observeRedis(metrics),
     ...(opts.tracing === undefined ? {} : { trace: opts.tracing.redis }),

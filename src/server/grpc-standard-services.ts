@@ -61,7 +61,7 @@ export function createGrpcHealth(opts: GrpcHealthOptions): ServiceImpl<typeof He
   const known = new Set(["", ...opts.services]);
   const interval = opts.watchIntervalMs ?? 1000;
   const status = async () =>
-    (await opts.ready()) ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    (await opts.ready()) === "not ready" ? ServingStatus.NOT_SERVING : ServingStatus.SERVING;
 
   return {
     async check(req) {

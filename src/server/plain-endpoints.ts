@@ -50,8 +50,8 @@ export function createHealthEndpoints(ready: ReadinessProbe): Endpoint {
       return true;
     }
     if (path === "/readyz") {
-      void ready().then((ok) =>
-        sendJson(req, res, ok ? 200 : 503, { status: ok ? "ready" : "not ready" }),
+      void ready().then((status) =>
+        sendJson(req, res, status === "not ready" ? 503 : 200, { status }),
       );
       return true;
     }

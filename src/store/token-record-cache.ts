@@ -8,7 +8,8 @@
  */
 
 import { createBoundedCache } from "../cache/bounded-cache.js";
-import { isClusterRedirect } from "../redis/redis-failure.js";
+import type { RedisClient } from "../redis/redis-client.js";
+import { isClusterRedirect, isRedisUnreachable } from "../redis/redis-failure.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import type { TrackedReader } from "../redis/tracked-reader.js";
 import {
@@ -17,6 +18,7 @@ import {
   type TrackedReaders,
   type TrackedReadersEvents,
 } from "../redis/tracked-readers.js";
+import { type CacheGraceObserver, createCacheGrace } from "./cache-grace.js";
 import type { TokenGrants } from "./token-grants.js";
 
 /** A token's record as the bearer check needs it (layout 1 records only: they carry their expiry). */
@@ -62,6 +64,16 @@ export interface TokenRecordCache {
   find(key: string): CachedTokenRecord | undefined;
   /** Reads a token key: on its server's tracking connection when invalidations are guaranteed, else by `fallback`. */
   read(key: string, fallback: () => Promise<Buffer | null>): Promise<TrackedRead>;
+  /**
+   * Redis failed a read of `key` with `err`. While Redis cannot answer, the
+   * grace's held record of the key (issue 43), if it has one. A read that
+   * failed because the client is reconnecting waits (at most a second) for
+   * how that ends: "retry" once it is connected again (a connection that
+   * merely dropped), the held record if Redis turns out unreachable.
+   */
+  unanswered(key: string, err: unknown): Promise<CachedTokenRecord | "retry" | undefined>;
+  /** Checks are answered from the records held since Redis was lost (TOKEN_CACHE_GRACE_MS). */
+  readonly servingFromCache: boolean;
   /** Forgets a key this process changed (and any read of it in flight). */
   forget(key: string): void;
   /** Forgets every key starting with `prefix` (a user's tokens). */
@@ -85,6 +97,13 @@ export interface TokenRecordCacheOptions {
   pairs?: (events: TrackedReadersEvents) => TrackedReaders;
   /** How often the invalidation lag is probed (a key written, its invalidation timed); 0: never. Default 10000 ms. */
   probeIntervalMs?: number;
+  /**
+   * How long after the invalidations are lost the records held then may
+   * answer checks that Redis fails to answer (TOKEN_CACHE_GRACE_MS); 0: never.
+   */
+  graceMs: number;
+  /** Told when a grace starts and ends, and of each answer it serves. */
+  graceObserver?: CacheGraceObserver;
 }
 
 interface Entry extends CachedTokenRecord {
@@ -103,7 +122,11 @@ const NOT_KEPT: TrackedRead["keep"] = () => undefined;
  */
 export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenRecordCache {
   const observer = opts.observer;
-  const entries = createBoundedCache<string, Entry>(opts.maxEntries);
+  let entries = createBoundedCache<string, Entry>(opts.maxEntries);
+  const grace = createCacheGrace<Entry>({
+    graceMs: opts.graceMs,
+    ...(opts.graceObserver === undefined ? {} : { observer: opts.graceObserver }),
+  });
   // A slab is freed once every digest in it is (entries go oldest first).
   const copyDigest = createDigestSlabs(64 * 1024);
   const inFlight = createInFlightReads();
@@ -111,7 +134,15 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
   let closing = false;
   function dropAll(reason: InvalidationLossReason | "flush"): void {
     const held = entries.size;
-    entries.clear();
+    if (reason === "flush" || closing) {
+      // Redis' data is gone: nothing of it is served, not even in grace.
+      grace.drop("flush");
+      entries.clear();
+    } else {
+      // Kept aside, served only if Redis then fails to answer (a grace).
+      grace.hold(entries);
+      entries = createBoundedCache<string, Entry>(opts.maxEntries);
+    }
     inFlight.poisonAll();
     // Closing the cache (the service stopping) is no drop to tell of.
     if (!closing) {
@@ -143,6 +174,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
         }
         counted += 1;
         entries.delete(key);
+        grace.forget(key);
         inFlight.poison(key);
       }
       if (counted > 0) {
@@ -159,7 +191,33 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       events,
       ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
     });
+  /**
+   * The client's own connection failures say Redis cannot answer (a
+   * reconnect refused or timed out), and its ready event that it answers
+   * again; heard once per client, the rebuilt ones too.
+   */
+  const heard = new WeakSet<RedisClient>();
+  function hear(client: RedisClient): void {
+    if (opts.pairs !== undefined || heard.has(client)) {
+      return;
+    }
+    heard.add(client);
+    const failed = (err: unknown) => {
+      if (isRedisUnreachable(err)) {
+        grace.failed();
+        reconnected.settle("unreachable");
+      }
+    };
+    client.on("error", failed);
+    client.on("node error", failed);
+    client.on("ready", () => {
+      grace.answered();
+      reconnected.settle("ready");
+    });
+  }
+  const reconnected = createReconnectOutcome(RECONNECT_WAIT_MS);
   let pairsOf = opts.redis.client;
+  hear(pairsOf);
   let pairs = makePairs();
   let pairsBuilt = performance.now();
   /**
@@ -176,10 +234,21 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       pairs.close();
       dropAll("connection");
       pairsOf = opts.redis.client;
+      hear(pairsOf);
       pairs = makePairs();
       pairsBuilt = performance.now();
     }
     return pairs;
+  }
+
+  /** A held record while the grace serves; its pair back up means Redis answers again. */
+  function heldRecord(key: string): Entry | undefined {
+    const entry = grace.take(key);
+    if (entry?.pair.up === true) {
+      grace.answered();
+      return undefined;
+    }
+    return entry;
   }
 
   return {
@@ -191,8 +260,38 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
         observer?.hit();
         return entry;
       }
+      if (grace.serving) {
+        const held = heldRecord(key);
+        if (held !== undefined) {
+          return held;
+        }
+      }
       observer?.miss();
       return undefined;
+    },
+
+    async unanswered(key, err) {
+      // A client the holder replaced since the pairs were built is heard too.
+      hear(opts.redis.client);
+      if (isRedisUnreachable(err)) {
+        grace.failed();
+      } else if (
+        !grace.serving &&
+        opts.pairs === undefined &&
+        isNotConnected(err) &&
+        opts.redis.client.status !== "ready"
+      ) {
+        // Reconnecting: a refused or timed-out connect makes it an outage,
+        // a connect that works makes it a read to try again.
+        if ((await reconnected.next()) === "ready") {
+          return "retry";
+        }
+      }
+      return grace.serving ? heldRecord(key) : undefined;
+    },
+
+    get servingFromCache() {
+      return grace.serving;
     },
 
     find(key) {
@@ -207,7 +306,9 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
     async read(key, fallback) {
       const pair = currentPairs().pairOf(key);
       if (pair?.up !== true) {
-        return { value: await fallback(), keep: NOT_KEPT };
+        const value = await fallback();
+        grace.answered();
+        return { value, keep: NOT_KEPT };
       }
       const ticket = inFlight.start(key, pair);
       let value: Buffer | null;
@@ -226,6 +327,7 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
         // it; keep() runs before this (the check goes on in microtasks).
         setImmediate(() => inFlight.settle(ticket));
       }
+      grace.answered();
       return {
         value,
         keep(record) {
@@ -247,12 +349,14 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
 
     forget(key) {
       entries.delete(key);
+      grace.forget(key);
       inFlight.poison(key);
       observer?.entries(entries.size);
     },
 
     forgetPrefix(prefix) {
       entries.deleteIf((key) => key.startsWith(prefix));
+      grace.forgetPrefix(prefix);
       inFlight.poisonPrefix(prefix);
       observer?.entries(entries.size);
     },
@@ -262,6 +366,57 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       probe.stop();
       pairs.close();
       entries.clear();
+      grace.drop("closed");
+    },
+  };
+}
+
+// Waiting for a reconnect.
+
+/** The longest a check waits for a reconnect's outcome: the client's connect timeout. */
+const RECONNECT_WAIT_MS = 1000;
+
+/** A read that failed because its connection was not open (ioredis with no offline queue). */
+function isNotConnected(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (/^(Stream isn't writeable|Connection is closed)/.test(e.message)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+type ReconnectOutcome = "ready" | "unreachable" | "timeout";
+
+/**
+ * How the client's reconnect ends, one promise shared by every check
+ * waiting (no listener per check): settled by the client's next ready or
+ * unreachable error, or after `waitMs`.
+ */
+function createReconnectOutcome(waitMs: number) {
+  let pending:
+    | { promise: Promise<ReconnectOutcome>; settle: (o: ReconnectOutcome) => void }
+    | undefined;
+  return {
+    next(): Promise<ReconnectOutcome> {
+      if (pending === undefined) {
+        let resolve: (o: ReconnectOutcome) => void = () => undefined;
+        const promise = new Promise<ReconnectOutcome>((done) => {
+          resolve = done;
+        });
+        const timer = setTimeout(() => settle("timeout"), waitMs);
+        timer.unref();
+        const settle = (outcome: ReconnectOutcome) => {
+          clearTimeout(timer);
+          pending = undefined;
+          resolve(outcome);
+        };
+        pending = { promise, settle };
+      }
+      return pending.promise;
+    },
+    settle(outcome: ReconnectOutcome): void {
+      pending?.settle(outcome);
     },
   };
 }

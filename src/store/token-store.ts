@@ -425,16 +425,36 @@ export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
     // One GET on the user's primary (reads never go to a lagging replica,
     // which may still hold a deleted token); with a cache, on its tracking
     // connection when it can.
-    const read = await runRedis(
-      "token.lookup",
-      (): Promise<{ value: Buffer | null; keep?: TrackedRead["keep"] }> =>
-        cache === undefined
-          ? redis()
-              .getBuffer(key)
-              .then((value) => ({ value }))
-          : cache.read(key, () => redis().getBuffer(key)),
-      "read",
-    );
+    const readRecord = () =>
+      runRedis(
+        "token.lookup",
+        (): Promise<{ value: Buffer | null; keep?: TrackedRead["keep"] }> =>
+          cache === undefined
+            ? redis()
+                .getBuffer(key)
+                .then((value) => ({ value }))
+            : cache.read(key, () => redis().getBuffer(key)),
+        "read",
+      );
+    let read: { value: Buffer | null; keep?: TrackedRead["keep"] };
+    try {
+      read = await readRecord();
+    } catch (err) {
+      if (cache === undefined) {
+        throw err;
+      }
+      // Redis cannot answer: a record the cache held when it lost Redis may
+      // answer, within TOKEN_CACHE_GRACE_MS of that loss (issue 43); a
+      // connection that was only reconnecting is read once more.
+      const held = await cache.unanswered(key, err);
+      if (held === undefined) {
+        throw err;
+      }
+      if (held !== "retry") {
+        return held;
+      }
+      read = await readRecord();
+    }
     const record = read.value === null ? undefined : decodeTokenRecord(read.value);
     if (record === undefined) {
       return undefined;

@@ -90,6 +90,7 @@ describe("token console", () => {
       durability: { waitTimeoutMs: STORE_SETTINGS.waitTimeoutMs },
       tokenCacheMaxEntries: SETTING_DEFAULTS.tokenCacheMaxEntries,
       lastUseFlushMs: SETTING_DEFAULTS.lastUseFlushMs,
+      tokenCacheGraceMs: SETTING_DEFAULTS.tokenCacheGraceMs,
       listenerLimits: LISTENER_LIMITS,
       operatorOf: testOperatorLookup(),
     });

@@ -50,7 +50,12 @@ describe("the token cache after its client is replaced", () => {
     const first = new Redis(redis.url);
     const second = new Redis(redis.url);
     const holder: { client: Redis } & RedisHolder = { client: first };
-    const cache = createTokenRecordCache({ redis: holder, maxEntries: 10, probeIntervalMs: 0 });
+    const cache = createTokenRecordCache({
+      redis: holder,
+      maxEntries: 10,
+      probeIntervalMs: 0,
+      graceMs: 0,
+    });
     try {
       await admin.set("{u}tk", "record");
       assert.ok(await cachedWithin(cache, "{u}tk", 5000), "cached with the first client");

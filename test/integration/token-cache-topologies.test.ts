@@ -116,10 +116,13 @@ describe("the token cache in every topology", () => {
     const sentinel = await startTestRedisSentinel();
     // The create is confirmed by the replica, so the token survives the failover.
     // WAIT gets room a loaded machine may need: this test is about the cache.
+    // TOKEN_CACHE_GRACE_MS=0, the strict cache: nothing from memory in the gap (the grace
+    // that rides through it is token-cache-grace.test.ts's).
     const service = await startTestService({
       redis: sentinel.topology,
       redisMinReplicasAck: 1,
       redisWaitTimeoutMs: 2000,
+      tokenCacheGraceMs: 0,
     });
     const other = new Redis({
       sentinels: sentinel.topology.sentinels,

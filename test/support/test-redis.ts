@@ -64,6 +64,10 @@ export async function startTestRedis(): Promise<TestRedis> {
 export interface TestRedisServer extends TestRedis {
   /** Kills the server at once (SIGKILL), as a crash would; what its AOF holds stays for `restart`. */
   crash(): Promise<void>;
+  /** Freezes the server (SIGSTOP), as a stalled host would: its connections stay open, unanswered. */
+  pause(): void;
+  /** Thaws a paused server (SIGCONT). */
+  resume(): void;
 }
 
 export interface TestRedisServerOptions {
@@ -100,6 +104,12 @@ export async function startTestRedisServer(
     },
     async restart() {
       server = await start();
+    },
+    pause() {
+      server?.child.kill("SIGSTOP");
+    },
+    resume() {
+      server?.child.kill("SIGCONT");
     },
     async dispose() {
       await server?.stop();

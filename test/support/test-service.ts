@@ -99,6 +99,8 @@ export interface TestServiceOptions {
   internalHostnames?: readonly string[];
   /** How often last uses are written (ListTokens' lastUsedAt). Default the service's (10 s). */
   lastUseFlushMs?: number;
+  /** TOKEN_CACHE_GRACE_MS. Default the service's. */
+  tokenCacheGraceMs?: number;
   /** Whether the check lane answers what the token cache can. Default the service's (on). */
   checkLane?: boolean;
 }
@@ -159,6 +161,7 @@ export async function startTestService(opts: TestServiceOptions): Promise<TestSe
     },
     tokenCacheMaxEntries: opts.tokenCacheMaxEntries ?? SETTING_DEFAULTS.tokenCacheMaxEntries,
     lastUseFlushMs: opts.lastUseFlushMs ?? SETTING_DEFAULTS.lastUseFlushMs,
+    tokenCacheGraceMs: opts.tokenCacheGraceMs ?? SETTING_DEFAULTS.tokenCacheGraceMs,
     durability: {
       minReplicasAck: opts.redisMinReplicasAck,
       revocationReplicasAck: revocationReplicas.current,

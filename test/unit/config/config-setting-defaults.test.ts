@@ -21,6 +21,7 @@ const OPTION_NAMES: Record<keyof typeof SETTING_DEFAULTS, readonly string[]> = {
   answerTimeoutMs: ["answerTimeoutMs"],
   maxConnectionsPerListener: ["maxConnectionsPerListener", "maxConnections"],
   tokenCacheMaxEntries: ["tokenCacheMaxEntries"],
+  tokenCacheGraceMs: ["tokenCacheGraceMs", "graceMs"],
   lastUseFlushMs: ["lastUseFlushMs", "flushIntervalMs"],
 };
 

@@ -27,6 +27,7 @@ describe("parseConfig", () => {
       tokenListRateLimitPerMinute: 120,
       tokenCacheMaxEntries: 100_000,
       lastUseFlushMs: 10_000,
+      tokenCacheGraceMs: 3000,
       requestTimeoutMs: 30_000,
       answerTimeoutMs: 10_000,
       maxConnectionsPerListener: 4096,

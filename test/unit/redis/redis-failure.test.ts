@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ReplyError } from "ioredis";
-import { isClusterRedirect, isTransientRedisFailure } from "../../../src/redis/redis-failure.js";
+import {
+  isClusterRedirect,
+  isRedisUnreachable,
+  isTransientRedisFailure,
+} from "../../../src/redis/redis-failure.js";
 
 describe("isTransientRedisFailure", () => {
   it("is true for failures that say nothing of the command: connections, timeouts, anything thrown", () => {
@@ -74,5 +78,42 @@ describe("isClusterRedirect", () => {
     ]) {
       assert.equal(isClusterRedirect(err), false, String(err));
     }
+  });
+});
+
+describe("isRedisUnreachable", () => {
+  const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
+  const reply = (message: string) => Object.assign(new Error(message), { name: "ReplyError" });
+
+  it("is true when Redis is not there to answer, or cannot: refused, timed out, loading, no sentinel", () => {
+    for (const err of [
+      withCode("connect ECONNREFUSED 127.0.0.1:6379", "ECONNREFUSED"),
+      withCode("connect ETIMEDOUT", "ETIMEDOUT"),
+      withCode("connect EHOSTUNREACH 10.0.0.9:6379", "EHOSTUNREACH"),
+      new Error("Command timed out"),
+      new Error("no answer within 1000 ms"),
+      reply("LOADING Redis is loading the dataset in memory"),
+      reply("MASTERDOWN Link with MASTER is down"),
+      new Error("All sentinels are unreachable. Retrying from scratch after 100ms."),
+    ]) {
+      assert.equal(isRedisUnreachable(err), true, err.message);
+    }
+    // Through the store's error, which keeps Redis' as its cause.
+    const wrapped = new Error("Token store unavailable", { cause: new Error("Command timed out") });
+    assert.equal(isRedisUnreachable(wrapped), true);
+  });
+
+  it("is false for a connection that merely dropped, and for a refused command", () => {
+    for (const err of [
+      new Error("Connection is closed."),
+      new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+      withCode("read ECONNRESET", "ECONNRESET"),
+      reply("ERR unknown command"),
+      reply("NOSCRIPT No matching script"),
+    ]) {
+      assert.equal(isRedisUnreachable(err), false, err.message);
+    }
+    assert.equal(isRedisUnreachable("ECONNREFUSED"), false, "not an error");
+    assert.equal(isRedisUnreachable(undefined), false);
   });
 });

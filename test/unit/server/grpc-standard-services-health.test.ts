@@ -23,7 +23,7 @@ describe("grpc.health.v1 Watch", () => {
   it("on stop: NOT_SERVING at once, then the stream ends", async () => {
     const stopping = new AbortController();
     const health = createGrpcHealth({
-      ready: async () => !stopping.signal.aborted,
+      ready: async () => (stopping.signal.aborted ? "not ready" : "ready"),
       services: [],
       stopping: stopping.signal,
       // Long enough that only the stop can wake the stream within the test.
@@ -43,7 +43,7 @@ describe("grpc.health.v1 Watch", () => {
     const stopping = new AbortController();
     stopping.abort();
     const health = createGrpcHealth({
-      ready: async () => false,
+      ready: async () => "not ready",
       services: [],
       stopping: stopping.signal,
     });

@@ -3,9 +3,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { createHealthEndpoints } from "../../../src/server/plain-endpoints.js";
+import type { Readiness } from "../../../src/server/readiness.js";
 
 describe("health endpoints", () => {
-  let ready = true;
+  let ready: Readiness = "ready";
   const health = createHealthEndpoints(async () => ready);
   let server: Server;
   let base = "";
@@ -27,7 +28,7 @@ describe("health endpoints", () => {
   });
 
   it("/healthz: 200 while the process serves, whatever the readiness", async () => {
-    ready = false;
+    ready = "not ready";
     const res = await fetch(`${base}/healthz?from=balancer`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("content-type"), "application/json");
@@ -35,20 +36,25 @@ describe("health endpoints", () => {
     assert.deepEqual(await res.json(), { status: "ok" });
   });
 
-  it("/readyz: 200 while ready, 503 when not", async () => {
-    ready = true;
+  it("/readyz: 200 while ready or serving from cache, 503 when not", async () => {
+    ready = "ready";
     const yes = await fetch(`${base}/readyz`);
     assert.equal(yes.status, 200);
     assert.deepEqual(await yes.json(), { status: "ready" });
-    ready = false;
+    ready = "not ready";
     const no = await fetch(`${base}/readyz`);
     assert.equal(no.status, 503);
     assert.equal(no.headers.get("cache-control"), "no-store");
     assert.deepEqual(await no.json(), { status: "not ready" });
+    // Redis cannot answer, but checks are served from the cache's grace: kept in rotation.
+    ready = "serving from cache";
+    const grace = await fetch(`${base}/readyz`);
+    assert.equal(grace.status, 200);
+    assert.deepEqual(await grace.json(), { status: "serving from cache" });
   });
 
   it("HEAD: the same status and headers, no body", async () => {
-    ready = false;
+    ready = "not ready";
     const get = await fetch(`${base}/readyz`);
     const body = await get.text();
     const head = await fetch(`${base}/readyz`, { method: "HEAD" });

@@ -31,22 +31,22 @@ describe("createReadinessProbe", () => {
   });
 
   it("is ready while Redis answers PING", async () => {
-    assert.equal(await createReadinessProbe({ redis: { client } })(), true);
+    assert.equal(await createReadinessProbe({ redis: { client } })(), "ready");
   });
 
   it("is not ready once the service starts stopping, Redis answering or not", async () => {
     const stopping = new AbortController();
     const ready = createReadinessProbe({ redis: { client }, stopping: stopping.signal });
-    assert.equal(await ready(), true);
+    assert.equal(await ready(), "ready");
     stopping.abort();
-    assert.equal(await ready(), false);
+    assert.equal(await ready(), "not ready");
   });
 
   it("is not ready while the client is not connected, without sending anything", async () => {
     const idle = new Redis(`redis://127.0.0.1:${server.port}`, { lazyConnect: true });
     try {
       assert.notEqual(idle.status, "ready");
-      assert.equal(await createReadinessProbe({ redis: { client: idle } })(), false);
+      assert.equal(await createReadinessProbe({ redis: { client: idle } })(), "not ready");
       assert.equal(idle.status, "wait", "the probe did not connect the client");
     } finally {
       idle.disconnect();
@@ -61,16 +61,42 @@ describe("createReadinessProbe", () => {
     // Thawed in 2 s whatever happens: a probe that waited for the PONG would
     // answer then, and say ready.
     const thaw = setTimeout(() => process.kill(pid, "SIGCONT"), 2000);
-    let answer: boolean;
+    let answer: string;
     try {
       answer = await ready();
     } finally {
       clearTimeout(thaw);
       process.kill(pid, "SIGCONT");
     }
-    assert.equal(answer, false);
+    assert.equal(answer, "not ready");
     // The PING left in flight is answered: the next probe is ready again.
     assert.equal(await client.ping(), "PONG");
-    assert.equal(await ready(), true);
+    assert.equal(await ready(), "ready");
+  });
+
+  it("says serving from cache, not not ready, while Redis cannot answer and the cache's grace answers checks", async () => {
+    let grace = true;
+    const idle = new Redis(`redis://127.0.0.1:${server.port}`, { lazyConnect: true });
+    const stopping = new AbortController();
+    try {
+      const ready = createReadinessProbe({
+        redis: { client: idle },
+        stopping: stopping.signal,
+        servingFromCache: () => grace,
+      });
+      assert.equal(await ready(), "serving from cache");
+      grace = false;
+      assert.equal(await ready(), "not ready");
+      grace = true;
+      stopping.abort();
+      assert.equal(await ready(), "not ready", "stopping wins");
+      // Redis answering: ready, whatever the cache says.
+      assert.equal(
+        await createReadinessProbe({ redis: { client }, servingFromCache: () => true })(),
+        "ready",
+      );
+    } finally {
+      idle.disconnect();
+    }
   });
 });

@@ -44,6 +44,7 @@ function setUp(maxEntries = 10) {
     redis: { client: new Redis({ lazyConnect: true }) },
     maxEntries,
     probeIntervalMs: 0,
+    graceMs: 0,
     pairs: (given) => {
       events = given;
       return { pairOf: () => pair, ended: false, close() {} };
