@@ -30,8 +30,9 @@ const DAY_SECONDS = 86_400;
 /**
  * The service names request fields as the API spells them (`expiresIn: must
  * be at most 31536000 seconds`); the form calls them Name, Lifetime (in
- * days), Scopes and Allowed addresses. Each `; `-joined part about one of the form's fields is said in its
- * words; any other part stays the service's.
+ * days), Scopes and Allowed addresses. Each `; `-joined part about one of
+ * the form's fields is said in its words; any other part stays the
+ * service's.
  */
 function inFormWords(message: string): string {
   return message

@@ -47,12 +47,28 @@ const UNREACHABLE_MESSAGE =
  * a Redis that is up. Looks through `cause` (the store's StoreError).
  */
 export function isRedisUnreachable(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+  return someCause(err, (e) => {
     const code = (e as Error & { code?: unknown }).code;
-    if (
+    return (
       (typeof code === "string" && UNREACHABLE_CODES.has(code)) ||
       UNREACHABLE_MESSAGE.test(e.message)
-    ) {
+    );
+  });
+}
+
+/**
+ * Whether a command failed because its connection was not open (ioredis
+ * with no offline queue, while it reconnects): it says nothing of whether
+ * Redis is up. Looks through `cause`.
+ */
+export function isNotConnected(err: unknown): boolean {
+  return someCause(err, (e) => /^(Stream isn't writeable|Connection is closed)/.test(e.message));
+}
+
+/** Whether `err` or one of its first causes passes `test`. */
+function someCause(err: unknown, test: (e: Error) => boolean): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (test(e)) {
       return true;
     }
   }

@@ -49,13 +49,13 @@ function isForwardAuthPath(req: NodeServerRequest): boolean {
  * Forward-auth for an edge proxy (nginx `auth_request`, Traefik ForwardAuth,
  * Envoy `ext_authz` in HTTP mode): every method on `/auth` or under `/auth/`.
  * It reads `Authorization`, the client's address (forward-auth-request.ts)
- * and the route's `?scope=`; a body is neither read nor waited for. A live bearer token answers 200 with `X-User-Id` (the user's UUID,
- * lowercase), `X-Token-Id` and `X-Token-Scopes` and an empty body; no bearer
- * token, or one that is not live, 401 with its `WWW-Authenticate` challenge
- * and the usual JSON error body; a live token without a scope the route
- * names (`?scope=`) or used from outside its allow-list, 403; a Redis that
- * cannot answer 503. Returns false for any other
- * path. Answers are logged and counted by the listener's telemetry, as
+ * and the route's `?scope=`; a body is neither read nor waited for. A live
+ * bearer token answers 200 with `X-User-Id` (the user's UUID, lowercase),
+ * `X-Token-Id` and `X-Token-Scopes` and an empty body; no bearer token, or
+ * one that is not live, 401 with its `WWW-Authenticate` challenge and the
+ * usual JSON error body; a live token without a scope the route names
+ * (`?scope=`) or used from outside its allow-list, 403; a Redis that cannot
+ * answer 503. Returns false for any other path. Answers are logged and counted by the listener's telemetry, as
  * `perps_token_requests_total{method="forward-auth"}` with the answer's code.
  */
 export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): Endpoint {

@@ -9,7 +9,7 @@
 
 import { createBoundedCache } from "../cache/bounded-cache.js";
 import type { RedisClient } from "../redis/redis-client.js";
-import { isClusterRedirect, isRedisUnreachable } from "../redis/redis-failure.js";
+import { isClusterRedirect, isNotConnected, isRedisUnreachable } from "../redis/redis-failure.js";
 import type { RedisHolder } from "../redis/redis-holder.js";
 import type { TrackedReader } from "../redis/tracked-reader.js";
 import {
@@ -135,8 +135,8 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
   function dropAll(reason: InvalidationLossReason | "flush"): void {
     const held = entries.size;
     if (reason === "flush" || closing) {
-      // Redis' data is gone: nothing of it is served, not even in grace.
-      grace.drop("flush");
+      // Redis' data is gone (or the service stops): nothing of it is served, not even in grace.
+      grace.drop(closing ? "closed" : "flush");
       entries.clear();
     } else {
       // Kept aside, served only if Redis then fails to answer (a grace).
@@ -375,16 +375,6 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
 
 /** The longest a check waits for a reconnect's outcome: the client's connect timeout. */
 const RECONNECT_WAIT_MS = 1000;
-
-/** A read that failed because its connection was not open (ioredis with no offline queue). */
-function isNotConnected(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (/^(Stream isn't writeable|Connection is closed)/.test(e.message)) {
-      return true;
-    }
-  }
-  return false;
-}
 
 type ReconnectOutcome = "ready" | "unreachable" | "timeout";
 

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { ReplyError } from "ioredis";
 import {
   isClusterRedirect,
+  isNotConnected,
   isRedisUnreachable,
   isTransientRedisFailure,
 } from "../../../src/redis/redis-failure.js";
@@ -115,5 +116,25 @@ describe("isRedisUnreachable", () => {
     }
     assert.equal(isRedisUnreachable("ECONNREFUSED"), false, "not an error");
     assert.equal(isRedisUnreachable(undefined), false);
+  });
+});
+
+describe("isNotConnected", () => {
+  it("is true for a command refused because its connection is not open, through causes", () => {
+    assert.equal(isNotConnected(new Error("Connection is closed.")), true);
+    assert.equal(
+      isNotConnected(
+        new Error("Token store unavailable", {
+          cause: new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+        }),
+      ),
+      true,
+    );
+  });
+
+  it("is false for anything else: a refused connect, a timeout, a reply", () => {
+    assert.equal(isNotConnected(new Error("connect ECONNREFUSED 127.0.0.1:6379")), false);
+    assert.equal(isNotConnected(new Error("Command timed out")), false);
+    assert.equal(isNotConnected(undefined), false);
   });
 });
