@@ -278,7 +278,10 @@ describe("checks ride through a Redis blip from the cache (TOKEN_CACHE_GRACE_MS)
     const load = checkUnderLoad(a, [cached.token]);
     await sleep(300);
     const killed = performance.now();
-    await sentinel.failOver();
+    const { rejoin } = await sentinel.failOver();
+    // The killed primary comes back as the new one's replica: a revocation waits for a replica's
+    // confirmation (REDIS_REVOKE_REPLICAS_ACK auto, once one was seen), as in production.
+    const rejoined = rejoin();
     // B deletes the token as soon as the new primary takes writes.
     let deletedAt = 0;
     const deadline = performance.now() + 20_000;
@@ -292,6 +295,7 @@ describe("checks ride through a Redis blip from the cache (TOKEN_CACHE_GRACE_MS)
       }
     }
     assert.ok(deletedAt > 0, "the delete went through on the new primary");
+    await rejoined;
     for (const service of [a, b]) {
       let refusedAt = 0;
       while (refusedAt === 0 && performance.now() - deletedAt < graceMs + 2000) {
