@@ -275,12 +275,11 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       hear(opts.redis.client);
       if (isRedisUnreachable(err)) {
         grace.failed();
-      } else if (
-        !grace.serving &&
-        opts.pairs === undefined &&
-        isNotConnected(err) &&
-        opts.redis.client.status !== "ready"
-      ) {
+      } else if (!grace.serving && opts.pairs === undefined && isNotConnected(err)) {
+        // A tracking connection closed before the client heard of it: read again.
+        if (opts.redis.client.status === "ready") {
+          return "retry";
+        }
         // Reconnecting: a refused or timed-out connect makes it an outage,
         // a connect that works makes it a read to try again.
         if ((await reconnected.next()) === "ready") {

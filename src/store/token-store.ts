@@ -453,7 +453,16 @@ export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
       if (held !== "retry") {
         return held;
       }
-      read = await readRecord();
+      try {
+        read = await readRecord();
+      } catch (again) {
+        // Lost again meanwhile (the close reached this client only now): the grace, if any.
+        const heldNow = await cache.unanswered(key, again);
+        if (heldNow === undefined || heldNow === "retry") {
+          throw again;
+        }
+        return heldNow;
+      }
     }
     const record = read.value === null ? undefined : decodeTokenRecord(read.value);
     if (record === undefined) {
