@@ -50,6 +50,7 @@ export function renderTokens(
       const used = cell(
         "Last used",
         token.lastUsedAt === undefined ? "never" : minuteText(token.lastUsedAt),
+        "when",
       );
       const action = create("td");
       const revoke = create("button", "Revoke");

@@ -61,6 +61,19 @@ async function rowCells(page: Page, name: string): Promise<Record<string, string
   return cells;
 }
 
+/** How many lines each of a row's cells, by label, takes on screen. */
+async function lineCounts(page: Page, name: string, labels: string[]): Promise<unknown> {
+  return page.evaluate(`(() => {
+    const row = [...document.querySelectorAll("#token-rows tr")].find((r) =>
+      r.querySelector("td.name")?.textContent === ${JSON.stringify(name)});
+    return ${JSON.stringify(labels)}.map((label) => {
+      const range = document.createRange();
+      range.selectNodeContents(row.querySelector(\`td[data-label="\${label}"]\`));
+      return new Set([...range.getClientRects()].map((box) => Math.round(box.top))).size;
+    });
+  })()`);
+}
+
 const AS_OPENED = {
   read: [true, true],
   trade: [true, true],
@@ -160,6 +173,8 @@ describe("token console: scopes, allowed addresses and last use", () => {
         /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/,
       );
       assert.equal((await rowCells(page, "refresh-0"))["Last used"], "never");
+      // Seven columns at desktop width: each date stays on one line.
+      assert.deepEqual(await lineCounts(page, "bot", ["Expires", "Last used"]), [1, 1]);
     } finally {
       await context.close();
     }
