@@ -93,6 +93,17 @@ function spellings(name: "X-User-Id" | "X-Token-Id", value: string): Record<stri
   };
 }
 
+/** The API's echo of an answer that reached it: who the proxy said called, and the body. */
+function assertReachedApi(
+  answer: { status: number; text: string },
+  userId: string,
+  tokenId: string,
+  body = "",
+): void {
+  assert.equal(answer.status, 200, answer.text);
+  assert.deepEqual(JSON.parse(answer.text), { userId, tokenId, body });
+}
+
 for (const [title, proxy] of Object.entries(PROXIES)) {
   describe(title, () => {
     let redis: TestRedis;
@@ -196,12 +207,7 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
       const answer = await viaProxy("/api/orders?x=1", {
         headers: { authorization: bearer(live.token) },
       });
-      assert.equal(answer.status, 200, answer.text);
-      assert.deepEqual(JSON.parse(answer.text), {
-        userId: user.userId,
-        tokenId: live.id,
-        body: "",
-      });
+      assertReachedApi(answer, user.userId, live.id);
       assert.equal(seen.at(-1)?.url, "/api/orders?x=1");
     });
 
@@ -211,12 +217,7 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
         headers: { authorization: bearer(live.token), "content-type": "application/json" },
         body: '{"qty":1}',
       });
-      assert.equal(answer.status, 200, answer.text);
-      assert.deepEqual(JSON.parse(answer.text), {
-        userId: user.userId,
-        tokenId: live.id,
-        body: '{"qty":1}',
-      });
+      assertReachedApi(answer, user.userId, live.id, '{"qty":1}');
     });
 
     it("identity headers sent by the client, in any spelling, never reach the API: it sees only the service's answer", async () => {
@@ -315,12 +316,7 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
       const allowed = await viaProxy("/api/orders", {
         headers: { authorization: bearer(here.token), ...forged },
       });
-      assert.equal(allowed.status, 200, allowed.text);
-      assert.deepEqual(JSON.parse(allowed.text), {
-        userId: user.userId,
-        tokenId: here.id,
-        body: "",
-      });
+      assertReachedApi(allowed, user.userId, here.id);
       const before = seen.length;
       const refused = await viaProxy("/api/orders", {
         headers: { authorization: bearer(elsewhere.token), ...forged },
@@ -357,12 +353,7 @@ for (const [title, proxy] of Object.entries(PROXIES)) {
         headers: { authorization: bearer(paying.token) },
         body: "{}",
       });
-      assert.equal(paid.status, 200, paid.text);
-      assert.deepEqual(JSON.parse(paid.text), {
-        userId: user.userId,
-        tokenId: paying.id,
-        body: "{}",
-      });
+      assertReachedApi(paid, user.userId, paying.id, "{}");
       // The scope is the route's only: the same token trades on every other one.
       const traded = await viaProxy("/api/orders", {
         headers: { authorization: bearer(trading.token) },
