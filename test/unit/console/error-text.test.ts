@@ -49,59 +49,47 @@ describe("errorText", () => {
   });
 
   it("a refused form: each part about a field of the form in its words, in days", () => {
-    assert.equal(
-      errorText(
-        new TokenApiError(
-          Code.InvalidArgument,
-          "expiresIn: must be at most 31536000 seconds; name: must be 1 to 128 characters; userId: is required",
-        ),
-      ),
-      "Lifetime: at most 365 days; Name: must be 1 to 128 characters; userId: is required",
-    );
-    assert.equal(
-      errorText(
-        new TokenApiError(Code.InvalidArgument, "expiresIn: must be at most 86400 seconds"),
-      ),
-      "Lifetime: at most 1 day",
-    );
-    assert.equal(
-      errorText(
-        new TokenApiError(Code.InvalidArgument, "expiresIn: must be at most 129600 seconds"),
-      ),
-      "Lifetime: at most 129600 seconds (1.50 days)",
-    );
-    assert.equal(
-      errorText(new TokenApiError(Code.InvalidArgument, "expiresIn: must be greater than 0")),
-      "Lifetime: must be greater than 0",
-    );
-    assert.equal(
-      errorText(
-        new TokenApiError(
-          Code.AlreadyExists,
-          "name: a live token of this user already has this name",
-        ),
-      ),
-      "Name: one of your live tokens already has this name",
-    );
-    assert.equal(
-      errorText(
-        new TokenApiError(
-          Code.InvalidArgument,
-          'allowedIps[2]: must be an IPv4 or IPv6 address; scopes: "withdraw" needs allowedIps: bind the token to your servers\' addresses',
-        ),
-      ),
-      'Allowed addresses, entry 3: must be an IPv4 or IPv6 address; Scopes: "withdraw" needs allowedIps: bind the token to your servers\' addresses',
-    );
-    assert.equal(
-      errorText(
-        new TokenApiError(Code.InvalidArgument, "scopes[1]: must be in list [read, trade]"),
-      ),
-      "Scopes: must be in list [read, trade]",
-    );
-    assert.equal(
-      errorText(new TokenApiError(Code.InvalidArgument, "allowedIps: must hold unique items")),
-      "Allowed addresses: must hold unique items",
-    );
+    const cases: [Code, string, string][] = [
+      [
+        Code.InvalidArgument,
+        "expiresIn: must be at most 31536000 seconds; name: must be 1 to 128 characters; userId: is required",
+        "Lifetime: at most 365 days; Name: must be 1 to 128 characters; userId: is required",
+      ],
+      [Code.InvalidArgument, "expiresIn: must be at most 86400 seconds", "Lifetime: at most 1 day"],
+      [
+        Code.InvalidArgument,
+        "expiresIn: must be at most 129600 seconds",
+        "Lifetime: at most 129600 seconds (1.50 days)",
+      ],
+      [
+        Code.InvalidArgument,
+        "expiresIn: must be greater than 0",
+        "Lifetime: must be greater than 0",
+      ],
+      [
+        Code.AlreadyExists,
+        "name: a live token of this user already has this name",
+        "Name: one of your live tokens already has this name",
+      ],
+      [
+        Code.InvalidArgument,
+        'allowedIps[2]: must be an IPv4 or IPv6 address; scopes: "withdraw" needs allowedIps: bind the token to your servers\' addresses',
+        'Allowed addresses, entry 3: must be an IPv4 or IPv6 address; Scopes: "withdraw" needs allowedIps: bind the token to your servers\' addresses',
+      ],
+      [
+        Code.InvalidArgument,
+        "scopes[1]: must be in list [read, trade]",
+        "Scopes: must be in list [read, trade]",
+      ],
+      [
+        Code.InvalidArgument,
+        "allowedIps: must hold unique items",
+        "Allowed addresses: must hold unique items",
+      ],
+    ];
+    for (const [code, said, shown] of cases) {
+      assert.equal(errorText(new TokenApiError(code, said)), shown, said);
+    }
     // Other codes keep the service's words as they are.
     assert.equal(
       errorText(new TokenApiError(Code.NotFound, "name: not reworded here")),
