@@ -12,6 +12,7 @@ import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user
 import { tokenCallsOnEveryProtocol } from "../support/every-protocol.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { grpcStatusDetails } from "../support/grpc-status-details.js";
+import { restJson } from "../support/rest-json.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
@@ -122,7 +123,7 @@ describe("clock errors on REST, Connect, gRPC and gRPC-Web", () => {
       const res = await fetch(`${service.publicUrl}/user/tokens`, {
         method,
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(req, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
+        body: restJson(req),
       });
       return restRefusal(res.status, (await res.json()) as RestBody);
     };
@@ -204,10 +205,7 @@ describe("clock errors on REST, Connect, gRPC and gRPC-Web", () => {
     const res = await fetch(`${service.publicUrl}/user/tokens`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(
-        await signedCreate(user, { timestamp: BigInt(Date.now() + 100_000) }),
-        (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v),
-      ),
+      body: restJson(await signedCreate(user, { timestamp: BigInt(Date.now() + 100_000) })),
     });
     assert.equal(res.status, 201, await res.text());
   });

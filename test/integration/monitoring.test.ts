@@ -12,6 +12,7 @@ import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user
 import { connectCodeName } from "@perps/token-client/protocol";
 import { parse } from "yaml";
 import { createGrpcClient } from "../support/grpc-client.js";
+import { restJson } from "../support/rest-json.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
@@ -235,7 +236,7 @@ describe("the rules and the dashboard name only what /metrics exports", () => {
       fetch(`${service.publicUrl}/user/tokens`, {
         method,
         headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify(body, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
+        body: restJson(body),
       });
     try {
       const user = await newUser();

@@ -11,6 +11,7 @@ import { TokenService } from "@perps/token-client/contract/perps/token/v1/token_
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
+import { restJson } from "../support/rest-json.js";
 import { serviceSuite } from "../support/service-suite.js";
 import { newUser, signedCreate } from "../support/signing.js";
 import { createOperatorGrpcClient, operatorHeaders } from "../support/test-operator.js";
@@ -19,10 +20,6 @@ import { tlsServiceSuite } from "../support/tls-service-suite.js";
 
 const run = promisify(execFile);
 const BUF = resolve(import.meta.dirname, "../../node_modules/.bin/buf");
-
-type Fields = Record<string, string | bigint | readonly string[] | undefined>;
-const json = (fields: Fields) =>
-  JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 
 describe("operability", () => {
   const { service } = serviceSuite();
@@ -36,7 +33,7 @@ describe("operability", () => {
       const ok = await fetch(`${service.publicUrl}/user/tokens`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: json(await signedCreate(user)),
+        body: restJson(await signedCreate(user)),
       });
       assert.equal(ok.status, 201);
       await assert.rejects(tokens.createToken(await signedCreate(user, { expiresIn: 0n })), (err) =>
@@ -78,7 +75,7 @@ describe("operability", () => {
     const res = await fetch(`${service.publicUrl}/user/tokens`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-request-id": given },
-      body: json(await signedCreate(await newUser())),
+      body: restJson(await signedCreate(await newUser())),
     });
     assert.equal(res.status, 401);
     assert.equal(res.headers.get("x-request-id"), given);
@@ -86,7 +83,7 @@ describe("operability", () => {
     const made = await fetch(`${service.publicUrl}/user/tokens`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-request-id": "bad id with spaces" },
-      body: json(await signedCreate(await newUser())),
+      body: restJson(await signedCreate(await newUser())),
     });
     assert.match(made.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
   });

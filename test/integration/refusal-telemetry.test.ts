@@ -3,12 +3,8 @@ import { describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CreateTokenRequestSchema } from "@perps/token-client/contract/perps/token/v1/token_pb.js";
 import { rawExchange } from "../support/raw-exchange.js";
-import {
-  CREATE,
-  envelope,
-  json,
-  refusalTelemetrySuite,
-} from "../support/refusal-telemetry-suite.js";
+import { CREATE, envelope, refusalTelemetrySuite } from "../support/refusal-telemetry-suite.js";
+import { restJson } from "../support/rest-json.js";
 import { signedCreate } from "../support/signing.js";
 
 // Every answer the service gives, whoever gives it (a plain endpoint, the REST
@@ -28,7 +24,7 @@ describe("every answer is observable", () => {
         { status: 400 },
       ));
     it("a field of the wrong JSON type", async () => {
-      const body = json({ ...(await signedCreate(user)), timestamp: "soon", userId: 7 });
+      const body = restJson({ ...(await signedCreate(user)), timestamp: "soon", userId: 7 });
       await expectObserved(
         invalid(CREATE, "rest"),
         rest(path, { contentType: "application/json", body }),
@@ -167,7 +163,7 @@ describe("every answer is observable", () => {
 
   describe("calls still log and count once", () => {
     it("a REST create", async () => {
-      const body = json(await signedCreate(user));
+      const body = restJson(await signedCreate(user));
       await expectObserved(
         { method: CREATE, protocol: "rest", code: "ok" },
         rest("/user/tokens", { contentType: "application/json", body }),
@@ -192,7 +188,7 @@ describe("every answer is observable", () => {
       );
     });
     it("a REST call refused by the service (not by the gateway)", async () => {
-      const body = json(await signedCreate(user, { expiresIn: 0n }));
+      const body = restJson(await signedCreate(user, { expiresIn: 0n }));
       await expectObserved(
         invalid(CREATE, "rest"),
         rest("/user/tokens", { contentType: "application/json", body }),

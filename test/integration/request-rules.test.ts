@@ -11,6 +11,7 @@ import {
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import { tokenCallsOnEveryProtocol } from "../support/every-protocol.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
+import { restJson } from "../support/rest-json.js";
 import { newUser, signedCreate, signedDelete } from "../support/signing.js";
 import { createOperatorGrpcClient, operatorConnectInterceptor } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
@@ -66,11 +67,6 @@ async function refusal(call: Promise<unknown>): Promise<Refusal> {
   assert.fail("expected the call to be refused");
 }
 
-/** JSON as REST takes it: bigint as a number. */
-function restBody(req: object): string {
-  return JSON.stringify(req, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
-}
-
 describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", () => {
   let redis: TestRedis;
   let service: TestService;
@@ -90,7 +86,7 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
       const res = await fetch(`${service.publicUrl}/user/tokens`, {
         method,
         headers: { "content-type": "application/json" },
-        body: restBody(req),
+        body: restJson(req),
       });
       const body = (await res.json()) as { code: Code; message: string };
       return { code: body.code, message: body.message, httpStatus: res.status };
@@ -149,7 +145,7 @@ describe("request rules from the proto, on REST, Connect, gRPC and gRPC-Web", ()
     // send one at all, it turns into U+FFFD.
     const user = await newUser();
     for (const name of ["a\uD800b", "\uDC00"]) {
-      const body = restBody(await signedCreate(user, { name }));
+      const body = restJson(await signedCreate(user, { name }));
       assert.ok(body.includes("\\ud8") || body.includes("\\udc"), body);
       const viaRest = await fetch(`${service.publicUrl}/user/tokens`, {
         method: "POST",

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { freePorts } from "../../src/process/ports.js";
-import { json, register } from "../support/forward-auth-calls.js";
+import { register } from "../support/forward-auth-calls.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { restJson } from "../support/rest-json.js";
 import { newUser, signedDelete, type TestUser } from "../support/signing.js";
 import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
 import { authStatus, createToken } from "../support/token-cache-checks.js";
@@ -26,7 +27,7 @@ async function deleteStatus(publicUrl: string, user: TestUser, tokenId: string):
   const res = await fetch(`${publicUrl}/user/tokens`, {
     method: "DELETE",
     headers: { "content-type": "application/json", connection: "close" },
-    body: json(
+    body: restJson(
       await signedDelete(user, tokenId, { timestamp: BigInt(Date.now() + (sent++ % 1000)) }),
     ),
     signal: AbortSignal.timeout(10_000),

@@ -7,6 +7,7 @@ import { Cluster } from "ioredis";
 import { redisKeysOf } from "../../src/store/keys.js";
 import { isGrpcError } from "../support/grpc-client.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { type Fields, restJson } from "../support/rest-json.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer } from "../support/test-redis.js";
@@ -14,8 +15,6 @@ import { startTestRedisCluster } from "../support/test-redis-cluster.js";
 import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { until } from "../support/until.js";
-
-type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 
 interface Answer {
   status: number;
@@ -28,7 +27,7 @@ async function rest(baseUrl: string, method: "POST" | "DELETE", fields: Fields):
   const res = await fetch(`${baseUrl}/user/tokens`, {
     method,
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
+    body: restJson(fields),
   });
   return {
     status: res.status,

@@ -14,6 +14,7 @@ import {
   startNpmStart,
 } from "../support/main-process.js";
 import { isRunning, redisServersIn } from "../support/process-table.js";
+import { restJson } from "../support/rest-json.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
 import { tempDirs } from "../support/temp-dirs.js";
 import { operatorHeaders } from "../support/test-operator.js";
@@ -24,10 +25,6 @@ import { operatorHeaders } from "../support/test-operator.js";
 // with one line naming what is in use, exit code 3, no stack.
 
 const IN_USE = 3;
-
-type Fields = Record<string, string | bigint | readonly string[] | undefined>;
-const json = (fields: Fields) =>
-  JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 
 interface Created {
   id: string;
@@ -46,7 +43,7 @@ function keepWorking(publicUrl: string, internalUrl: string, user: TestUser) {
         const res = await fetch(`${publicUrl}/user/tokens`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: json(await signedCreate(user, { timestamp: BigInt(timestamp++) })),
+          body: restJson(await signedCreate(user, { timestamp: BigInt(timestamp++) })),
           signal: AbortSignal.timeout(5000),
         });
         const body = (await res.json()) as Partial<Created>;

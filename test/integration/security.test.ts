@@ -12,6 +12,7 @@ import { createTokenMessage } from "@perps/token-client/protocol";
 import { allKeys } from "../support/all-keys.js";
 import { createGrpcClient, isGrpcError } from "../support/grpc-client.js";
 import { grpcStatusDetails } from "../support/grpc-status-details.js";
+import { type Fields, restJson } from "../support/rest-json.js";
 import {
   newUser,
   signBytes,
@@ -24,18 +25,12 @@ import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedis, type TestRedis } from "../support/test-redis.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
-type Fields = Record<string, string | bigint | readonly string[] | undefined>;
-
 /** The REST JSON of a signed request (bigints as JSON numbers). */
-function json(fields: Fields): string {
-  return JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
-}
-
 async function rest(service: TestService, method: "POST" | "DELETE", fields: Fields) {
   const res = await fetch(`${service.publicUrl}/user/tokens`, {
     method,
     headers: { "content-type": "application/json" },
-    body: json(fields),
+    body: restJson(fields),
   });
   const text = await res.text();
   const body = JSON.parse(text) as {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { Redis } from "ioredis";
-import { json, register } from "../support/forward-auth-calls.js";
+import { register } from "../support/forward-auth-calls.js";
+import { restJson } from "../support/rest-json.js";
 import { newUser, signedDelete, type TestUser } from "../support/signing.js";
 import { startTestRedisServer, type TestRedisServer } from "../support/test-redis.js";
 import { startTestRedisSentinel } from "../support/test-redis-sentinel.js";
@@ -70,7 +71,7 @@ async function deleteStatus(service: TestService, user: TestUser, tokenId: strin
     const res = await fetch(`${service.publicUrl}/user/tokens`, {
       method: "DELETE",
       headers: { "content-type": "application/json" },
-      body: json(await signedDelete(user, tokenId)),
+      body: restJson(await signedDelete(user, tokenId)),
       signal: AbortSignal.timeout(5000),
     });
     await res.arrayBuffer();

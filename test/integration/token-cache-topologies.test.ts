@@ -4,8 +4,9 @@ import { parseToken } from "@perps/token-client/protocol";
 import { Cluster, Redis } from "ioredis";
 import { freePorts } from "../../src/process/ports.js";
 import { redisKeysOf } from "../../src/store/keys.js";
-import { json, register } from "../support/forward-auth-calls.js";
+import { register } from "../support/forward-auth-calls.js";
 import { killMainProcesses, startMainProcess } from "../support/main-process.js";
+import { restJson } from "../support/rest-json.js";
 import { newUser, signedCreate, type TestUser } from "../support/signing.js";
 import { startTestRedisServer } from "../support/test-redis.js";
 import { startTestRedisCluster } from "../support/test-redis-cluster.js";
@@ -40,7 +41,7 @@ async function createStatus(publicUrl: string, user: TestUser): Promise<number> 
   const res = await fetch(`${publicUrl}/user/tokens`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: json(await signedCreate(user)),
+    body: restJson(await signedCreate(user)),
   });
   await res.arrayBuffer();
   return res.status;

@@ -15,11 +15,11 @@ import {
   type Created,
   createToken,
   forwardAuth,
-  json,
   register,
 } from "../support/forward-auth-calls.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { samples } from "../support/prometheus-samples.js";
+import { restJson } from "../support/rest-json.js";
 import { serviceSuite } from "../support/service-suite.js";
 import { type CreateFields, newUser, signedCreate, type TestUser } from "../support/signing.js";
 
@@ -71,7 +71,7 @@ describe("token scopes and IP allow-lists", () => {
       const res = await fetch(`${service.publicUrl}/user/tokens`, {
         method,
         headers: { "content-type": "application/json" },
-        body: json(req as Record<string, string>),
+        body: restJson(req as Record<string, string>),
       });
       const body = (await res.json()) as { code?: number; message?: string } & Partial<Created>;
       if (res.status === 201 && body.id !== undefined && body.token !== undefined) {

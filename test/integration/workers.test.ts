@@ -6,13 +6,12 @@ import { hostFacts } from "../../src/config/config.js";
 import { freePorts } from "../../src/process/ports.js";
 import { killMainProcesses, type MainProcess, startMainProcess } from "../support/main-process.js";
 import { samples } from "../support/prometheus-samples.js";
+import { type Fields, restJson } from "../support/rest-json.js";
 import { newUser, signedCreate, signedDelete, type TestUser } from "../support/signing.js";
 import { createOperatorGrpcClient } from "../support/test-operator.js";
 import { startTestRedisServer, type TestRedis } from "../support/test-redis.js";
 
 after(killMainProcesses);
-
-type Fields = Record<string, string | bigint | readonly string[] | undefined>;
 
 /** Creates this file sent: the count every /metrics scrape must show. */
 let creates = 0;
@@ -32,7 +31,7 @@ async function call(
     ...(fields === undefined
       ? {}
       : {
-          body: JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
+          body: restJson(fields),
         }),
   });
   return { status: res.status, body: (await res.json()) as { id?: string; message?: string } };

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
 import type { RedisTopology } from "../../src/redis/redis-topology.js";
+import { restJson } from "./rest-json.js";
 import { signedCreate, signedDelete, type TestUser } from "./signing.js";
 import { createOperatorGrpcClient } from "./test-operator.js";
 
@@ -9,10 +10,6 @@ import { createOperatorGrpcClient } from "./test-operator.js";
 export const MISSING = 'Bearer realm="perps-tokens"';
 export const INVALID = 'Bearer realm="perps-tokens", error="invalid_token"';
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-export type Fields = Record<string, string | bigint | readonly string[] | undefined>;
-export const json = (fields: Fields) =>
-  JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
 
 export interface Created {
   id: string;
@@ -41,7 +38,7 @@ export async function createToken(
   const res = await fetch(`${publicUrl}/user/tokens`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: json(await signedCreate(user, { ...fields, timestamp: BigInt(nextTimestamp++) })),
+    body: restJson(await signedCreate(user, { ...fields, timestamp: BigInt(nextTimestamp++) })),
   });
   const body = (await res.json()) as Partial<Created>;
   assert.equal(res.status, 201, JSON.stringify(body));
@@ -57,7 +54,7 @@ export async function deleteToken(
   const res = await fetch(`${publicUrl}/user/tokens`, {
     method: "DELETE",
     headers: { "content-type": "application/json" },
-    body: json(await signedDelete(user, tokenId, { timestamp: BigInt(nextTimestamp++) })),
+    body: restJson(await signedDelete(user, tokenId, { timestamp: BigInt(nextTimestamp++) })),
   });
   assert.equal(res.status, 200, await res.text());
 }

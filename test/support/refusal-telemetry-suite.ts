@@ -33,10 +33,6 @@ export interface Answer {
   requestId: string | undefined;
 }
 
-export type Fields = Record<string, string | bigint | number | readonly string[] | undefined>;
-export const json = (fields: Fields) =>
-  JSON.stringify(fields, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
-
 /** A gRPC / gRPC-Web message envelope. */
 export function envelope(message: Uint8Array): Uint8Array {
   const out = new Uint8Array(5 + message.length);

@@ -5,6 +5,7 @@ import { Redis } from "ioredis";
 import { liveMemberOf, redisKeysOf } from "../../src/store/keys.js";
 import { decodeTokenRecord } from "../../src/store/token-record.js";
 import { startMainProcess } from "./main-process.js";
+import { restJson } from "./rest-json.js";
 import { newUser, signedCreate, type TestUser } from "./signing.js";
 import { createOperatorGrpcClient } from "./test-operator.js";
 
@@ -73,7 +74,7 @@ export async function registeredUsers(internalAddress: string, count: number) {
 /** The body of a signed create over REST, as a caller keeps it to send again. */
 async function createBody(user: TestUser, name: string | undefined): Promise<string> {
   const req = await signedCreate(user, name === undefined ? {} : { name });
-  return JSON.stringify(req, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
+  return restJson(req);
 }
 
 /**

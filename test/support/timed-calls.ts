@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { UserKeyService } from "@perps/token-client/contract/perps/token/v1/user_key_pb.js";
+import { restJson } from "./rest-json.js";
 import { newUser, signedCreate, type TestUser } from "./signing.js";
 import { createOperatorGrpcClient } from "./test-operator.js";
 import type { TestService } from "./test-service.js";
@@ -25,12 +26,11 @@ export async function create(
   const res = await fetch(`${service.publicUrl}/user/tokens`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(
+    body: restJson(
       await signedCreate(user, {
         timestamp: BigInt(Date.now() + n),
         ...(name === undefined ? {} : { name }),
       }),
-      (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v),
     ),
   });
   const body = (await res.json()) as { token?: string };

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { type Created, json } from "./forward-auth-calls.js";
+import type { Created } from "./forward-auth-calls.js";
 import { samples } from "./prometheus-samples.js";
+import { restJson } from "./rest-json.js";
 import { signedCreate, signedDelete, type TestUser } from "./signing.js";
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -85,7 +86,7 @@ export async function createToken(
   const res = await fetch(`${publicUrl}/user/tokens`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: json(await signedCreate(user, { ...fields, timestamp: timestamp() })),
+    body: restJson(await signedCreate(user, { ...fields, timestamp: timestamp() })),
   });
   const body = (await res.json()) as Partial<Created>;
   assert.equal(res.status, 201, JSON.stringify(body));
@@ -98,7 +99,7 @@ export async function deleteToken(publicUrl: string, user: TestUser, tokenId: st
   const res = await fetch(`${publicUrl}/user/tokens`, {
     method: "DELETE",
     headers: { "content-type": "application/json" },
-    body: json(await signedDelete(user, tokenId, { timestamp: timestamp() })),
+    body: restJson(await signedDelete(user, tokenId, { timestamp: timestamp() })),
   });
   assert.equal(res.status, 200, await res.text());
 }
