@@ -124,6 +124,14 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     assert.deepEqual(json(refusedJson.stderr), {
       error: { kind: "service", code: 16, codeName: "UNAUTHENTICATED", message: "Invalid token" },
     });
+
+    // The internal listener has no /user/tokens: REST's 404 comes with the hint at the other URL.
+    const internal = await run(["list", "--token", alpha.token, "--url", service.internalUrl]);
+    assert.equal(internal.code, 1);
+    assert.equal(
+      internal.stderr,
+      "perps-tokens: NOT_FOUND (HTTP 404): no such resource\nThis command calls the public listener: is the URL the service's public one? (--url, $PERPS_TOKENS_URL, default http://127.0.0.1:8080)\n",
+    );
   });
 
   it("introspect: live (exit 0) or not (exit 3), as text or --json, the token as argument or $PERPS_TOKEN", async () => {

@@ -20,6 +20,7 @@ import {
   createContextValues,
   type ServiceImplSpec,
 } from "@connectrpc/connect";
+import { NO_SUCH_RESOURCE } from "@perps/token-client/protocol";
 import { lazyCallSignal } from "../call/call-signal.js";
 import type { UnaryInvoker, UnaryResult } from "../call/unary-invoker.js";
 import type { NodeServerRequest, NodeServerResponse } from "../http/node-handler.js";
@@ -118,7 +119,7 @@ export function createRestGateway(opts: RestGatewayOptions): RestGateway {
       const httpMethod = req.method ?? "";
       const match = table.matchRequest(req);
       if (match.kind === "not-found") {
-        throw new RestError(Code.NotFound, "no such resource", { httpStatus: 404 });
+        throw new RestError(Code.NotFound, NO_SUCH_RESOURCE, { httpStatus: 404 });
       }
       if (match.kind === "method-not-allowed") {
         throw new RestError(Code.Unimplemented, `method ${httpMethod} is not allowed here`, {

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { NO_SUCH_RESOURCE } from "@perps/token-client/protocol";
 import { type CallGate, callerKey, callerOf, withCaller } from "../admin-auth/call-gate.js";
 import { type CheckLane, INTROSPECT_PATH } from "../check-lane/check-lane.js";
 import type { Endpoint } from "../http/endpoint.js";
@@ -38,7 +39,7 @@ export interface ListenerHandlerOptions {
   lane?: CheckLane;
 }
 
-const NOT_FOUND = { status: 404, code: Code.NotFound, message: "no such resource", unsized: true };
+const NOT_FOUND = { status: 404, code: Code.NotFound, message: NO_SUCH_RESOURCE, unsized: true };
 
 function notFound(req: NodeServerRequest, res: NodeServerResponse): void {
   refuseWithStatus(req, res, NOT_FOUND);

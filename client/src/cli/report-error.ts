@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { durationText } from "../protocol/duration-text.js";
+import { NO_SUCH_RESOURCE } from "../protocol/no-such-resource.js";
 import { TokenApiError } from "../sdk/token-api-error.js";
 import { TransportUnavailableError } from "../sdk/transport-unavailable-error.js";
 import type { CliIo } from "./cli-context.js";
@@ -51,10 +52,14 @@ function clockHint(err: TokenApiError): string {
   );
 }
 
-// UNIMPLEMENTED ("no such resource"): the URL answered, but it is not the listener that serves
-// this command (the public one has no key registration or introspection).
+// The URL answered, but it is not the listener that serves this command: UNIMPLEMENTED for an
+// RPC it does not serve (the public one has no key registration or introspection), a 404 for a
+// REST path (the internal one has no /user/tokens).
 function listenerHint(err: TokenApiError, listener: "public" | "internal" | undefined): string {
-  if (err.code !== Code.Unimplemented || listener === undefined) {
+  const otherListener =
+    err.code === Code.Unimplemented ||
+    (err.code === Code.NotFound && err.message === NO_SUCH_RESOURCE);
+  if (!otherListener || listener === undefined) {
     return "";
   }
   return listener === "internal"

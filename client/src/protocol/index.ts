@@ -24,6 +24,7 @@ export {
   parseIpPrefix,
   prefixContains,
 } from "./ip-allow-list.js";
+export { NO_SUCH_RESOURCE } from "./no-such-resource.js";
 export { randomInto, randomText } from "./random-text.js";
 export {
   type CreateTokenMessageFields,
