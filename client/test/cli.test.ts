@@ -41,6 +41,10 @@ describe("perps-tokens (the bin of package.json)", { concurrency: true }, () => 
     }
     assert.match(runs[0]?.stdout ?? "", /PERPS_TOKENS_URL/);
     assert.match(runs[0]?.stdout ?? "", /^ {2}PERPS_TOKEN {2,}/m);
+    assert.match(
+      runs[0]?.stdout ?? "",
+      /^ {2}PERPS_TOKENS_OPERATOR_SECRET\n {29}the operator's secret, for the commands that take\n/m,
+    );
     assert.match(runs[0]?.stdout ?? "", /^ {2}list {2,}/m);
     assert.match(runs[0]?.stdout ?? "", /^ {2}introspect {2,}/m);
     const introspectHelp = runs[cases.findIndex((c) => c[1] === "introspect")]?.stdout ?? "";

@@ -11,6 +11,7 @@ import { listKeysCommand } from "./commands/list-keys.js";
 import { registerKeyCommand } from "./commands/register-key.js";
 import { revokeTokensCommand } from "./commands/revoke-tokens.js";
 import { ExitCode } from "./exit-code.js";
+import { DEFAULT_OPERATOR_SECRET_FILE, OPERATOR_SECRET_ENV } from "./operator-secret.js";
 import { wantsHelp, wantsJson } from "./parse-options.js";
 import { CLI_NAME, reportError } from "./report-error.js";
 import { INTERNAL_URL_ENV, PUBLIC_URL_ENV } from "./service-urls.js";
@@ -43,6 +44,10 @@ Environment:
   ${PUBLIC_URL_ENV}           public listener, default http://127.0.0.1:8080 (--url)
   ${INTERNAL_URL_ENV}  internal listener, default http://127.0.0.1:9090 (--internal-url)
   ${TOKEN_ENV}                the token of list and introspect, when not on the command line
+  ${OPERATOR_SECRET_ENV}
+                             the operator's secret, for the commands that take
+                             --operator-secret-file (else the file
+                             ${DEFAULT_OPERATOR_SECRET_FILE} in this folder)
 
 Example:
   ${CLI_NAME} keygen --out me.pem
