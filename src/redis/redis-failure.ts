@@ -58,11 +58,18 @@ export function isRedisUnreachable(err: unknown): boolean {
 
 /**
  * Whether a command failed because its connection was not open (ioredis
- * with no offline queue, while it reconnects): it says nothing of whether
+ * with no offline queue, while it reconnects), or closed under it while it
+ * waited for its reply (with `maxRetriesPerRequest: 0`, ioredis fails it at
+ * the close with a MaxRetriesPerRequestError): it says nothing of whether
  * Redis is up. Looks through `cause`.
  */
 export function isNotConnected(err: unknown): boolean {
-  return someCause(err, (e) => /^(Stream isn't writeable|Connection is closed)/.test(e.message));
+  return someCause(
+    err,
+    (e) =>
+      e.name === "MaxRetriesPerRequestError" ||
+      /^(Stream isn't writeable|Connection is closed)/.test(e.message),
+  );
 }
 
 /** Whether `err` or one of its first causes passes `test`. */

@@ -276,8 +276,13 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
       if (isRedisUnreachable(err)) {
         grace.failed();
       } else if (!grace.serving && opts.pairs === undefined && isNotConnected(err)) {
-        // A tracking connection closed before the client heard of it: read again.
-        if (opts.redis.client.status === "ready") {
+        const client = opts.redis.client;
+        if (client.status === "ready") {
+          // A stream that shows its close before its client has heard of it.
+          await new Promise((heard) => setTimeout(heard, CLOSE_NOTICE_MS));
+        }
+        // Still ready: another connection closed (a tracking one, a node's), read again.
+        if (client.status === "ready") {
           return "retry";
         }
         // Reconnecting: a refused or timed-out connect makes it an outage,
@@ -374,6 +379,11 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
 
 /** The longest a check waits for a reconnect's outcome: the client's connect timeout. */
 const RECONNECT_WAIT_MS = 1000;
+/**
+ * How long a check whose connection was found closed waits for its client to
+ * hear of the close (socket close callbacks run a loop turn or two later).
+ */
+const CLOSE_NOTICE_MS = 10;
 
 type ReconnectOutcome = "ready" | "unreachable" | "timeout";
 

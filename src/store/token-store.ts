@@ -383,6 +383,13 @@ export function createTokenDeleter(opts: TokenDeleterOptions): TokenDeleter {
 
 // Lookup: the bearer check.
 
+/**
+ * A lookup's reads at most, when connections drop under it (a Redis that is
+ * up): the first, one after the cache's tracking connection closed, one after
+ * the client's own reconnect, which the cache waits for (at most 1 s).
+ */
+const MAX_LOOKUP_READS = 3;
+
 /** A token's record as stored, for a bearer check. */
 export interface StoredToken {
   /** `tokenDigest()` of the token: the stored {@link TOKEN_DIGEST_BYTES} raw bytes. */
@@ -437,31 +444,24 @@ export function createTokenLookup(opts: TokenLookupOptions): TokenLookup {
         "read",
       );
     let read: { value: Buffer | null; keep?: TrackedRead["keep"] };
-    try {
-      read = await readRecord();
-    } catch (err) {
-      if (cache === undefined) {
-        throw err;
-      }
-      // Redis cannot answer: a record the cache held when it lost Redis may
-      // answer, within TOKEN_CACHE_GRACE_MS of that loss (issue 43); a
-      // connection that was only reconnecting is read once more.
-      const held = await cache.unanswered(key, err);
-      if (held === undefined) {
-        throw err;
-      }
-      if (held !== "retry") {
-        return held;
-      }
+    for (let reads = 1; ; reads++) {
       try {
         read = await readRecord();
-      } catch (again) {
-        // Lost again meanwhile (the close reached this client only now): the grace, if any.
-        const heldNow = await cache.unanswered(key, again);
-        if (heldNow === undefined || heldNow === "retry") {
-          throw again;
+        break;
+      } catch (err) {
+        if (cache === undefined) {
+          throw err;
         }
-        return heldNow;
+        // Redis cannot answer: a record the cache held when it lost Redis may
+        // answer, within TOKEN_CACHE_GRACE_MS of that loss (issue 43); a read
+        // whose connection only dropped is read again.
+        const held = await cache.unanswered(key, err);
+        if (held === undefined || (held === "retry" && reads === MAX_LOOKUP_READS)) {
+          throw err;
+        }
+        if (held !== "retry") {
+          return held;
+        }
       }
     }
     const record = read.value === null ? undefined : decodeTokenRecord(read.value);

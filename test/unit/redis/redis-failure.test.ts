@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:net";
 import { describe, it } from "node:test";
-import { ReplyError } from "ioredis";
+import { Redis, ReplyError } from "ioredis";
 import {
   isClusterRedirect,
   isNotConnected,
@@ -119,6 +120,34 @@ describe("isRedisUnreachable", () => {
   });
 });
 
+/**
+ * What ioredis fails a command with when its connection closes while the
+ * command waits for its reply, with the service's `maxRetriesPerRequest: 0`:
+ * a server on port 0 that drops the connection at the command's first byte.
+ */
+async function closedUnderCommand(): Promise<unknown> {
+  const server = createServer((socket) => socket.once("data", () => socket.destroy()));
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const address = server.address();
+  assert.ok(address !== null && typeof address === "object");
+  const client = new Redis({
+    host: "127.0.0.1",
+    port: address.port,
+    maxRetriesPerRequest: 0,
+    enableReadyCheck: false,
+    retryStrategy: () => 50,
+  });
+  try {
+    return await client.get("k").then(
+      () => assert.fail("the server never answers"),
+      (err: unknown) => err,
+    );
+  } finally {
+    client.disconnect();
+    await new Promise((closed) => server.close(closed));
+  }
+}
+
 describe("isNotConnected", () => {
   it("is true for a command refused because its connection is not open, through causes", () => {
     assert.equal(isNotConnected(new Error("Connection is closed.")), true);
@@ -130,6 +159,14 @@ describe("isNotConnected", () => {
       ),
       true,
     );
+  });
+
+  it("is true for a command whose connection closed while it waited for its reply", async () => {
+    const err = await closedUnderCommand();
+    assert.ok(err instanceof Error && err.name === "MaxRetriesPerRequestError", String(err));
+    assert.equal(isNotConnected(err), true);
+    assert.equal(isNotConnected(new Error("Token store unavailable", { cause: err })), true);
+    assert.equal(isRedisUnreachable(err), false);
   });
 
   it("is false for anything else: a refused connect, a timeout, a reply", () => {
