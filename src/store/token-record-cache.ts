@@ -325,7 +325,9 @@ export function createTokenRecordCache(opts: TokenRecordCacheOptions): TokenReco
         // A resharding moves the slot away from the pair's node: the cluster
         // client follows it (and learns the new slot map, which drops the
         // cache); a read from there is not tracked, so it is not kept.
-        return { value: await fallback(), keep: NOT_KEPT };
+        const moved = await fallback();
+        grace.answered();
+        return { value: moved, keep: NOT_KEPT };
       } finally {
         // Invalidations handled in the same tick as the reply still poison
         // it; keep() runs before this (the check goes on in microtasks).
