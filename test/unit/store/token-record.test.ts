@@ -96,6 +96,16 @@ describe("token record", () => {
     );
   });
 
+  it("is as long as docs/storage.md says: a session token's 43 bytes, a named one's 45 + its name", () => {
+    const digest = randomBytes(TOKEN_DIGEST_BYTES);
+    const created = { createdAtMs: BigInt(EXPIRES_AT_MS - 3_600_000) };
+    const record = (name: string) =>
+      encodeTokenRecord({ digest, name, expiresAtMs: EXPIRES_AT_MS, extras: created });
+    assert.equal(record("").length, 43, "within Redis' 44-byte embstr");
+    assert.equal(record("bot").length, 45 + 3);
+    assert.equal(record("x".repeat(100)).length, 45 + 100);
+  });
+
   it("reads layout 1 (digest, 0x01, expiry, then the name)", () => {
     const digest = randomBytes(TOKEN_DIGEST_BYTES);
     assert.deepEqual(decodeTokenRecord(layout1(digest, EXPIRES_AT_MS, "my-bot")), {
