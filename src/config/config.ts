@@ -169,7 +169,10 @@ export const SETTING_DEFAULTS = {
   maxConnectionsPerListener: 4096,
   /** TOKEN_CACHE_MAX_ENTRIES: about 30 MB a process (docs/operating-at-scale.md). */
   tokenCacheMaxEntries: 100_000,
-  /** TOKEN_CACHE_GRACE_MS: rides through a Redis restart or a Sentinel failover (issue 43). */
+  /**
+   * TOKEN_CACHE_GRACE_MS: rides through a Redis restart (issue 43); a Sentinel
+   * failover takes longer (docs/operating-at-scale.md).
+   */
   tokenCacheGraceMs: 3000,
   /** No variable: a use shows in ListTokens within 15 s (src/store/last-use-recorder.ts). */
   lastUseFlushMs: 10_000,

@@ -55,7 +55,8 @@ function isForwardAuthPath(req: NodeServerRequest): boolean {
  * one that is not live, 401 with its `WWW-Authenticate` challenge and the
  * usual JSON error body; a live token without a scope the route names
  * (`?scope=`) or used from outside its allow-list, 403; a Redis that cannot
- * answer 503. Returns false for any other path. Answers are logged and counted by the listener's telemetry, as
+ * answer 503. Returns false for any other path. Answers are logged and
+ * counted by the listener's telemetry, as
  * `perps_token_requests_total{method="forward-auth"}` with the answer's code.
  */
 export function createForwardAuthEndpoint(opts: ForwardAuthEndpointOptions): Endpoint {
